@@ -1,0 +1,10 @@
+// Entry points of the per-layer binding files of simpler._native.
+#pragma once
+#include <pybind11/pybind11.h>
+
+namespace simpler::python {
+void bind_status(pybind11::module_& m);          // bind_status.cpp: status codes and names
+void bind_task_interface(pybind11::module_& m);  // bind_task_interface.cpp
+void bind_sim(pybind11::module_& m);             // bind_sim.cpp: simpler.sim driver calls
+void bind_worker(pybind11::module_& m);          // bind_worker.cpp: ChipWorker, Worker
+}  // namespace simpler::python

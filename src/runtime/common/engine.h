@@ -1,0 +1,76 @@
+// simpler runtime — the execution engine shared by both runtime builds (internal).
+//
+// An Engine is one device context's simulated chip: orchestrator + scheduler "AICPU"
+// threads and the per-core executors of the device's clusters. It executes one loaded
+// program at a time. Threads park when idle. Everything it allocates on the device goes
+// through the sim driver on the engine's device, so committed_bytes() is exact.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "simpler/abi/chip_types.h"
+#include "simpler/task/task_interface.h"
+
+namespace simpler::rt {
+
+struct EngineOptions {
+  int32_t device = 0;
+  // Defaults: the device topology from the sim driver; rings from SimplerCallConfig
+  // (0 fields -> built-in defaults).
+  SimplerCallConfig config{};
+  // host_build_graph: run the whole orchestration first (on the calling thread), then
+  // dispatch the finished graph. Graph capacity overflow -> PTO_RUNTIME_ERR_CAPACITY_EXCEEDED.
+  bool build_graph_first = false;
+};
+
+// A ChipCallable's orchestration and kernels, loaded from bytes (private temp file,
+// dlopen RTLD_LOCAL, unlink at once) with their entry points resolved.
+class LoadedProgram {
+ public:
+  // Returns 0, or SIMPLER_CHIP_ERR_ORCH_LOAD_FAILED / PTO_RUNTIME_ERR_INVALID_ARGUMENT
+  // with `error` saying what failed. Nothing is left in the temp directory either way.
+  static int load(const ChipCallableView& callable, std::unique_ptr<LoadedProgram>* out,
+                  std::string* error);
+  ~LoadedProgram();
+  LoadedProgram(const LoadedProgram&) = delete;
+  LoadedProgram& operator=(const LoadedProgram&) = delete;
+
+  struct Impl;
+  const Impl& impl() const { return *impl_; }
+
+ private:
+  explicit LoadedProgram(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+class Engine {
+ public:
+  // Allocates the rings on options.device (which must be current on the calling thread)
+  // and starts the parked threads. Returns 0 or a negative status.
+  static int create(const EngineOptions& options, std::unique_ptr<Engine>* out,
+                    std::string* error);
+  ~Engine();  // joins threads, frees device memory
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Runs the program to completion on the calling thread's behalf (blocking). `args` hold
+  // DEVICE-space tensors only (staging happens above). `run_config` may override
+  // diagnostics and the watchdog; ring sizes are fixed at create(). Returns 0 or a
+  // negative chip status (SIMPLER_CHIP_ERR_*, or PTO_RUNTIME_ERR_CAPACITY_EXCEEDED for a
+  // host-built graph that does not fit); `error` gets the latched message.
+  int execute(const LoadedProgram& program, const ChipStorageTaskArgs& args,
+              const SimplerCallConfig* run_config, std::string* error);
+
+  uint64_t committed_bytes() const;  // device bytes held by this engine
+  int32_t device() const;
+
+  struct Impl;
+
+ private:
+  explicit Engine(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace simpler::rt
