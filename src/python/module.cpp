@@ -8,5 +8,6 @@ PYBIND11_MODULE(_native, m) {
   simpler::python::bind_status(m);
   simpler::python::bind_task_interface(m);
   simpler::python::bind_sim(m);
+  simpler::python::bind_tools(m);
   simpler::python::bind_worker(m);
 }
