@@ -1,0 +1,187 @@
+// CoreCallable / ChipCallable: building images, loading them from bytes, viewing them.
+#include <algorithm>
+#include <bitset>
+#include <cstring>
+#include <string>
+
+#include "callable_rules.h"
+#include "image_format.h"
+#include "simpler/task/task_interface.h"
+
+namespace simpler {
+namespace {
+
+void throw_if(const std::string& error, const char* what) {
+  if (!error.empty()) throw TaskInterfaceError(std::string(what) + ": " + error);
+}
+
+std::vector<uint8_t> direction_bytes(std::span<const ArgDirection> signature) {
+  std::vector<uint8_t> bytes;
+  bytes.reserve(signature.size());
+  for (ArgDirection d : signature) {
+    const auto raw = static_cast<uint32_t>(d);
+    bytes.push_back(raw > 0xFF ? 0xFF : static_cast<uint8_t>(raw));  // 0xFF: rejected below
+  }
+  return bytes;
+}
+
+std::vector<ArgDirection> directions_of(std::span<const uint8_t> bytes) {
+  std::vector<ArgDirection> out;
+  out.reserve(bytes.size());
+  for (uint8_t b : bytes) out.push_back(static_cast<ArgDirection>(b));
+  return out;
+}
+
+// Lays out sections one after another, each 8-byte aligned, after a zeroed header.
+class ImageWriter {
+ public:
+  explicit ImageWriter(size_t header_size) : image_(header_size, 0) {}
+  // Appends a section and records its (offset, length) at header position `at`.
+  void section(size_t at, std::span<const uint8_t> bytes) {
+    const uint64_t offset = image_.size();
+    image_.insert(image_.end(), bytes.begin(), bytes.end());
+    image_.resize(image::align_up(image_.size()), 0);
+    image::store_u64(image_.data() + at, offset);
+    image::store_u64(image_.data() + at + 8, bytes.size());
+  }
+  uint64_t reserve(size_t bytes) {  // zeroed space filled in later via `at()`
+    const uint64_t offset = image_.size();
+    image_.resize(image::align_up(image_.size() + bytes), 0);
+    return offset;
+  }
+  uint8_t* at(uint64_t offset) { return image_.data() + offset; }
+  std::vector<uint8_t> finish(uint32_t magic) {
+    image::store_u32(image_.data() + image::kMagicAt, magic);
+    image::store_u32(image_.data() + image::kVersionAt, image::kVersion);
+    image::store_u64(image_.data() + image::kTotalSizeAt, image_.size());
+    return std::move(image_);
+  }
+
+ private:
+  std::vector<uint8_t> image_;
+};
+
+}  // namespace
+
+// ---- CoreCallable ----------------------------------------------------------------------
+
+CoreCallable CoreCallable::build(std::span<const ArgDirection> signature,
+                                 std::span<const uint8_t> binary) {
+  const std::vector<uint8_t> directions = direction_bytes(signature);
+  throw_if(detail::check_signature(directions), "CoreCallable.build");
+  throw_if(detail::check_binary(binary), "CoreCallable.build");
+  ImageWriter writer(image::kCoreHeaderSize);
+  writer.section(image::kCoreSignatureAt, directions);
+  writer.section(image::kCoreBinaryAt, binary);
+  CoreCallable out;
+  out.image_ = writer.finish(image::kCoreMagic);
+  return out;
+}
+
+CoreCallable CoreCallable::from_bytes(std::span<const uint8_t> image) {
+  std::string error;
+  if (!parse_core_callable_image(image.data(), image.size(), nullptr, &error)) {
+    throw TaskInterfaceError("CoreCallable image: " + error);
+  }
+  CoreCallable out;
+  out.image_.assign(image.begin(), image.end());
+  return out;
+}
+
+CoreCallableView CoreCallable::view() const {
+  CoreCallableView view;
+  std::string error;
+  if (!parse_core_callable_image(image_.data(), image_.size(), &view, &error)) {
+    // Only an empty (default-constructed) CoreCallable gets here: images are validated.
+    throw TaskInterfaceError("CoreCallable: " + error +
+                             " (use CoreCallable::build or from_bytes)");
+  }
+  return view;
+}
+
+std::vector<ArgDirection> CoreCallable::signature() const {
+  return directions_of(view().signature);
+}
+
+// ---- ChipCallable ----------------------------------------------------------------------
+
+ChipCallable ChipCallable::build(std::span<const ArgDirection> signature,
+                                 std::string_view func_name, std::span<const uint8_t> binary,
+                                 const std::vector<std::pair<int32_t, CoreCallable>>& children) {
+  const std::vector<uint8_t> directions = direction_bytes(signature);
+  throw_if(detail::check_signature(directions), "ChipCallable.build");
+  throw_if(detail::check_func_name(func_name), "ChipCallable.build");
+  throw_if(detail::check_binary(binary), "ChipCallable.build");
+  if (children.size() > CHIP_MAX_FUNC_ID + 1) {
+    throw TaskInterfaceError("ChipCallable.build: children: " + std::to_string(children.size()) +
+                             " exceed " + std::to_string(CHIP_MAX_FUNC_ID + 1));
+  }
+  std::bitset<CHIP_MAX_FUNC_ID + 1> seen;
+  for (size_t i = 0; i < children.size(); ++i) {
+    const std::string field = "ChipCallable.build: children[" + std::to_string(i) + "]";
+    const auto& [func_id, callable] = children[i];
+    throw_if(detail::check_func_id(func_id), field.c_str());
+    if (seen.test(static_cast<size_t>(func_id))) {
+      throw TaskInterfaceError(field + ".func_id: " + std::to_string(func_id) +
+                               " is duplicated");
+    }
+    seen.set(static_cast<size_t>(func_id));
+    if (callable.bytes().empty()) {
+      throw TaskInterfaceError(field + ": the CoreCallable is empty (build it first)");
+    }
+  }
+  // The table is written in func_id order so equal inputs give byte-identical images.
+  std::vector<const std::pair<int32_t, CoreCallable>*> sorted;
+  for (const auto& child : children) sorted.push_back(&child);
+  std::sort(sorted.begin(), sorted.end(),
+            [](const auto* a, const auto* b) { return a->first < b->first; });
+
+  ImageWriter writer(image::kChipHeaderSize);
+  writer.section(image::kChipSignatureAt, directions);
+  writer.section(image::kChipFuncNameAt,
+                 std::span(reinterpret_cast<const uint8_t*>(func_name.data()), func_name.size()));
+  writer.section(image::kChipBinaryAt, binary);
+  const uint64_t table = writer.reserve(sorted.size() * image::kEntrySize);
+  image::store_u64(writer.at(image::kChipChildrenAt), table);
+  image::store_u64(writer.at(image::kChipChildrenAt + 8), sorted.size());
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    const std::span<const uint8_t> child = sorted[i]->second.bytes();
+    const uint64_t offset = writer.reserve(child.size());
+    std::memcpy(writer.at(offset), child.data(), child.size());
+    uint8_t* entry = writer.at(table + i * image::kEntrySize);
+    image::store_u32(entry + image::kEntryFuncIdAt, static_cast<uint32_t>(sorted[i]->first));
+    image::store_u64(entry + image::kEntryImageAt, offset);
+    image::store_u64(entry + image::kEntryImageAt + 8, child.size());
+  }
+  ChipCallable out;
+  out.image_ = writer.finish(image::kChipMagic);
+  return out;
+}
+
+ChipCallable ChipCallable::from_bytes(std::span<const uint8_t> image) {
+  std::string error;
+  if (!parse_chip_callable_image(image.data(), image.size(), nullptr, &error)) {
+    throw TaskInterfaceError("ChipCallable image: " + error);
+  }
+  ChipCallable out;
+  out.image_.assign(image.begin(), image.end());
+  return out;
+}
+
+ChipCallableView ChipCallable::view() const {
+  ChipCallableView view;
+  std::string error;
+  if (!parse_chip_callable_image(image_.data(), image_.size(), &view, &error)) {
+    throw TaskInterfaceError("ChipCallable: " + error +
+                             " (use ChipCallable::build or from_bytes)");
+  }
+  return view;
+}
+
+std::vector<ArgDirection> ChipCallable::signature() const {
+  return directions_of(view().signature);
+}
+
+std::string ChipCallable::func_name() const { return std::string(view().func_name); }
+
+}  // namespace simpler

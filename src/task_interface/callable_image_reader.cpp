@@ -1,0 +1,207 @@
+// Bounds-checked reader of CoreCallable / ChipCallable images.
+//
+// Order of checks: header fits, magic, version, total_size == size, every section lies
+// aligned inside [header, size) without overlapping another, then the contents. Every
+// load goes through `Image`, which refuses any byte outside [data, data + size).
+#include <algorithm>
+#include <bitset>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "callable_rules.h"
+#include "image_format.h"
+#include "simpler/task/task_interface.h"
+
+namespace simpler {
+namespace {
+
+struct Image {
+  const uint8_t* data;
+  uint64_t size;
+  // Callers only read header/table fields already proven to lie inside the image.
+  uint32_t u32(uint64_t at) const { return at + 4 <= size ? image::load_u32(data + at) : 0; }
+  uint64_t u64(uint64_t at) const { return at + 8 <= size ? image::load_u64(data + at) : 0; }
+};
+
+struct Section {
+  std::string name;
+  uint64_t offset;
+  uint64_t length;
+};
+
+Section read_section(const Image& img, std::string name, size_t at) {
+  return Section{std::move(name), img.u64(at), img.u64(at + 8)};
+}
+
+std::string check_section(const Section& s, uint64_t header_size, uint64_t size) {
+  const std::string where = s.name + ": offset " + std::to_string(s.offset);
+  if (s.offset % image::kAlign != 0) return where + " is not 8-byte aligned";
+  if (s.offset < header_size) return where + " lies inside the header";
+  if (s.offset > size) {
+    return where + " is past the end of the image (" + std::to_string(size) + " bytes)";
+  }
+  if (s.length > size - s.offset) {
+    return s.name + ": length " + std::to_string(s.length) + " at offset " +
+           std::to_string(s.offset) + " runs past the end of the image (" +
+           std::to_string(size) + " bytes)";
+  }
+  return {};
+}
+
+// Sections must already be in bounds; empty sections occupy no bytes.
+std::string check_disjoint(std::vector<Section> sections) {
+  std::erase_if(sections, [](const Section& s) { return s.length == 0; });
+  std::sort(sections.begin(), sections.end(),
+            [](const Section& a, const Section& b) { return a.offset < b.offset; });
+  for (size_t i = 1; i < sections.size(); ++i) {
+    const Section& prev = sections[i - 1];
+    if (prev.offset + prev.length > sections[i].offset) {
+      return prev.name + " and " + sections[i].name + ": sections overlap";
+    }
+  }
+  return {};
+}
+
+std::string hex(uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%08X", v);
+  return buf;
+}
+
+// Size, magic, version, total_size. `kind` names the expected image for messages.
+std::string check_header(const Image& img, uint32_t magic, size_t header_size,
+                         const char* kind) {
+  if (img.data == nullptr && img.size != 0) return "image: null pointer with a nonzero size";
+  if (img.size < header_size) {
+    return "truncated: " + std::to_string(img.size) + " bytes, the " + kind + " header needs " +
+           std::to_string(header_size);
+  }
+  const uint32_t found = img.u32(image::kMagicAt);
+  if (found != magic) {
+    if (found == image::kCoreMagic) return "magic: a CoreCallable image, not a ChipCallable";
+    if (found == image::kChipMagic) return "magic: a ChipCallable image, not a CoreCallable";
+    return "magic: " + hex(found) + " is not a " + kind + " image (expected " + hex(magic) + ")";
+  }
+  const uint32_t version = img.u32(image::kVersionAt);
+  if (version != image::kVersion) {
+    return "version: " + std::to_string(version) + " is not supported (this build reads " +
+           std::to_string(image::kVersion) + ")";
+  }
+  const uint64_t total = img.u64(image::kTotalSizeAt);
+  if (total != img.size) {
+    return "total_size: the header says " + std::to_string(total) + " bytes but the image is " +
+           std::to_string(img.size) + " (truncated or trailing bytes)";
+  }
+  return {};
+}
+
+std::span<const uint8_t> bytes_of(const Image& img, const Section& s) {
+  return {img.data + s.offset, static_cast<size_t>(s.length)};
+}
+
+bool fail(std::string* error, std::string message) {
+  if (error) *error = std::move(message);
+  return false;
+}
+
+}  // namespace
+
+bool parse_core_callable_image(const void* data, size_t size, CoreCallableView* out,
+                               std::string* error) {
+  const Image img{static_cast<const uint8_t*>(data), size};
+  if (auto e = check_header(img, image::kCoreMagic, image::kCoreHeaderSize, "CoreCallable");
+      !e.empty()) {
+    return fail(error, e);
+  }
+  const Section signature = read_section(img, "signature", image::kCoreSignatureAt);
+  const Section binary = read_section(img, "binary", image::kCoreBinaryAt);
+  for (const Section* s : {&signature, &binary}) {
+    if (auto e = check_section(*s, image::kCoreHeaderSize, size); !e.empty()) {
+      return fail(error, e);
+    }
+  }
+  if (auto e = check_disjoint({signature, binary}); !e.empty()) return fail(error, e);
+  const CoreCallableView view{bytes_of(img, signature), bytes_of(img, binary)};
+  if (auto e = detail::check_signature(view.signature); !e.empty()) return fail(error, e);
+  if (auto e = detail::check_binary(view.binary); !e.empty()) return fail(error, e);
+  if (out) *out = view;
+  return true;
+}
+
+bool parse_chip_callable_image(const void* data, size_t size, ChipCallableView* out,
+                               std::string* error) {
+  const Image img{static_cast<const uint8_t*>(data), size};
+  if (auto e = check_header(img, image::kChipMagic, image::kChipHeaderSize, "ChipCallable");
+      !e.empty()) {
+    return fail(error, e);
+  }
+  std::vector<Section> sections = {
+      read_section(img, "signature", image::kChipSignatureAt),
+      read_section(img, "func_name", image::kChipFuncNameAt),
+      read_section(img, "binary", image::kChipBinaryAt),
+  };
+  const uint64_t table_offset = img.u64(image::kChipChildrenAt);
+  const uint64_t child_count = img.u64(image::kChipChildrenAt + 8);
+  if (child_count > CHIP_MAX_FUNC_ID + 1) {  // also keeps count * entry size from overflowing
+    return fail(error, "children: count " + std::to_string(child_count) + " exceeds " +
+                           std::to_string(CHIP_MAX_FUNC_ID + 1) + " (func ids 0.." +
+                           std::to_string(CHIP_MAX_FUNC_ID) + ", each at most once)");
+  }
+  sections.push_back({"children", table_offset, child_count * image::kEntrySize});
+  for (const Section& s : sections) {
+    if (auto e = check_section(s, image::kChipHeaderSize, size); !e.empty()) {
+      return fail(error, e);
+    }
+  }
+  // The table is in bounds now: read the entries and check their image sections.
+  std::vector<int32_t> func_ids;
+  std::bitset<CHIP_MAX_FUNC_ID + 1> seen;
+  for (uint64_t i = 0; i < child_count; ++i) {
+    const uint64_t entry = table_offset + i * image::kEntrySize;
+    const std::string name = "children[" + std::to_string(i) + "]";
+    const auto func_id = static_cast<int32_t>(img.u32(entry + image::kEntryFuncIdAt));
+    if (auto e = detail::check_func_id(func_id); !e.empty()) return fail(error, name + "." + e);
+    if (seen.test(static_cast<size_t>(func_id))) {
+      return fail(error, name + ".func_id: " + std::to_string(func_id) + " is duplicated");
+    }
+    seen.set(static_cast<size_t>(func_id));
+    if (img.u32(entry + image::kEntryReservedAt) != 0) {
+      return fail(error, name + ".reserved: must be 0");
+    }
+    Section child = read_section(img, name + ".image", entry + image::kEntryImageAt);
+    if (auto e = check_section(child, image::kChipHeaderSize, size); !e.empty()) {
+      return fail(error, e);
+    }
+    sections.push_back(std::move(child));
+    func_ids.push_back(func_id);
+  }
+  if (auto e = check_disjoint(sections); !e.empty()) return fail(error, e);
+
+  ChipCallableView view;
+  view.signature = bytes_of(img, sections[0]);
+  const auto name_bytes = bytes_of(img, sections[1]);
+  view.func_name = std::string_view(reinterpret_cast<const char*>(name_bytes.data()),
+                                    name_bytes.size());
+  view.binary = bytes_of(img, sections[2]);
+  if (auto e = detail::check_signature(view.signature); !e.empty()) return fail(error, e);
+  if (auto e = detail::check_func_name(view.func_name); !e.empty()) return fail(error, e);
+  if (auto e = detail::check_binary(view.binary); !e.empty()) return fail(error, e);
+  for (size_t i = 0; i < func_ids.size(); ++i) {
+    const Section& s = sections[4 + i];
+    ChipCallableView::Child child{func_ids[i], {}};
+    std::string child_error;
+    if (!parse_core_callable_image(img.data + s.offset, s.length, &child.callable,
+                                   &child_error)) {
+      return fail(error, "children[" + std::to_string(i) + "] (func_id " +
+                             std::to_string(func_ids[i]) + "): " + child_error);
+    }
+    view.children.push_back(child);
+  }
+  std::sort(view.children.begin(), view.children.end(),
+            [](const auto& a, const auto& b) { return a.func_id < b.func_id; });
+  if (out) *out = std::move(view);
+  return true;
+}
+
+}  // namespace simpler

@@ -1,0 +1,56 @@
+// The flat callable image layout (internal; documented in docs/task-interface.md).
+//
+// Every integer is little-endian and read with explicit byte loads, so an image is
+// position independent and readable at any alignment. Sections start 8-byte aligned.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace simpler::image {
+
+inline constexpr uint32_t kCoreMagic = 0x45524F43u;  // bytes "CORE"
+inline constexpr uint32_t kChipMagic = 0x50494843u;  // bytes "CHIP"
+inline constexpr uint32_t kVersion = 1;
+inline constexpr uint64_t kAlign = 8;
+
+// Fields common to both headers.
+inline constexpr size_t kMagicAt = 0;      // u32
+inline constexpr size_t kVersionAt = 4;    // u32
+inline constexpr size_t kTotalSizeAt = 8;  // u64: the whole image, header included
+
+// CoreCallable header: (offset, length) u64 pairs.
+inline constexpr size_t kCoreSignatureAt = 16;
+inline constexpr size_t kCoreBinaryAt = 32;
+inline constexpr size_t kCoreHeaderSize = 48;
+
+// ChipCallable header.
+inline constexpr size_t kChipSignatureAt = 16;
+inline constexpr size_t kChipFuncNameAt = 32;
+inline constexpr size_t kChipBinaryAt = 48;
+inline constexpr size_t kChipChildrenAt = 64;  // (table offset u64, child count u64)
+inline constexpr size_t kChipHeaderSize = 80;
+
+// One child-table entry.
+inline constexpr size_t kEntryFuncIdAt = 0;    // i32
+inline constexpr size_t kEntryReservedAt = 4;  // u32, must be 0
+inline constexpr size_t kEntryImageAt = 8;     // (offset, length) u64 pair: a CoreCallable image
+inline constexpr size_t kEntrySize = 24;
+
+inline uint32_t load_u32(const uint8_t* p) {
+  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
+         static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
+}
+inline uint64_t load_u64(const uint8_t* p) {
+  return static_cast<uint64_t>(load_u32(p)) | static_cast<uint64_t>(load_u32(p + 4)) << 32;
+}
+inline void store_u32(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+inline void store_u64(uint8_t* p, uint64_t v) {
+  store_u32(p, static_cast<uint32_t>(v));
+  store_u32(p + 4, static_cast<uint32_t>(v >> 32));
+}
+inline uint64_t align_up(uint64_t v) { return (v + kAlign - 1) & ~(kAlign - 1); }
+
+}  // namespace simpler::image
