@@ -1,0 +1,49 @@
+// Shared helpers of the C entry points (sim_api_*.cpp). Include this first: it declares
+// the C API with default visibility while everything else in the library stays hidden.
+#pragma once
+
+#pragma GCC visibility push(default)
+#include "simpler/sim/sim_driver.h"
+#pragma GCC visibility pop
+
+#include <cstdint>
+#include <new>
+
+#include "driver.h"
+
+namespace simpler::sim {
+
+// No exception crosses the C ABI.
+template <class Fn>
+int guarded(Fn&& fn) noexcept {
+  try {
+    return fn();
+  } catch (const std::bad_alloc&) {
+    return SIM_ERR_OUT_OF_MEMORY;
+  } catch (...) {
+    return PTO_RUNTIME_ERR_INTERNAL;
+  }
+}
+
+// Every call of a named operation is counted first, whatever happens next.
+inline Driver& counted(Operation op) {
+  Driver& driver = Driver::instance();
+  driver.stats().count_call(op);
+  return driver;
+}
+
+inline uint64_t token_of(sim_stream_t stream) { return reinterpret_cast<uintptr_t>(stream); }
+inline uint64_t token_of(sim_event_t event) { return reinterpret_cast<uintptr_t>(event); }
+inline sim_stream_t stream_handle(uint64_t token) {
+  return reinterpret_cast<sim_stream_t>(static_cast<uintptr_t>(token));
+}
+inline sim_event_t event_handle(uint64_t token) {
+  return reinterpret_cast<sim_event_t>(static_cast<uintptr_t>(token));
+}
+
+// Arguments of a copy: a known kind, non-null ends, and the device side(s) inside one
+// live allocation each. A zero-byte copy is valid and does nothing.
+int validate_copy(const Driver& driver, const void* dst, const void* src, std::size_t size,
+                  SimMemcpyKind kind);
+
+}  // namespace simpler::sim

@@ -1,0 +1,55 @@
+// One device's memory: a range of host address space reserved lazily with
+// mmap(MAP_NORESERVE) (so an unused 1 GiB device costs nothing), carved by a first-fit
+// allocator whose free blocks coalesce. Device pointers are real addresses in the range.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+
+namespace simpler::sim {
+
+inline constexpr std::size_t kDeviceAlignment = 1024;
+
+class DeviceArena {
+ public:
+  explicit DeviceArena(uint64_t capacity_bytes);
+  ~DeviceArena();
+  DeviceArena(const DeviceArena&) = delete;
+  DeviceArena& operator=(const DeviceArena&) = delete;
+
+  // SIMPLER_OK, SIM_ERR_INVALID_VALUE (size 0) or SIM_ERR_OUT_OF_MEMORY.
+  int allocate(std::size_t size, void** out);
+  // ptr must be the exact base of a live allocation, else SIM_ERR_INVALID_POINTER.
+  int release(void* ptr);
+  // Frees every allocation and gives the pages back to the OS (device reset).
+  void release_all();
+
+  // True when ptr lies inside this arena's reserved range (lock-free).
+  bool contains(const void* ptr) const;
+  // [ptr, ptr+size) inside one live allocation: SIMPLER_OK, SIM_ERR_INVALID_POINTER (ptr not
+  // in a live allocation) or SIM_ERR_OUT_OF_RANGE (runs past its end).
+  int check_range(const void* ptr, std::size_t size) const;
+
+  uint64_t capacity() const { return capacity_; }
+  uint64_t used() const;
+
+ private:
+  int reserve_locked();
+  void return_pages(std::size_t offset, std::size_t size);
+
+  const uint64_t capacity_;
+  std::atomic<std::byte*> base_{nullptr};
+  mutable std::mutex mutex_;
+  std::map<std::size_t, std::size_t> free_blocks_;  // offset -> size, never adjacent
+  struct Allocation {
+    std::size_t requested;  // what range checks allow
+    std::size_t rounded;    // what the allocation occupies
+  };
+  std::map<std::size_t, Allocation> live_;  // offset -> allocation
+  uint64_t used_ = 0;
+};
+
+}  // namespace simpler::sim

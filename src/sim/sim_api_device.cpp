@@ -1,0 +1,77 @@
+// C entry points: version, configuration, devices.
+#include "api_support.h"
+
+using simpler::sim::Device;
+using simpler::sim::Driver;
+using simpler::sim::guarded;
+using simpler::sim::Operation;
+
+extern "C" {
+
+int sim_driver_api_version(uint32_t* out_version) {
+  if (out_version == nullptr) return SIM_ERR_INVALID_VALUE;
+  *out_version = SIM_DRIVER_API_VERSION;
+  return SIMPLER_OK;
+}
+
+int sim_get_config(SimConfig* out) {
+  return guarded([&] {
+    if (out == nullptr) return SIM_ERR_INVALID_VALUE;
+    *out = Driver::instance().config();
+    return SIMPLER_OK;
+  });
+}
+
+int sim_configure(const SimConfig* config) {
+  return guarded([&] {
+    if (config == nullptr) return SIM_ERR_INVALID_VALUE;
+    return Driver::instance().configure(*config);
+  });
+}
+
+int sim_get_device_count(int32_t* out_count) {
+  return guarded([&] {
+    if (out_count == nullptr) return SIM_ERR_INVALID_VALUE;
+    *out_count = Driver::instance().config().device_count;
+    return SIMPLER_OK;
+  });
+}
+
+int sim_set_device(int32_t device) {
+  return guarded([&] {
+    Driver& driver = simpler::sim::counted(Operation::kSetDevice);
+    Device* target = nullptr;
+    if (int status = driver.device(device, &target); status != SIMPLER_OK) return status;
+    if (int fault = driver.stats().take_fault(Operation::kSetDevice)) return fault;
+    return driver.set_current_device(device);
+  });
+}
+
+int sim_get_device(int32_t* out_device) {
+  return guarded([&] {
+    if (out_device == nullptr) return SIM_ERR_INVALID_VALUE;
+    return Driver::instance().get_current_device(out_device);
+  });
+}
+
+int sim_device_topology(int32_t device, SimTopology* out) {
+  return guarded([&] {
+    if (out == nullptr) return SIM_ERR_INVALID_VALUE;
+    Device* target = nullptr;
+    if (int status = Driver::instance().device(device, &target); status != SIMPLER_OK) return status;
+    *out = target->topology;
+    return SIMPLER_OK;
+  });
+}
+
+int sim_device_reset(int32_t device) {
+  return guarded([&] {
+    Driver& driver = simpler::sim::counted(Operation::kDeviceReset);
+    Device* target = nullptr;
+    if (int status = driver.device(device, &target); status != SIMPLER_OK) return status;
+    if (int fault = driver.stats().take_fault(Operation::kDeviceReset)) return fault;
+    return driver.reset_device(device);
+  });
+}
+
+}  // extern "C"

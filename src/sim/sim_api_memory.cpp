@@ -1,0 +1,101 @@
+// C entry points: device memory of the current device, synchronous copies and sets.
+#include <cstring>
+
+#include "api_support.h"
+
+using simpler::sim::Device;
+using simpler::sim::Driver;
+using simpler::sim::guarded;
+using simpler::sim::Operation;
+
+namespace simpler::sim {
+
+int validate_copy(const Driver& driver, const void* dst, const void* src, std::size_t size,
+                  SimMemcpyKind kind) {
+  if (kind != SIM_MEMCPY_HOST_TO_DEVICE && kind != SIM_MEMCPY_DEVICE_TO_HOST &&
+      kind != SIM_MEMCPY_DEVICE_TO_DEVICE)
+    return SIM_ERR_INVALID_VALUE;
+  if (size == 0) return SIMPLER_OK;
+  if (dst == nullptr || src == nullptr) return SIM_ERR_INVALID_VALUE;
+  if (kind != SIM_MEMCPY_DEVICE_TO_HOST) {
+    if (int status = driver.check_device_range(dst, size); status != SIMPLER_OK) return status;
+  }
+  if (kind != SIM_MEMCPY_HOST_TO_DEVICE) {
+    if (int status = driver.check_device_range(src, size); status != SIMPLER_OK) return status;
+  }
+  return SIMPLER_OK;
+}
+
+}  // namespace simpler::sim
+
+extern "C" {
+
+int sim_malloc(void** out_ptr, size_t size) {
+  return guarded([&] {
+    Driver& driver = simpler::sim::counted(Operation::kMalloc);
+    if (out_ptr == nullptr) return SIM_ERR_INVALID_VALUE;
+    *out_ptr = nullptr;
+    if (size == 0) return SIM_ERR_INVALID_VALUE;
+    Device* device = nullptr;
+    if (int status = driver.current_device(&device); status != SIMPLER_OK) return status;
+    if (int fault = driver.stats().take_fault(Operation::kMalloc)) return fault;
+    return device->arena.allocate(size, out_ptr);
+  });
+}
+
+int sim_free(void* ptr) {
+  return guarded([&] {
+    Driver& driver = simpler::sim::counted(Operation::kFree);
+    if (ptr == nullptr) return SIMPLER_OK;  // like free(NULL)
+    int32_t owner = -1;
+    // Any byte of a live allocation finds its device; release() then insists on the base.
+    if (int status = driver.pointer_device(ptr, 0, &owner); status != SIMPLER_OK) return status;
+    if (int fault = driver.stats().take_fault(Operation::kFree)) return fault;
+    Device* device = nullptr;
+    if (int status = driver.device(owner, &device); status != SIMPLER_OK) return status;
+    return device->arena.release(ptr);
+  });
+}
+
+int sim_memset(void* device_ptr, int value, size_t size) {
+  return guarded([&] {
+    Driver& driver = simpler::sim::counted(Operation::kMemset);
+    if (size == 0) return SIMPLER_OK;
+    if (device_ptr == nullptr) return SIM_ERR_INVALID_VALUE;
+    if (int status = driver.check_device_range(device_ptr, size); status != SIMPLER_OK) return status;
+    if (int fault = driver.stats().take_fault(Operation::kMemset)) return fault;
+    std::memset(device_ptr, value, size);
+    return SIMPLER_OK;
+  });
+}
+
+int sim_memcpy(void* dst, const void* src, size_t size, SimMemcpyKind kind) {
+  return guarded([&] {
+    Driver& driver = simpler::sim::counted(Operation::kMemcpy);
+    if (int status = simpler::sim::validate_copy(driver, dst, src, size, kind); status != SIMPLER_OK)
+      return status;
+    if (int fault = driver.stats().take_fault(Operation::kMemcpy)) return fault;
+    if (size != 0) std::memmove(dst, src, size);
+    return SIMPLER_OK;
+  });
+}
+
+int sim_mem_get_info(size_t* out_free, size_t* out_total) {
+  return guarded([&] {
+    if (out_free == nullptr || out_total == nullptr) return SIM_ERR_INVALID_VALUE;
+    Device* device = nullptr;
+    if (int status = Driver::instance().current_device(&device); status != SIMPLER_OK) return status;
+    *out_total = device->arena.capacity();
+    *out_free = device->arena.capacity() - device->arena.used();
+    return SIMPLER_OK;
+  });
+}
+
+int sim_pointer_device(const void* ptr, size_t size, int32_t* out_device) {
+  return guarded([&] {
+    if (ptr == nullptr || out_device == nullptr) return SIM_ERR_INVALID_VALUE;
+    return Driver::instance().pointer_device(ptr, size, out_device);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,32 @@
+// Bounded spinning before a thread parks: cheap for short waits, never burns a core for long.
+#pragma once
+
+#include <chrono>
+
+namespace simpler::sim {
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
+// Spins until `ready()` or until `budget` elapsed; returns the last value of ready().
+// The clock is read only every 64 iterations (vDSO, no syscall).
+template <class Ready>
+bool spin_until(Ready&& ready, std::chrono::nanoseconds budget) {
+  const auto deadline = std::chrono::steady_clock::now() + budget;
+  for (unsigned i = 1;; ++i) {
+    if (ready()) return true;
+    cpu_relax();
+    if ((i & 63u) == 0 && std::chrono::steady_clock::now() >= deadline) return ready();
+  }
+}
+
+// How long a parked-to-be thread keeps polling before it blocks.
+inline constexpr std::chrono::microseconds kExecutorSpin{30};
+inline constexpr std::chrono::microseconds kWaiterSpin{20};
+
+}  // namespace simpler::sim
