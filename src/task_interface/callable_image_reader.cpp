@@ -73,10 +73,11 @@ std::string hex(uint32_t v) {
 std::string check_header(const Image& img, uint32_t magic, size_t header_size,
                          const char* kind) {
   if (img.data == nullptr && img.size != 0) return "image: null pointer with a nonzero size";
-  if (img.size < header_size) {
+  auto truncated = [&] {
     return "truncated: " + std::to_string(img.size) + " bytes, the " + kind + " header needs " +
            std::to_string(header_size);
-  }
+  };
+  if (img.size < image::kTotalSizeAt) return truncated();
   const uint32_t found = img.u32(image::kMagicAt);
   if (found != magic) {
     if (found == image::kCoreMagic) return "magic: a CoreCallable image, not a ChipCallable";
@@ -88,6 +89,7 @@ std::string check_header(const Image& img, uint32_t magic, size_t header_size,
     return "version: " + std::to_string(version) + " is not supported (this build reads " +
            std::to_string(image::kVersion) + ")";
   }
+  if (img.size < header_size) return truncated();
   const uint64_t total = img.u64(image::kTotalSizeAt);
   if (total != img.size) {
     return "total_size: the header says " + std::to_string(total) + " bytes but the image is " +
@@ -154,29 +156,37 @@ bool parse_chip_callable_image(const void* data, size_t size, ChipCallableView* 
       return fail(error, e);
     }
   }
-  // The table is in bounds now: read the entries and check their image sections.
-  std::vector<int32_t> func_ids;
-  std::bitset<CHIP_MAX_FUNC_ID + 1> seen;
+  if (auto e = check_disjoint(sections); !e.empty()) return fail(error, e);
+  // The table is in bounds: place every child image, then check that nothing overlaps
+  // before trusting any entry's contents.
+  struct Entry {
+    int32_t func_id;
+    uint32_t reserved;
+  };
+  std::vector<Entry> entries;
   for (uint64_t i = 0; i < child_count; ++i) {
-    const uint64_t entry = table_offset + i * image::kEntrySize;
+    const uint64_t at = table_offset + i * image::kEntrySize;
+    entries.push_back({static_cast<int32_t>(img.u32(at + image::kEntryFuncIdAt)),
+                       img.u32(at + image::kEntryReservedAt)});
+    Section child = read_section(img, "children[" + std::to_string(i) + "].image",
+                                 at + image::kEntryImageAt);
+    if (auto e = check_section(child, image::kChipHeaderSize, size); !e.empty()) {
+      return fail(error, e);
+    }
+    sections.push_back(std::move(child));
+  }
+  if (auto e = check_disjoint(sections); !e.empty()) return fail(error, e);
+  std::bitset<CHIP_MAX_FUNC_ID + 1> seen;
+  for (size_t i = 0; i < entries.size(); ++i) {
     const std::string name = "children[" + std::to_string(i) + "]";
-    const auto func_id = static_cast<int32_t>(img.u32(entry + image::kEntryFuncIdAt));
+    const int32_t func_id = entries[i].func_id;
     if (auto e = detail::check_func_id(func_id); !e.empty()) return fail(error, name + "." + e);
     if (seen.test(static_cast<size_t>(func_id))) {
       return fail(error, name + ".func_id: " + std::to_string(func_id) + " is duplicated");
     }
     seen.set(static_cast<size_t>(func_id));
-    if (img.u32(entry + image::kEntryReservedAt) != 0) {
-      return fail(error, name + ".reserved: must be 0");
-    }
-    Section child = read_section(img, name + ".image", entry + image::kEntryImageAt);
-    if (auto e = check_section(child, image::kChipHeaderSize, size); !e.empty()) {
-      return fail(error, e);
-    }
-    sections.push_back(std::move(child));
-    func_ids.push_back(func_id);
+    if (entries[i].reserved != 0) return fail(error, name + ".reserved: must be 0");
   }
-  if (auto e = check_disjoint(sections); !e.empty()) return fail(error, e);
 
   ChipCallableView view;
   view.signature = bytes_of(img, sections[0]);
@@ -187,14 +197,14 @@ bool parse_chip_callable_image(const void* data, size_t size, ChipCallableView* 
   if (auto e = detail::check_signature(view.signature); !e.empty()) return fail(error, e);
   if (auto e = detail::check_func_name(view.func_name); !e.empty()) return fail(error, e);
   if (auto e = detail::check_binary(view.binary); !e.empty()) return fail(error, e);
-  for (size_t i = 0; i < func_ids.size(); ++i) {
+  for (size_t i = 0; i < entries.size(); ++i) {
     const Section& s = sections[4 + i];
-    ChipCallableView::Child child{func_ids[i], {}};
+    ChipCallableView::Child child{entries[i].func_id, {}};
     std::string child_error;
     if (!parse_core_callable_image(img.data + s.offset, s.length, &child.callable,
                                    &child_error)) {
       return fail(error, "children[" + std::to_string(i) + "] (func_id " +
-                             std::to_string(func_ids[i]) + "): " + child_error);
+                             std::to_string(entries[i].func_id) + "): " + child_error);
     }
     view.children.push_back(child);
   }
