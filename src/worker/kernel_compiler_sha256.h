@@ -1,0 +1,33 @@
+// SHA-256 (FIPS 180-4) for KernelCompiler's content-addressed cache keys (internal).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace simpler::kc {
+
+class Sha256 {
+ public:
+  Sha256();
+  void update(const void* data, size_t size);
+  void update(std::string_view text) { update(text.data(), text.size()); }
+  // Length-prefixed, so ("ab","c") and ("a","bc") hash differently.
+  void update_field(std::string_view field);
+  std::array<uint8_t, 32> finish();  // the object must not be updated afterwards
+  std::string finish_hex();
+
+ private:
+  void compress(const uint8_t* block);
+
+  std::array<uint32_t, 8> state_;
+  std::array<uint8_t, 64> buffer_{};
+  size_t buffered_ = 0;
+  uint64_t total_bytes_ = 0;
+};
+
+std::string sha256_hex(std::string_view data);
+
+}  // namespace simpler::kc

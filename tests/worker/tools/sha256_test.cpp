@@ -1,0 +1,35 @@
+// SHA-256 against the FIPS 180-4 example vectors, incremental updates, field framing.
+#include "kernel_compiler_sha256.h"
+
+#include <gtest/gtest.h>
+
+namespace simpler::kc {
+namespace {
+
+TEST(Sha256, FipsVectors) {
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(sha256_hex(std::string(1000000, 'a')),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+TEST(Sha256, IncrementalEqualsOneShot) {
+  const std::string text(1000, 'x');
+  Sha256 h;
+  for (size_t i = 0; i < text.size(); i += 7) h.update(std::string_view(text).substr(i, 7));
+  EXPECT_EQ(h.finish_hex(), sha256_hex(text));
+}
+
+TEST(Sha256, FieldsAreFramed) {
+  Sha256 a, b;
+  a.update_field("ab");
+  a.update_field("c");
+  b.update_field("a");
+  b.update_field("bc");
+  EXPECT_NE(a.finish_hex(), b.finish_hex());
+}
+
+}  // namespace
+}  // namespace simpler::kc
