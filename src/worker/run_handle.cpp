@@ -1,0 +1,65 @@
+// RunHandle: completion of a submitted program-mode run.
+#include "simpler/worker/run_handle.h"
+
+#include <algorithm>
+
+#include "worker_core.h"
+
+namespace simpler {
+
+RunHandle::RunHandle(std::shared_ptr<detail::WorkerCore> core, std::shared_ptr<detail::RunRecord> record)
+    : core_(std::move(core)), record_(std::move(record)) {}
+
+bool RunHandle::done() const {
+  std::lock_guard lock(core_->program_mu);
+  if (record_->finished) return true;
+  try {
+    if (!core_->chip->poll(record_->run_id)) return false;
+  } catch (...) {
+    record_->error = std::current_exception();
+    record_->finished = true;
+    core_->in_flight.erase(record_->run_id);
+    return true;
+  }
+  core_->complete_run(*record_);
+  return true;
+}
+
+void RunHandle::wait(std::optional<std::chrono::microseconds> timeout) const {
+  using Clock = std::chrono::steady_clock;
+  // The worker lock is released between bounded slices so other threads keep going.
+  constexpr auto kSlice = std::chrono::microseconds(20'000);
+  const auto deadline = timeout ? Clock::now() + *timeout : Clock::time_point::max();
+  for (;;) {
+    {
+      std::lock_guard lock(core_->program_mu);
+      if (record_->finished) break;
+      auto slice = kSlice;
+      if (timeout) {
+        const auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now());
+        slice = std::clamp(left, std::chrono::microseconds(0), kSlice);
+      }
+      bool finished = false;
+      try {
+        finished = core_->chip->wait(record_->run_id, slice);
+      } catch (...) {
+        record_->error = std::current_exception();
+        record_->finished = true;
+        core_->in_flight.erase(record_->run_id);
+        break;
+      }
+      if (finished) {
+        core_->complete_run(*record_);
+        break;
+      }
+    }
+    if (timeout && Clock::now() >= deadline) {
+      throw WorkerTimeoutError("RunHandle.wait: the run did not finish within the timeout; it keeps "
+                               "running (wait again)");
+    }
+  }
+  if (record_->error) std::rethrow_exception(record_->error);
+}
+
+}  // namespace simpler
+

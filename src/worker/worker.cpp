@@ -1,0 +1,252 @@
+// simpler::Worker: construction, capability probe, init, close, destruction.
+#include "simpler/worker/worker.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "process_guards.h"
+#include "worker_core.h"
+
+namespace simpler {
+
+using detail::WorkerCore;
+
+const char* worker_state_name(WorkerState state) {
+  switch (state) {
+    case WorkerState::NEW: return "NEW";
+    case WorkerState::READY: return "READY";
+    case WorkerState::FAILED: return "FAILED";
+    case WorkerState::CLOSED: return "CLOSED";
+  }
+  return "UNKNOWN";
+}
+
+const char* execution_mode_name(ExecutionMode mode) {
+  return mode == ExecutionMode::KERNEL ? "kernel" : "program";
+}
+
+static ExecutionMode validated_mode(const WorkerOptions& o) {
+  if (o.level == 3) {
+    throw NotImplementedYet("Worker(level=3) is not implemented yet; use level=2 (one chip)");
+  }
+  if (o.level != 2) {
+    throw std::invalid_argument("Worker: level must be 2 (got " + std::to_string(o.level) +
+                                "); level 3 is not implemented yet");
+  }
+  ExecutionMode mode;
+  if (o.execution_mode == "program") {
+    mode = ExecutionMode::PROGRAM;
+  } else if (o.execution_mode == "kernel") {
+    mode = ExecutionMode::KERNEL;
+  } else {
+    throw std::invalid_argument("Worker: execution_mode must be 'program' or 'kernel' (got '" +
+                                o.execution_mode + "')");
+  }
+  if (mode == ExecutionMode::KERNEL && o.enable_sdma) {
+    throw std::invalid_argument(
+        "Worker: enable_sdma=True is not supported with execution_mode='kernel' (the caller owns "
+        "the stream); drop enable_sdma or use execution_mode='program'");
+  }
+  if (o.device_id < 0) {
+    throw std::invalid_argument("Worker: device_id must be >= 0 (got " + std::to_string(o.device_id) + ")");
+  }
+  return mode;
+}
+
+Worker::Worker(WorkerOptions options) : core_(std::make_shared<WorkerCore>()) {
+  core_->mode = validated_mode(options);
+  core_->options = std::move(options);
+}
+
+Worker::~Worker() {
+  WorkerCore& c = *core_;
+  std::lock_guard lock(c.lifecycle_mu);
+  if (!c.chip) return;
+  if (c.mode == ExecutionMode::KERNEL) {
+    std::fprintf(stderr,
+                 "simpler: kernel-mode Worker on device %d destroyed without close(); its "
+                 "ChipWorker is pinned for the life of the process instead of being finalized "
+                 "on this thread (call close() on the init thread)\n",
+                 c.options.device_id);
+    pin_for_process_lifetime(std::move(c.chip));
+    return;
+  }
+  // Program mode: release everything, best effort (the ChipWorker leaks itself with a
+  // warning if it cannot be finalized on this thread).
+  try {
+    if (std::this_thread::get_id() == c.init_thread) {
+      {
+        std::lock_guard plock(c.program_mu);
+        c.drain_runs();
+      }
+      c.chip->finalize();
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "simpler: program-mode Worker teardown failed in its destructor: %s\n", e.what());
+    pin_for_process_lifetime(std::move(c.chip));
+    return;
+  }
+  std::unique_ptr<ChipWorker> chip = std::move(c.chip);  // destroyed here
+}
+
+const WorkerOptions& Worker::options() const noexcept { return core_->options; }
+ExecutionMode Worker::execution_mode() const noexcept { return core_->mode; }
+WorkerState Worker::state() const noexcept { return core_->state.load(); }
+
+void Worker::set_close_grace(std::chrono::milliseconds grace) {
+  if (grace.count() < 0) throw std::invalid_argument("Worker.set_close_grace: grace must be >= 0");
+  core_->close_grace_ms.store(grace.count());
+}
+
+std::chrono::milliseconds Worker::close_grace() const noexcept {
+  return std::chrono::milliseconds(core_->close_grace_ms.load());
+}
+
+bool Worker::holds_native_context() const noexcept {
+  std::lock_guard lock(core_->lifecycle_mu);
+  return core_->chip != nullptr;
+}
+
+bool Worker::kernel_mode_supported() {
+  WorkerCore& c = *core_;
+  if (c.options.level != 2) return false;
+  if (c.mode == ExecutionMode::KERNEL && c.state.load() == WorkerState::READY) return true;
+  std::lock_guard lock(c.lifecycle_mu);
+  if (c.kernel_supported_cache) return *c.kernel_supported_cache;
+  // Errors (a missing build) propagate and are not cached.
+  const RuntimeBins bins = find_runtime_build(c.options.platform, c.options.runtime, c.options.lib_dir);
+  const bool supported = ChipWorker::probe_kernel_mode_supported(bins);
+  c.kernel_supported_cache = supported;
+  return supported;
+}
+
+static void require_new_for_init(WorkerState state) {
+  switch (state) {
+    case WorkerState::NEW: return;
+    case WorkerState::READY: throw std::runtime_error("Worker.init: already initialized (READY)");
+    case WorkerState::FAILED:
+      throw std::runtime_error("Worker.init: an earlier init failed; close() this Worker and create a new one");
+    case WorkerState::CLOSED:
+      throw std::runtime_error("Worker.init: the worker is closed; create a new Worker");
+  }
+}
+
+void Worker::init(const std::optional<CallConfig>& prewarm_config,
+                  const std::optional<CallConfig>& config) {
+  WorkerCore& c = *core_;
+  std::lock_guard lock(c.lifecycle_mu);
+  require_new_for_init(c.state.load());
+  if (c.mode == ExecutionMode::KERNEL) {
+    if (prewarm_config) {
+      throw std::invalid_argument(
+          "Worker.init: prewarm_config is a program-mode option (a positional argument binds to "
+          "it); kernel mode takes init(config=CallConfig(...)) only");
+    }
+    if (!config) {
+      throw std::invalid_argument(
+          "Worker.init: kernel mode requires config=CallConfig(...) (keyword-only)");
+    }
+    config->validate();
+  } else {
+    if (config) {
+      throw std::invalid_argument(
+          "Worker.init: config= is a kernel-mode option; in program mode pass "
+          "prewarm_config=CallConfig(...) or nothing");
+    }
+    if (prewarm_config) prewarm_config->validate();
+  }
+  // A missing or unknown build is refused before anything is created (state stays NEW).
+  const RuntimeBins bins = find_runtime_build(c.options.platform, c.options.runtime, c.options.lib_dir);
+
+  auto chip = std::make_unique<ChipWorker>();
+  try {
+    if (c.mode == ExecutionMode::KERNEL) {
+      chip->kernel_init(c.options.device_id, bins, *config);
+    } else {
+      chip->init(c.options.device_id, bins, prewarm_config);
+      std::lock_guard plock(c.program_mu);
+      for (auto& [token, reg] : c.callables) reg.chip_handle = chip->register_callable(*reg.callable);
+    }
+  } catch (...) {
+    // Rollback: finalize once, on this (the init) thread. The ChipWorker already released
+    // what a failed init took; a program-mode init that failed while installing callables
+    // is still INITIALIZED and is released here.
+    c.state.store(WorkerState::FAILED);
+    try {
+      chip->finalize();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "simpler: rolling back a failed Worker.init could not release the "
+                           "context (%s); it is pinned for the life of the process\n", e.what());
+      pin_for_process_lifetime(std::move(chip));
+    }
+    std::lock_guard plock(c.program_mu);
+    for (auto& [token, reg] : c.callables) reg.chip_handle.reset();
+    throw;
+  }
+  c.chip = std::move(chip);
+  c.init_thread = std::this_thread::get_id();
+  c.bound_fork_epoch = fork_epoch();
+  c.bound_pid = getpid();
+  c.state.store(WorkerState::READY);
+}
+
+void Worker::close() {
+  WorkerCore& c = *core_;
+  std::lock_guard lock(c.lifecycle_mu);
+  const WorkerState state = c.state.load();
+  if (state == WorkerState::NEW || state == WorkerState::FAILED) {
+    c.state.store(WorkerState::CLOSED);  // a failed init was already rolled back
+    return;
+  }
+  if (!c.chip) {
+    c.state.store(WorkerState::CLOSED);
+    return;  // closed already: idempotent
+  }
+  if (c.mode == ExecutionMode::KERNEL) c.refuse_if_forked("close");
+  if (std::this_thread::get_id() != c.init_thread) {
+    throw std::runtime_error(
+        "Worker.close: must be called on the thread that called init() (the context is bound "
+        "to it); the worker stays " + std::string(worker_state_name(state)));
+  }
+  // Published before taking the kernel lock: a racing launch either sees CLOSED or
+  // finishes before the native finalize.
+  c.state.store(WorkerState::CLOSED);
+  c.teardown_pending = true;
+  if (c.mode == ExecutionMode::KERNEL) {
+    std::unique_lock klock(c.kernel_mu, std::defer_lock);
+    if (!klock.try_lock_for(std::chrono::milliseconds(c.close_grace_ms.load()))) {
+      throw WorkerTimeoutError(
+          "Worker.close: a kernel prepare/launch still holds the worker after the " +
+          std::to_string(c.close_grace_ms.load()) +
+          " ms grace period; the context is kept — call close() again once it returns");
+    }
+    c.chip->finalize();  // a failure propagates; chip, images and ids are kept for a retry
+    c.kernel_images.clear();
+    c.minted_ids.clear();
+    c.chip.reset();
+  } else {
+    std::lock_guard plock(c.program_mu);
+    c.drain_runs();
+    c.chip->finalize();
+    c.allocations.clear();
+    c.buffers.clear();
+    for (auto& [token, reg] : c.callables) reg.chip_handle.reset();
+    c.chip.reset();
+  }
+  c.teardown_pending = false;
+}
+
+uint64_t Worker::committed_device_memory() {
+  WorkerCore& c = *core_;
+  std::lock_guard lock(c.lifecycle_mu);
+  if (!c.chip) return 0;
+  if (c.mode == ExecutionMode::KERNEL) {
+    std::lock_guard klock(c.kernel_mu);
+    return c.chip->committed_device_memory();
+  }
+  std::lock_guard plock(c.program_mu);
+  return c.chip->committed_device_memory();
+}
+
+}  // namespace simpler

@@ -1,0 +1,69 @@
+// The shared state behind simpler::Worker (and the RunHandles it hands out).
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "simpler/worker/worker.h"
+
+namespace simpler::detail {
+
+// One submitted program-mode run. Guarded by WorkerCore::program_mu.
+struct RunRecord {
+  uint64_t run_id = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> host_ranges;  // HOST tensors it stages: (addr, bytes)
+  bool finished = false;
+  std::exception_ptr error;
+};
+
+struct WorkerCore {
+  WorkerOptions options;
+  ExecutionMode mode = ExecutionMode::PROGRAM;
+  std::atomic<WorkerState> state{WorkerState::NEW};
+  std::atomic<int64_t> close_grace_ms{10'000};
+
+  // init / close / probe are linearized by this lock (never held by prepare/launch).
+  std::mutex lifecycle_mu;
+  std::unique_ptr<ChipWorker> chip;
+  bool teardown_pending = false;  // CLOSED, but the native teardown has not succeeded yet
+  std::thread::id init_thread;
+  uint64_t bound_fork_epoch = 0;
+  pid_t bound_pid = 0;
+  std::optional<bool> kernel_supported_cache;
+
+  // ---- program mode (everything below guarded by program_mu) -----------------------
+  std::mutex program_mu;
+  struct Registered {
+    std::shared_ptr<const ChipCallable> callable;
+    std::optional<CallableHandle> chip_handle;  // installed once READY
+  };
+  uint64_t next_callable_token = 1;
+  std::map<uint64_t, Registered> callables;
+  std::map<uint64_t, uint64_t> allocations;  // device ptr -> bytes (this Worker's malloc)
+  std::vector<std::shared_ptr<HostBuffer>> buffers;
+  std::unordered_map<uint64_t, std::shared_ptr<RunRecord>> in_flight;
+
+  // ---- kernel mode: one lock linearizes prepare/launch against the native finalize -----
+  std::timed_mutex kernel_mu;
+  std::vector<std::shared_ptr<const ChipCallable>> kernel_images;  // kept until teardown succeeds
+  std::unordered_set<int64_t> minted_ids;
+
+  // Kernel mode: a forked child must make no native call on the parent's context.
+  void refuse_if_forked(const char* api) const;
+  // Program mode, program_mu held: completes a finished run (copy-back, release) once.
+  void complete_run(RunRecord& record);
+  // Program mode, program_mu held: waits for and completes every in-flight run.
+  void drain_runs();
+};
+
+}  // namespace simpler::detail

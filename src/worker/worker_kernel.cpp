@@ -1,0 +1,74 @@
+// simpler::Worker, kernel mode: prepare and launch on the caller's stream.
+#include <mutex>
+
+#include "process_guards.h"
+#include "worker_core.h"
+
+namespace simpler {
+
+using detail::WorkerCore;
+
+static void require_kernel_mode(const WorkerCore& c, const char* api) {
+  if (c.mode != ExecutionMode::KERNEL) {
+    throw std::runtime_error(std::string("Worker.") + api + ": requires execution_mode='kernel'");
+  }
+}
+
+void WorkerCore::refuse_if_forked(const char* api) const {
+  if (bound_fork_epoch != fork_epoch()) {
+    throw std::runtime_error(std::string("Worker.") + api +
+                             ": this process is a fork of the one (pid " + std::to_string(bound_pid) +
+                             ") that bound the kernel-mode context; a forked child must not drive or "
+                             "tear it down (create a new Worker in the child)");
+  }
+}
+
+[[noreturn]] static void refuse_not_ready(WorkerState state, const char* api) {
+  throw std::runtime_error(std::string("Worker.") + api +
+                           ": requires an initialized (READY) worker (state: " +
+                           worker_state_name(state) + ")");
+}
+
+int64_t Worker::kernel_prepare_callable(const ChipCallable& callable) {
+  WorkerCore& c = *core_;
+  require_kernel_mode(c, "kernel_prepare_callable");
+  WorkerState state = c.state.load();
+  if (state != WorkerState::READY) refuse_not_ready(state, "kernel_prepare_callable");
+  c.refuse_if_forked("kernel_prepare_callable");
+  std::lock_guard lock(c.kernel_mu);
+  state = c.state.load();
+  if (state != WorkerState::READY) refuse_not_ready(state, "kernel_prepare_callable");
+  // The Worker's own reference, kept (even when prepare fails) until a teardown succeeds.
+  c.kernel_images.push_back(std::make_shared<const ChipCallable>(callable));
+  const int64_t id = c.chip->kernel_prepare_callable(*c.kernel_images.back());
+  c.minted_ids.insert(id);
+  return id;
+}
+
+void Worker::kernel_launch(int64_t callable_id, const ChipStorageTaskArgs& args, void* caller_stream) {
+  WorkerCore& c = *core_;
+  require_kernel_mode(c, "kernel_launch");
+  WorkerState state = c.state.load(std::memory_order_acquire);
+  if (state != WorkerState::READY) refuse_not_ready(state, "kernel_launch");
+  c.refuse_if_forked("kernel_launch");
+  if (caller_stream == nullptr) {
+    throw std::invalid_argument(
+        "Worker.kernel_launch: caller_stream must be a nonzero stream handle (the stream the "
+        "caller created on its current device)");
+  }
+  std::unique_lock lock(c.kernel_mu, std::try_to_lock);
+  if (!lock.owns_lock()) {
+    throw std::runtime_error(
+        "Worker.kernel_launch: a kernel prepare/launch/close is in progress on this worker; "
+        "callers must serialize their use of one kernel-mode Worker");
+  }
+  state = c.state.load(std::memory_order_acquire);
+  if (state != WorkerState::READY) refuse_not_ready(state, "kernel_launch");
+  if (!c.minted_ids.contains(callable_id)) {
+    throw std::invalid_argument("Worker.kernel_launch: callable_id " + std::to_string(callable_id) +
+                                " was not returned by this Worker's kernel_prepare_callable");
+  }
+  c.chip->kernel_launch(callable_id, args, caller_stream);
+}
+
+}  // namespace simpler

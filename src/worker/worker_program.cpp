@@ -1,0 +1,250 @@
+// simpler::Worker, program mode: the runtime owns the device.
+#include <algorithm>
+#include <sstream>
+
+#include "worker_core.h"
+
+namespace simpler {
+
+using detail::RunRecord;
+using detail::WorkerCore;
+
+namespace {
+
+void require_program_mode(const WorkerCore& c, const char* api) {
+  if (c.mode != ExecutionMode::PROGRAM) {
+    throw std::runtime_error(std::string("Worker.") + api + ": requires execution_mode='program'");
+  }
+}
+
+void require_ready(const WorkerCore& c, const char* api) {
+  const WorkerState state = c.state.load();
+  if (state != WorkerState::READY) {
+    throw std::runtime_error(std::string("Worker.") + api +
+                             ": requires an initialized (READY) worker (state: " +
+                             worker_state_name(state) + "); call init() first");
+  }
+}
+
+std::string hex(uint64_t v) {
+  std::ostringstream s;
+  s << "0x" << std::hex << v;
+  return s.str();
+}
+
+// The allocation of this Worker that holds [ptr, ptr+size), or throws naming `api`.
+void require_inside_allocation(const WorkerCore& c, uint64_t ptr, size_t size, const char* api) {
+  auto it = c.allocations.upper_bound(ptr);
+  if (it != c.allocations.begin()) {
+    --it;
+    const uint64_t base = it->first, bytes = it->second;
+    if (ptr >= base && size <= bytes && ptr - base <= bytes - size) return;
+    if (ptr >= base && ptr < base + bytes) {
+      throw std::invalid_argument(std::string("Worker.") + api + ": " + std::to_string(size) +
+                                  " bytes at " + hex(ptr) + " run past the end of the " +
+                                  std::to_string(bytes) + "-byte allocation at " + hex(base));
+    }
+  }
+  throw std::invalid_argument(std::string("Worker.") + api + ": " + hex(ptr) +
+                              " is not inside device memory returned by this Worker's malloc");
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> host_ranges_of(const ChipStorageTaskArgs& args) {
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  for (uint32_t i = 0; i < args.tensor_count && i < CHIP_MAX_TENSOR_ARGS; ++i) {
+    const ChipTensor& t = args.tensors[i];
+    if (t.space == CHIP_SPACE_HOST) ranges.emplace_back(t.buffer.addr, t.buffer.size);
+  }
+  return ranges;
+}
+
+}  // namespace
+
+void WorkerCore::complete_run(RunRecord& record) {
+  if (record.finished) return;
+  record.finished = true;
+  in_flight.erase(record.run_id);
+  try {
+    chip->finalize_run(record.run_id);
+  } catch (...) {
+    record.error = std::current_exception();
+  }
+}
+
+void WorkerCore::drain_runs() {
+  while (!in_flight.empty()) {
+    std::shared_ptr<RunRecord> record = in_flight.begin()->second;
+    complete_run(*record);  // finalize_run waits for the run
+  }
+}
+
+CallableHandle Worker::register_callable(const ChipCallable& callable) {
+  WorkerCore& c = *core_;
+  require_program_mode(c, "register");
+  std::lock_guard lock(c.program_mu);
+  const WorkerState state = c.state.load();
+  if (state == WorkerState::CLOSED || state == WorkerState::FAILED) {
+    throw std::runtime_error(std::string("Worker.register: the worker is ") + worker_state_name(state) +
+                             "; register before or after init(), not after close()");
+  }
+  WorkerCore::Registered reg{std::make_shared<const ChipCallable>(callable), std::nullopt};
+  if (state == WorkerState::READY) reg.chip_handle = c.chip->register_callable(*reg.callable);
+  const CallableHandle handle{c.next_callable_token++};
+  c.callables.emplace(handle.token, std::move(reg));
+  return handle;
+}
+
+static WorkerCore::Registered& registered_callable(WorkerCore& c, CallableHandle handle, const char* api) {
+  auto it = c.callables.find(handle.token);
+  if (it == c.callables.end()) {
+    throw std::invalid_argument(std::string("Worker.") + api +
+                                ": unknown callable handle (not returned by this Worker's register(), "
+                                "or already unregistered)");
+  }
+  return it->second;
+}
+
+void Worker::unregister_callable(CallableHandle handle) {
+  WorkerCore& c = *core_;
+  require_program_mode(c, "unregister");
+  std::lock_guard lock(c.program_mu);
+  const WorkerState state = c.state.load();
+  if (state == WorkerState::CLOSED || state == WorkerState::FAILED) {
+    throw std::runtime_error(std::string("Worker.unregister: the worker is ") + worker_state_name(state));
+  }
+  auto& reg = registered_callable(c, handle, "unregister");
+  if (reg.chip_handle) c.chip->unregister_callable(*reg.chip_handle);
+  c.callables.erase(handle.token);
+}
+
+void Worker::run(CallableHandle handle, const ChipStorageTaskArgs& args,
+                 const std::optional<CallConfig>& config) {
+  WorkerCore& c = *core_;
+  require_program_mode(c, "run");
+  if (config) config->validate();
+  std::lock_guard lock(c.program_mu);
+  require_ready(c, "run");
+  auto& reg = registered_callable(c, handle, "run");
+  c.chip->run(*reg.chip_handle, args, config);
+}
+
+RunHandle Worker::submit(CallableHandle handle, const ChipStorageTaskArgs& args,
+                         const std::optional<CallConfig>& config) {
+  WorkerCore& c = *core_;
+  require_program_mode(c, "submit");
+  if (config) config->validate();
+  std::lock_guard lock(c.program_mu);
+  require_ready(c, "submit");
+  auto& reg = registered_callable(c, handle, "submit");
+  auto record = std::make_shared<RunRecord>();
+  record->host_ranges = host_ranges_of(args);
+  record->run_id = c.chip->submit(*reg.chip_handle, args, config);
+  c.in_flight.emplace(record->run_id, record);
+  return RunHandle(core_, record);
+}
+
+uint64_t Worker::malloc(size_t size) {
+  WorkerCore& c = *core_;
+  require_program_mode(c, "malloc");
+  if (size == 0) throw std::invalid_argument("Worker.malloc: size must be > 0");
+  std::lock_guard lock(c.program_mu);
+  require_ready(c, "malloc");
+  const uint64_t ptr = c.chip->malloc(size);
+  c.allocations.emplace(ptr, size);
+  return ptr;
+}
+
+void Worker::free(uint64_t device_ptr) {
+  WorkerCore& c = *core_;
+  require_program_mode(c, "free");
+  std::lock_guard lock(c.program_mu);
+  require_ready(c, "free");
+  if (!c.allocations.contains(device_ptr)) {
+    throw std::invalid_argument("Worker.free: " + hex(device_ptr) +
+                                " was not returned by this Worker's malloc (or was already freed)");
+  }
+  c.chip->free(device_ptr);
+  c.allocations.erase(device_ptr);
+}
+
+void Worker::copy_to(uint64_t dst_device, const void* src_host, size_t size) {
+  WorkerCore& c = *core_;
+  require_program_mode(c, "copy_to");
+  std::lock_guard lock(c.program_mu);
+  require_ready(c, "copy_to");
+  require_inside_allocation(c, dst_device, size, "copy_to");
+  c.chip->copy_to(dst_device, src_host, size);
+}
+
+void Worker::copy_from(void* dst_host, uint64_t src_device, size_t size) {
+  WorkerCore& c = *core_;
+  require_program_mode(c, "copy_from");
+  std::lock_guard lock(c.program_mu);
+  require_ready(c, "copy_from");
+  require_inside_allocation(c, src_device, size, "copy_from");
+  c.chip->copy_from(dst_host, src_device, size);
+}
+
+std::shared_ptr<HostBuffer> Worker::create_buffer(size_t nbytes) {
+  WorkerCore& c = *core_;
+  require_program_mode(c, "create_buffer");
+  std::lock_guard lock(c.program_mu);
+  require_ready(c, "create_buffer");
+  auto buffer = std::make_shared<HostBuffer>(nbytes);
+  c.buffers.push_back(buffer);
+  return buffer;
+}
+
+ChipTensor Worker::make_tensor_arg(uint64_t host_addr, size_t nbytes, std::span<const int64_t> shape,
+                                   DataType dtype) {
+  WorkerCore& c = *core_;
+  require_program_mode(c, "make_tensor_arg");
+  require_ready(c, "make_tensor_arg");
+  if (host_addr == 0) throw std::invalid_argument("Worker.make_tensor_arg: host memory address is null");
+  ChipTensor t = make_tensor(host_addr, shape, dtype, AddressSpace::HOST, nbytes);
+  validate_tensor(t);  // the view must fit the memory it was given
+  return t;
+}
+
+void Worker::release_buffer(const HostBuffer& buffer) {
+  WorkerCore& c = *core_;
+  require_program_mode(c, "release_buffer");
+  std::lock_guard lock(c.program_mu);
+  require_ready(c, "release_buffer");
+  auto it = std::find_if(c.buffers.begin(), c.buffers.end(),
+                         [&](const auto& b) { return b.get() == &buffer; });
+  if (it == c.buffers.end()) {
+    throw std::invalid_argument(
+        "Worker.release_buffer: the buffer was not created by this Worker's create_buffer (or was "
+        "already released)");
+  }
+  std::vector<std::shared_ptr<RunRecord>> users;
+  for (auto& [run_id, record] : c.in_flight) {
+    for (auto [addr, size] : record->host_ranges) {
+      if (buffer.overlaps(addr, size)) {
+        users.push_back(record);
+        break;
+      }
+    }
+  }
+  for (auto& record : users) {
+    if (c.chip->poll(record->run_id)) {
+      c.complete_run(*record);
+    } else {
+      throw std::runtime_error(
+          "Worker.release_buffer: a submitted run still uses this buffer; wait for its RunHandle "
+          "before releasing it");
+    }
+  }
+  c.buffers.erase(it);
+}
+
+DeviceMemoryInfo Worker::device_memory_info() {
+  WorkerCore& c = *core_;
+  require_program_mode(c, "device_memory_info");
+  std::lock_guard lock(c.program_mu);
+  require_ready(c, "device_memory_info");
+  return c.chip->device_memory_info();
+}
+
+}  // namespace simpler
