@@ -101,6 +101,12 @@ int simpler_committed_device_memory(SimplerDeviceContext* ctx, uint64_t* out_byt
  * A failed release returns its status and keeps what is left for a retry. Idempotent. */
 int finalize_device(SimplerDeviceContext* ctx);
 
+/* ---- diagnostics (added) ----------------------------------------------------------- */
+/* Writes the message of the last error recorded on this context (by a failed entry or a
+ * failed kernel-mode launch), "" when none. The text is copied into a per-thread buffer:
+ * valid until this thread calls simpler_last_error again. */
+int simpler_last_error(SimplerDeviceContext* ctx, const char** out_message);
+
 #ifdef __cplusplus
 }
 #endif

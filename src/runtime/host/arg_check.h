@@ -1,0 +1,23 @@
+// simpler runtime host — checking a call's arguments against a callable's signature.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "simpler/abi/chip_types.h"
+#include "simpler/task/task_interface.h"
+
+namespace simpler::rt::host {
+
+// Throws AbiError INVALID_ARGUMENT naming the position when: the counts differ from the
+// signature, signature position i is a tensor direction but i >= tensor_count (or a
+// scalar but i < tensor_count), a tensor is malformed, a tensor's address space is
+// unknown, or a DEVICE tensor does not lie inside one live allocation of `device`.
+// `allow_host` false (kernel mode) refuses HOST-space tensors.
+void check_call_args(const ChipStorageTaskArgs& args, std::span<const ArgDirection> signature,
+                     int32_t device, bool allow_host);
+
+// Throws AbiError INVALID_ARGUMENT unless [view's bytes] lie in a live allocation of `device`.
+void check_device_tensor(const ChipTensor& t, int32_t device, const char* what);
+
+}  // namespace simpler::rt::host
