@@ -1,0 +1,56 @@
+// simpler runtime — which bytes of its buffer a strided view touches, and whether two
+// views of one buffer can share a byte (internal, used by the tensor map).
+//
+// A view is put once into a canonical box form (ascending positive strides, unit-stride
+// dimension first, broadcast/size-1 dimensions dropped, negative strides flipped). Two
+// views are then compared exactly per dimension whenever the linear map from box
+// coordinates to element offsets is injective on their common hull; otherwise by their
+// byte ranges, which is conservative.
+#pragma once
+
+#include <cstdint>
+
+#include "simpler/abi/chip_types.h"
+
+namespace simpler::rt {
+
+// Element size in bytes of a ChipDataType value; 0 when the value names no type.
+uint32_t chip_dtype_size(uint32_t dtype);
+
+struct ViewGeometry {
+  static constexpr int kMaxDims = CHIP_TENSOR_MAX_DIMS + 1;  // + the unit-stride dimension
+
+  bool empty = false;  // some extent is 0: the view touches no byte
+  // Every touched byte lies in [lo, hi) (bytes from buffer.addr); `dense` when every
+  // byte of that range is touched.
+  int64_t lo = 0;
+  int64_t hi = 0;
+  bool dense = false;
+  // Box form: touched elements = { base + sum_k i_k * strides[k] : 0 <= i_k < shapes[k] },
+  // strides strictly ascending with strides[0] == 1, shapes >= 1. `boxed` is false when the
+  // descriptor could not be put in this form (invalid dtype/ndims/shape or int64 overflow):
+  // such a view counts as touching every byte of its buffer.
+  bool boxed = false;
+  uint8_t ndims = 0;
+  uint32_t elem_size = 0;
+  int64_t base = 0;
+  int64_t strides[kMaxDims] = {};
+  int64_t shapes[kMaxDims] = {};
+  // base == sum_k coords[k] * strides[k] (greedy, from the largest stride); valid when
+  // base >= 0. Precomputed so that views with equal strides compare without division.
+  bool coords_valid = false;
+  int64_t coords[kMaxDims] = {};
+};
+
+ViewGeometry describe_view(const ChipTensor& view);
+
+struct Relation {
+  bool overlap;  // the views may share a byte (false only when provably disjoint)
+  bool covers;   // `a` provably touches every byte `b` touches
+};
+
+// Relation of two views of the same buffer. Exact whenever decidable as described above;
+// otherwise `overlap` errs towards true and `covers` towards false, never the reverse.
+Relation relate(const ViewGeometry& a, const ViewGeometry& b);
+
+}  // namespace simpler::rt
