@@ -199,12 +199,26 @@ void ProgramMode::finish_job(void* p) {
   run.finished.notify_all();
 }
 
+void ProgramMode::renew_stream_after_error() {
+  // Runs report their status through their own record, so the stream only turns sticky
+  // when the driver itself failed a job (e.g. an injected launch fault); that run was
+  // reported as skipped, and later runs get a fresh stream.
+  if (stream_ != nullptr) {
+    if (sim_stream_query(stream_) >= SIMPLER_OK) return;
+    check_driver(sim_stream_destroy(stream_), "replacing the context's failed stream");
+    stream_ = nullptr;
+  }
+  ScopedDevice on_device(device_);
+  check_driver(sim_stream_create(&stream_), "replacing the context's failed stream");
+}
+
 void ProgramMode::launch_run(uint64_t run_id) {
   std::lock_guard<std::mutex> lock(mutex_);
   require_open();
   std::shared_ptr<ProgramRun> run = find_run(run_id);
   if (run->launched) fail(PTO_RUNTIME_ERR_INVALID_STATE, run_name(run_id) + " was already launched");
   if (run->finalizing) fail(PTO_RUNTIME_ERR_INVALID_STATE, run_name(run_id) + " is being finalized");
+  renew_stream_after_error();
   auto handle = std::make_unique<JobHandle>(JobHandle{run});
   check_driver(sim_launch_device_job(stream_, &ProgramMode::run_job, handle.get(), &ProgramMode::finish_job),
                "enqueueing " + run_name(run_id));

@@ -70,6 +70,7 @@ class ProgramMode {
   Engine* ensure_engine(const SimplerCallConfig* config);       // mutex_ held
   void check_device_range(uint64_t device_ptr, size_t size, const char* what) const;
   int release_all();  // mutex_ held
+  void renew_stream_after_error();  // mutex_ held
   bool holds_resources_locked() const;  // mutex_ held
 
   static int run_job(void* job);

@@ -1,0 +1,74 @@
+#include "abi_test_support.h"
+
+#include <span>
+
+namespace simpler::test {
+
+const RuntimeLibrary& tmr_library() {
+  static RuntimeLibrary library(SIMPLER_TEST_TMR_LIBRARY);
+  return library;
+}
+
+const RuntimeLibrary& hbg_library() {
+  static RuntimeLibrary library(SIMPLER_TEST_HBG_LIBRARY);
+  return library;
+}
+
+std::string last_error(const RuntimeAbi& abi, SimplerDeviceContext* ctx) {
+  const char* message = nullptr;
+  if (abi.last_error(ctx, &message) != SIMPLER_OK || message == nullptr) return "<simpler_last_error failed>";
+  return message;
+}
+
+uint64_t committed(const RuntimeAbi& abi, SimplerDeviceContext* ctx) {
+  uint64_t bytes = ~uint64_t{0};
+  EXPECT_STATUS(SIMPLER_OK, abi.committed(ctx, &bytes));
+  return bytes;
+}
+
+uint64_t call_count(const char* op) {
+  uint64_t count = 0;
+  EXPECT_STATUS(SIMPLER_OK, sim_call_count(op, &count));
+  return count;
+}
+
+Context::Context(const RuntimeAbi& abi) : abi_(abi) {
+  if (abi_.create(&ctx_) != SIMPLER_OK || ctx_ == nullptr) throw std::runtime_error("create_device_context failed");
+}
+
+Context::~Context() {
+  sim_clear_faults();
+  for (int attempt = 0; attempt < 4 && abi_.finalize(ctx_) != SIMPLER_OK; ++attempt) {
+  }
+  EXPECT_STATUS(SIMPLER_OK, abi_.destroy(ctx_)) << last_error(abi_, ctx_);
+}
+
+SimplerCallConfig default_config() {
+  SimplerCallConfig c{};
+  c.struct_size = sizeof(SimplerCallConfig);
+  return c;
+}
+
+std::vector<uint8_t> unloadable_callable(std::vector<ArgDirection> signature, size_t binary_bytes) {
+  std::vector<uint8_t> binary(binary_bytes, 0x5a);
+  ChipCallable c = ChipCallable::build(signature, "orchestrate", binary, {});
+  return {c.bytes().begin(), c.bytes().end()};
+}
+
+void AbiTest::SetUp() {
+  sim_clear_faults();
+  ASSERT_STATUS(SIMPLER_OK, sim_set_device(0));
+}
+
+void AbiTest::TearDown() { sim_clear_faults(); }
+
+std::string build_param_name(const ::testing::TestParamInfo<BuildParam>& info) { return info.param.name; }
+
+void BothBuilds::SetUp() {
+  sim_clear_faults();
+  ASSERT_STATUS(SIMPLER_OK, sim_set_device(0));
+}
+
+void BothBuilds::TearDown() { sim_clear_faults(); }
+
+}  // namespace simpler::test

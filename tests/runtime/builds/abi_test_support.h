@@ -1,0 +1,77 @@
+// Shared fixtures of the runtime-build C ABI tests.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime_library.h"
+#include "simpler/abi/status.h"
+#include "simpler/sim/sim_driver.h"
+#include "simpler/task/task_interface.h"
+
+namespace simpler::test {
+
+// gtest prints statuses by name.
+struct Status {
+  int value;
+  bool operator==(const Status&) const = default;
+};
+inline void PrintTo(const Status& s, std::ostream* os) { *os << simpler_status_name(s.value) << " (" << s.value << ")"; }
+#define EXPECT_STATUS(expected, call) EXPECT_EQ(::simpler::test::Status{expected}, ::simpler::test::Status{call})
+#define ASSERT_STATUS(expected, call) ASSERT_EQ(::simpler::test::Status{expected}, ::simpler::test::Status{call})
+
+std::string last_error(const RuntimeAbi& abi, SimplerDeviceContext* ctx);
+uint64_t committed(const RuntimeAbi& abi, SimplerDeviceContext* ctx);
+uint64_t call_count(const char* op);
+
+// Owns a context for a test: finalizes (retrying past injected faults) and destroys it.
+class Context {
+ public:
+  explicit Context(const RuntimeAbi& abi);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+  SimplerDeviceContext* get() const { return ctx_; }
+  operator SimplerDeviceContext*() const { return ctx_; }
+
+ private:
+  const RuntimeAbi& abi_;
+  SimplerDeviceContext* ctx_ = nullptr;
+};
+
+SimplerCallConfig default_config();
+
+// A ChipCallable whose orchestration bytes are not a loadable shared object: parses fine,
+// fails LoadedProgram::load.
+std::vector<uint8_t> unloadable_callable(std::vector<ArgDirection> signature, size_t binary_bytes = 64);
+
+// Base fixture: clears injected faults and leaves device 0 current on the test thread.
+class AbiTest : public ::testing::Test {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+};
+
+// Parameterized over both builds.
+struct BuildParam {
+  const char* name;
+  const RuntimeLibrary& (*library)();
+  bool kernel_mode;
+};
+std::string build_param_name(const ::testing::TestParamInfo<BuildParam>& info);
+class BothBuilds : public ::testing::TestWithParam<BuildParam> {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+  const RuntimeAbi& abi() const { return GetParam().library().abi(); }
+};
+#define INSTANTIATE_FOR_BOTH_BUILDS(suite)                                                          \
+  INSTANTIATE_TEST_SUITE_P(Builds, suite,                                                           \
+                           ::testing::Values(::simpler::test::BuildParam{"tmr", &::simpler::test::tmr_library, true}, \
+                                             ::simpler::test::BuildParam{"hbg", &::simpler::test::hbg_library, false}), \
+                           ::simpler::test::build_param_name)
+
+}  // namespace simpler::test
