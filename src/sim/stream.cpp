@@ -83,6 +83,11 @@ void Stream::executor_main() {
       { std::lock_guard lock(done_mutex_); }
       done_cv_.notify_all();
     }
+    // Signalled after the completion count, so whoever saw the event reached also sees
+    // the stream idle if the record was its last operation. Signalled even when skipped
+    // by a sticky error: waiters must not hang.
+    if (op.kind == StreamOpKind::kRecordEvent) op.event->signal(op.event_generation);
+    op.event.reset();
   }
   t_executing_stream = nullptr;
 }
@@ -120,14 +125,12 @@ void Stream::execute(StreamOp& op) {
       if (sticky == SIMPLER_OK) status = op.preset_status != 0 ? op.preset_status : op.job(op.user_data);
       if (op.cleanup != nullptr) op.cleanup(op.user_data);
       break;
-    case StreamOpKind::kRecordEvent:
-      op.event->signal(op.event_generation);  // even when skipped: waiters must not hang
+    case StreamOpKind::kRecordEvent:  // signalled by executor_main after completion
       break;
     case StreamOpKind::kWaitEvent:
       if (sticky == SIMPLER_OK) op.event->wait(op.event_generation);
       break;
   }
-  op.event.reset();
   if (sticky == SIMPLER_OK && status != SIMPLER_OK)
     sticky_status_.store(status, std::memory_order_release);
 }
