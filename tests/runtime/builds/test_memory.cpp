@@ -107,7 +107,9 @@ TEST_P(DeviceMemory, FailedReleaseKeepsTheRestAndTheDeviceThenRetrySucceeds) {
     const int status = abi().finalize(ctx);
     EXPECT_STATUS(SIM_ERR_INJECTED_FAULT, status);
     EXPECT_NE(last_error(abi(), ctx).find("call finalize_device again"), std::string::npos);
-    if (std::string(op) == "free") EXPECT_EQ(committed(abi(), ctx), 4096u + 8192u);  // nothing freed yet
+    if (std::string(op) == "free") {
+      EXPECT_EQ(committed(abi(), ctx), 4096u + 8192u);  // nothing freed yet
+    }
     EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE, abi().destroy(ctx));
     Context rival(abi());
     EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE, abi().init_device(rival, 0, nullptr));  // still claimed
