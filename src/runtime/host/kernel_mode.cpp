@@ -173,7 +173,12 @@ int KernelMode::release_all() {
   callables_.clear();  // host side: unloads the programs that point into the arena
   int status = arena_.release();
   if (status != SIMPLER_OK) return status;
-  engine_.reset();
+  if (engine_) {
+    std::string error;
+    status = engine_->release(&error);
+    if (status != SIMPLER_OK) return status;  // the engine keeps what it could not free
+    engine_.reset();
+  }
   claim_.release();
   phase_ = Phase::Closed;
   return SIMPLER_OK;
@@ -191,8 +196,8 @@ int KernelMode::finalize() {
   phase_ = Phase::Closing;
   int status = release_all();
   if (status != SIMPLER_OK) {
-    errors_.set(std::string("finalize_device: releasing the code arena failed: ") + simpler_status_name(status) +
-                "; the rest is kept, call finalize_device again");
+    errors_.set(std::string("finalize_device: a release failed: ") + simpler_status_name(status) +
+                "; what is left (and the device claim) is kept, call finalize_device again");
   }
   return status;
 }

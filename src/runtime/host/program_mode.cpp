@@ -80,7 +80,11 @@ Engine* ProgramMode::ensure_engine(const SimplerCallConfig* config) {
   }
   SimplerCallConfig wanted = config != nullptr ? *config : default_config();
   ScopedDevice on_device(device_);
-  engine_.reset();  // ring memory of the old engine goes first
+  if (engine_) {  // ring memory of the old engine goes first
+    std::string error;
+    check_driver(engine_->release(&error), "releasing the engine to resize its rings: " + error);
+    engine_.reset();
+  }
   EngineOptions options;
   options.device = device_;
   options.config = wanted;
@@ -428,7 +432,11 @@ int ProgramMode::release_all() {
     if (int status = sim_stream_destroy(stream_); status != SIMPLER_OK) return status;
     stream_ = nullptr;
   }
-  engine_.reset();
+  if (engine_) {
+    std::string error;
+    if (int status = engine_->release(&error); status != SIMPLER_OK) return status;
+    engine_.reset();
+  }
   claim_.release();
   phase_ = Phase::Closed;
   return SIMPLER_OK;
