@@ -4,6 +4,16 @@
 // threads and the per-core executors of the device's clusters. It executes one loaded
 // program at a time. Threads park when idle. Everything it allocates on the device goes
 // through the sim driver on the engine's device, so committed_bytes() is exact.
+//
+// Threads: one orchestrator thread and min(aicpu_thread_num - 1, clusters) scheduler
+// threads, started by create() and parked between runs (no thread is created per
+// execute()). Each scheduler owns whole clusters and runs their cores' kernels itself.
+// Defaults for zero SimplerCallConfig fields (engine_defaults.h): task window 1024 tasks,
+// heap ring 64 MiB (device memory, sim_malloc'd once at create), dependency pool 16384
+// edges, tensor map 65536 entries, watchdog 10000 ms, aicpu_thread_num from the device
+// topology (4). A config whose struct_size is 0 means "all defaults".
+// The orchestration API semantics (scopes, rings, back-pressure, deadlock detection) are
+// described in orchestrator.h.
 #pragma once
 
 #include <cstdint>
@@ -60,11 +70,26 @@ class Engine {
   // diagnostics and the watchdog; ring sizes are fixed at create(). Returns 0 or a
   // negative chip status (SIMPLER_CHIP_ERR_*, or PTO_RUNTIME_ERR_CAPACITY_EXCEEDED for a
   // host-built graph that does not fit); `error` gets the latched message.
+  // More precisely: args that disagree with the program's signature (counts, a HOST
+  // tensor, an invalid view) or a bad run_config -> PTO_RUNTIME_ERR_INVALID_ARGUMENT
+  // before anything runs; after release() -> PTO_RUNTIME_ERR_INVALID_STATE; a diagnostics
+  // file that cannot be written -> PTO_RUNTIME_ERR_INVALID_ARGUMENT (only if the run
+  // itself succeeded). After an error the tasks not yet started are skipped; kernels
+  // already running are waited for (a simulated core cannot be preempted), so execute()
+  // returns once every started kernel returned. Calls are serialized (thread-safe).
+  // TMR runs the orchestration on the orchestrator thread; build_graph_first runs it on
+  // the calling thread.
   int execute(const LoadedProgram& program, const ChipStorageTaskArgs& args,
               const SimplerCallConfig* run_config, std::string* error);
 
   uint64_t committed_bytes() const;  // device bytes held by this engine
   int32_t device() const;
+
+  // Stops the threads and frees the device memory (the destructor does the same, ignoring
+  // a failed free). Returns 0, or the sim driver's status of a failed free, which keeps
+  // the memory for a retry. Afterwards execute() -> PTO_RUNTIME_ERR_INVALID_STATE and,
+  // once it returned 0, committed_bytes() == 0. Idempotent. Not concurrent with execute().
+  int release(std::string* error);
 
   struct Impl;
 

@@ -1,0 +1,40 @@
+// simpler runtime — the diagnostics files of a run (internal).
+//
+// With CallConfig flags and an output_prefix, Engine::execute writes after the run:
+//   SIMPLER_CFG_DEP_GRAPH  <prefix>deps.dot        the inferred dependency graph (DOT)
+//   SIMPLER_CFG_SWIMLANE   <prefix>swimlane.json   one event per kernel block: core, start,
+//                                                  end (Chrome trace format, microseconds)
+//   SIMPLER_CFG_DUMP_ARGS  <prefix>args.txt        the entry arguments
+//   SIMPLER_CFG_PROFILING  <prefix>profile.json    run totals (tasks, blocks, times)
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "orchestrator.h"
+#include "scheduler.h"
+#include "simpler/abi/chip_types.h"
+
+namespace simpler::rt {
+
+struct RunSummary {
+  std::string program;
+  int32_t status = 0;
+  uint64_t tasks = 0;
+  uint64_t blocks = 0;
+  int64_t run_ns = 0;
+  int64_t orchestration_ns = 0;
+  int64_t kernel_ns = 0;  // sum over blocks (swimlane events)
+};
+
+// Each returns false with `error` naming the file when it cannot be written.
+bool write_dep_graph(const std::string& path, const std::vector<GraphNode>& nodes,
+                     const std::vector<GraphEdge>& edges, std::string* error);
+bool write_swimlane(const std::string& path, const std::vector<SwimlaneEvent>& events,
+                    int64_t origin_ns, std::string* error);
+bool write_entry_args(const std::string& path, const ChipStorageTaskArgs& args,
+                      const std::vector<uint8_t>& signature, std::string* error);
+bool write_profile(const std::string& path, const RunSummary& summary, std::string* error);
+
+}  // namespace simpler::rt

@@ -1,0 +1,349 @@
+// Engine: creation (rings, threads), execute (run protocol, watchdog, diagnostics), release.
+#include "engine.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "chip_state.h"
+#include "diagnostics.h"
+#include "engine_defaults.h"
+#include "loaded_program.h"
+#include "orchestrator.h"
+#include "scheduler.h"
+#include "simpler/abi/status.h"
+#include "simpler/sim/sim_driver.h"
+#include "tensor_shape.h"
+#include "watchdog.h"
+
+namespace simpler::rt {
+namespace {
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+uint64_t or_default(uint64_t value, uint64_t fallback) { return value != 0 ? value : fallback; }
+
+// A config with struct_size 0 is "all defaults"; anything else must validate.
+bool normalize_config(const SimplerCallConfig& in, SimplerCallConfig* out, std::string* why) {
+  if (in.struct_size == 0) {
+    *out = SimplerCallConfig{};
+    out->struct_size = sizeof(SimplerCallConfig);
+    return true;
+  }
+  *why = validate_call_config(in);
+  if (!why->empty()) return false;
+  *out = in;
+  return true;
+}
+
+}  // namespace
+
+struct Engine::Impl {
+  int32_t device = 0;
+  bool build_graph_first = false;
+  SimplerCallConfig config{};
+  uint64_t default_watchdog_ms = kDefaultWatchdogMs;
+  bool debug_log = false;
+
+  void* heap = nullptr;
+  uint64_t heap_bytes = 0;
+  std::atomic<uint64_t> committed{0};  // readable while another thread runs or releases
+
+  ChipState chip;
+  std::unique_ptr<Orchestrator> orchestrator;
+  std::vector<std::unique_ptr<Scheduler>> schedulers;
+  std::vector<std::thread> threads;
+  Watchdog watchdog{chip, [this] { return progress(); }};
+
+  std::mutex execute_mutex;  // one run at a time
+  bool released = false;
+
+  // Orchestrator thread hand-off.
+  std::mutex run_mutex;
+  std::condition_variable run_cv;
+  uint64_t runs_requested = 0;
+  uint64_t runs_finished = 0;
+  bool stopping = false;
+  const ChipStorageTaskArgs* run_args = nullptr;
+
+  uint64_t progress() const {
+    uint64_t p = orchestrator->progress();
+    for (const auto& s : schedulers) p += s->progress();
+    return p;
+  }
+
+  void orchestrator_main() {
+    uint64_t handled = 0;
+    for (;;) {
+      const ChipStorageTaskArgs* args = nullptr;
+      {
+        std::unique_lock<std::mutex> lock(run_mutex);
+        run_cv.wait(lock, [&] { return stopping || runs_requested != handled; });
+        if (stopping) return;
+        args = run_args;
+        handled = runs_requested;
+      }
+      orchestrator->run(*args);
+      {
+        std::lock_guard<std::mutex> lock(run_mutex);
+        runs_finished = handled;
+      }
+      run_cv.notify_all();
+    }
+  }
+
+  // TMR: hand the run to the orchestrator thread, poll the watchdog until it finished.
+  void run_on_orchestrator_thread(const ChipStorageTaskArgs& args) {
+    std::unique_lock<std::mutex> lock(run_mutex);
+    run_args = &args;
+    const uint64_t ticket = ++runs_requested;
+    run_cv.notify_all();
+    while (runs_finished != ticket) {
+      run_cv.wait_for(lock, watchdog.slice());
+      if (runs_finished != ticket) watchdog.poll();
+    }
+    run_args = nullptr;
+  }
+
+  void stop_threads() {
+    {
+      std::lock_guard<std::mutex> lock(run_mutex);
+      stopping = true;
+    }
+    run_cv.notify_all();
+    chip.shutdown.store(true, std::memory_order_release);
+    chip.scheduler_parker.notify_all();
+    for (std::thread& t : threads) {
+      if (t.joinable()) t.join();
+    }
+    threads.clear();
+  }
+
+  int free_heap(std::string* error) {
+    if (heap == nullptr) return SIMPLER_OK;
+    const int rc = sim_free(heap);
+    if (rc != SIMPLER_OK) {
+      if (error != nullptr) {
+        *error = std::string("freeing the engine's heap ring failed: ") + simpler_status_name(rc);
+      }
+      return rc;
+    }
+    heap = nullptr;
+    committed.store(0, std::memory_order_relaxed);
+    return SIMPLER_OK;
+  }
+};
+
+Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Engine::~Engine() {
+  if (!impl_) return;
+  impl_->stop_threads();
+  (void)impl_->free_heap(nullptr);
+}
+
+int Engine::create(const EngineOptions& options, std::unique_ptr<Engine>* out, std::string* error) {
+  std::string scratch;
+  std::string& err = error != nullptr ? *error : scratch;
+  if (out == nullptr) {
+    err = "Engine::create: out is null";
+    return PTO_RUNTIME_ERR_INVALID_ARGUMENT;
+  }
+  out->reset();
+  SimplerCallConfig config{};
+  std::string why;
+  if (!normalize_config(options.config, &config, &why)) {
+    err = "invalid config: " + why;
+    return PTO_RUNTIME_ERR_INVALID_ARGUMENT;
+  }
+  int32_t current = -1;
+  if (sim_get_device(&current) != SIMPLER_OK || current != options.device) {
+    err = "device " + std::to_string(options.device) +
+          " must be current on the calling thread (sim_set_device) before creating its engine";
+    return PTO_RUNTIME_ERR_INVALID_STATE;
+  }
+  SimTopology topology{};
+  if (int rc = sim_device_topology(options.device, &topology); rc != SIMPLER_OK) {
+    err = std::string("cannot read the topology of device ") + std::to_string(options.device) + ": " +
+          simpler_status_name(rc);
+    return rc;
+  }
+  if (topology.clusters < 1) {
+    err = "device " + std::to_string(options.device) + " has no clusters";
+    return PTO_RUNTIME_ERR_INVALID_STATE;
+  }
+  const int32_t aicpu = config.aicpu_thread_num != 0
+                            ? config.aicpu_thread_num
+                            : (topology.aicpu_threads >= 2 ? topology.aicpu_threads : kDefaultAicpuThreads);
+  const int32_t scheduler_count = std::max(1, std::min(aicpu - 1, topology.clusters));
+
+  auto impl = std::make_unique<Impl>();
+  impl->device = options.device;
+  impl->build_graph_first = options.build_graph_first;
+  impl->config = config;
+  impl->default_watchdog_ms = or_default(config.watchdog_timeout_ms, kDefaultWatchdogMs);
+  const char* log_env = std::getenv("SIMPLER_LOG");
+  impl->debug_log = log_env != nullptr && std::strcmp(log_env, "debug") == 0;
+
+  const uint64_t window = or_default(config.task_window_size, kDefaultTaskWindow);
+  impl->heap_bytes = (or_default(config.heap_ring_bytes, kDefaultHeapRingBytes) + kHeapAlignment - 1) /
+                     kHeapAlignment * kHeapAlignment;
+  try {
+    ChipState& chip = impl->chip;
+    chip.window = window;
+    chip.window_mask = window - 1;
+    chip.slots = std::make_unique<TaskSlot[]>(window);
+    for (auto& queue : chip.ready) queue.reset(2 * window);
+
+    if (int rc = sim_malloc(&impl->heap, impl->heap_bytes); rc != SIMPLER_OK) {
+      impl->heap = nullptr;
+      err = "cannot allocate the heap ring (" + std::to_string(impl->heap_bytes) + " bytes) on device " +
+            std::to_string(options.device) + ": " + simpler_status_name(rc) + " (lower heap_ring_bytes)";
+      return rc;
+    }
+    impl->committed.store(impl->heap_bytes, std::memory_order_relaxed);
+    OrchestratorSizes sizes;
+    sizes.heap_base = static_cast<uint8_t*>(impl->heap);
+    sizes.heap_bytes = impl->heap_bytes;
+    sizes.arena_bytes = std::max(kMinArenaBytes, window * kArenaBytesPerSlot);
+    sizes.dep_pool_size = or_default(config.dep_pool_size, kDefaultDepPoolSize);
+    sizes.tensormap_capacity = or_default(config.tensormap_capacity, kDefaultTensorMapCapacity);
+    impl->orchestrator = std::make_unique<Orchestrator>(chip, sizes);
+
+    const int32_t per = topology.clusters / scheduler_count;
+    const int32_t extra = topology.clusters % scheduler_count;
+    int32_t first = 0;
+    for (int32_t i = 0; i < scheduler_count; ++i) {
+      const int32_t count = per + (i < extra ? 1 : 0);
+      impl->schedulers.push_back(std::make_unique<Scheduler>(chip, first, count));
+      first += count;
+    }
+    Impl* raw = impl.get();
+    for (auto& s : impl->schedulers) impl->threads.emplace_back([s = s.get()] { s->run(); });
+    impl->threads.emplace_back([raw] { raw->orchestrator_main(); });
+  } catch (const std::exception& e) {
+    impl->stop_threads();
+    (void)impl->free_heap(nullptr);
+    err = std::string("cannot set up the engine: ") + e.what();
+    return PTO_RUNTIME_ERR_INTERNAL;
+  }
+  out->reset(new Engine(std::move(impl)));
+  return SIMPLER_OK;
+}
+
+int Engine::execute(const LoadedProgram& program, const ChipStorageTaskArgs& args,
+                    const SimplerCallConfig* run_config, std::string* error) {
+  std::string scratch;
+  std::string& err = error != nullptr ? *error : scratch;
+  err.clear();
+  Impl& I = *impl_;
+  std::lock_guard<std::mutex> serialize(I.execute_mutex);
+  if (I.released) {
+    err = "the engine was released; create a new one";
+    return PTO_RUNTIME_ERR_INVALID_STATE;
+  }
+  const LoadedProgram::Impl& P = program.impl();
+
+  SimplerCallConfig config = I.config;
+  std::string why;
+  if (run_config != nullptr && !normalize_config(*run_config, &config, &why)) {
+    err = "invalid run config: " + why;
+    return PTO_RUNTIME_ERR_INVALID_ARGUMENT;
+  }
+  const uint64_t watchdog_ms = or_default(config.watchdog_timeout_ms, I.default_watchdog_ms);
+  const std::string prefix(config.output_prefix, strnlen(config.output_prefix, SIMPLER_OUTPUT_PREFIX_MAX));
+
+  if (args.tensor_count != P.tensor_count || args.scalar_count != P.scalar_count) {
+    err = "the entry args have " + std::to_string(args.tensor_count) + " tensors and " +
+          std::to_string(args.scalar_count) + " scalars; the callable's signature takes " +
+          std::to_string(P.tensor_count) + " and " + std::to_string(P.scalar_count);
+    return PTO_RUNTIME_ERR_INVALID_ARGUMENT;
+  }
+  for (uint32_t i = 0; i < args.tensor_count; ++i) {
+    if (!check_device_tensor(args.tensors[i], &why)) {
+      err = "entry tensor " + std::to_string(i) + ": " + why;
+      return PTO_RUNTIME_ERR_INVALID_ARGUMENT;
+    }
+  }
+
+  I.chip.status.reset();
+  I.chip.record_swimlane.store((config.flags & (SIMPLER_CFG_SWIMLANE | SIMPLER_CFG_PROFILING)) != 0,
+                               std::memory_order_relaxed);
+  for (auto& s : I.schedulers) s->begin_run();
+  RunOptions run;
+  run.build_graph_first = I.build_graph_first;
+  run.record_graph = (config.flags & SIMPLER_CFG_DEP_GRAPH) != 0;
+  run.debug_log = I.debug_log;
+  run.watchdog = I.build_graph_first ? &I.watchdog : nullptr;
+  I.orchestrator->begin_run(P, run);
+  I.watchdog.arm(watchdog_ms);
+
+  const int64_t start = now_ns();
+  if (I.build_graph_first) {
+    I.orchestrator->run(args);  // the caller is the orchestrator; its waits poll the watchdog
+  } else {
+    I.run_on_orchestrator_thread(args);
+  }
+  const int64_t end = now_ns();
+  int status = I.chip.status.code();
+  if (status != SIMPLER_OK) err = I.chip.status.message();
+
+  // Diagnostics: the schedulers' events and the orchestrator's graph are quiescent now.
+  std::string diag_error;
+  bool written = true;
+  if (config.flags & SIMPLER_CFG_DUMP_ARGS) {
+    written = write_entry_args(prefix + "args.txt", args, P.signature, &diag_error) && written;
+  }
+  if (config.flags & SIMPLER_CFG_DEP_GRAPH) {
+    written = write_dep_graph(prefix + "deps.dot", I.orchestrator->graph_nodes(),
+                              I.orchestrator->graph_edges(), &diag_error) && written;
+  }
+  if (config.flags & (SIMPLER_CFG_SWIMLANE | SIMPLER_CFG_PROFILING)) {
+    std::vector<SwimlaneEvent> events;
+    for (const auto& s : I.schedulers) events.insert(events.end(), s->events().begin(), s->events().end());
+    if (config.flags & SIMPLER_CFG_SWIMLANE) {
+      written = write_swimlane(prefix + "swimlane.json", events, start, &diag_error) && written;
+    }
+    if (config.flags & SIMPLER_CFG_PROFILING) {
+      RunSummary summary;
+      summary.program = P.func_name;
+      summary.status = status;
+      summary.tasks = I.orchestrator->tasks_submitted();
+      summary.blocks = events.size();
+      summary.run_ns = end - start;
+      summary.orchestration_ns = I.orchestrator->orchestration_ns();
+      for (const SwimlaneEvent& e : events) summary.kernel_ns += e.end_ns - e.start_ns;
+      written = write_profile(prefix + "profile.json", summary, &diag_error) && written;
+    }
+  }
+  if (!written && status == SIMPLER_OK) {
+    err = "the run succeeded but a diagnostics file failed: " + diag_error;
+    status = PTO_RUNTIME_ERR_INVALID_ARGUMENT;
+  }
+  return status;
+}
+
+uint64_t Engine::committed_bytes() const { return impl_->committed.load(std::memory_order_relaxed); }
+
+int32_t Engine::device() const { return impl_->device; }
+
+int Engine::release(std::string* error) {
+  Impl& I = *impl_;
+  std::lock_guard<std::mutex> serialize(I.execute_mutex);
+  I.released = true;
+  I.stop_threads();
+  return I.free_heap(error);
+}
+
+}  // namespace simpler::rt

@@ -1,0 +1,35 @@
+// simpler runtime — what a LoadedProgram holds (internal; the engine reads it).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine.h"
+#include "shared_object.h"
+#include "simpler/abi/chip_types.h"
+#include "simpler/orch/orchestration_api.h"
+
+namespace simpler::rt {
+
+// One child kernel: its entry point and signature (tensors first, then scalars).
+struct LoadedKernel {
+  simpler_kernel_entry_fn entry = nullptr;  // nullptr: no child with this func id
+  uint32_t tensor_count = 0;
+  uint32_t scalar_count = 0;
+  std::array<uint8_t, CHIP_MAX_SIGNATURE> directions{};  // ChipArgDirection per tensor
+};
+
+struct LoadedProgram::Impl {
+  std::string func_name;
+  simpler_orch_entry_fn orchestration = nullptr;
+  std::vector<uint8_t> signature;  // ChipArgDirection of each entry argument
+  uint32_t tensor_count = 0;       // entry tensors (the signature's non-scalar prefix)
+  uint32_t scalar_count = 0;
+  std::array<LoadedKernel, CHIP_MAX_FUNC_ID + 1> kernels{};
+  std::vector<int32_t> func_ids;        // the children, ascending
+  std::vector<SharedObject> objects;    // dlclose'd when the program goes away
+};
+
+}  // namespace simpler::rt

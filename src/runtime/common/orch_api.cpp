@@ -1,0 +1,214 @@
+// The SimplerOrchApi table and the orchestration services besides submit: scopes,
+// intermediate tensors, explicit dependencies, small value reads/writes, fatal, log.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+
+#include "engine_defaults.h"
+#include "orchestrator.h"
+#include "simpler/abi/status.h"
+#include "tensor_shape.h"
+
+namespace simpler::rt {
+namespace {
+
+Orchestrator& self(void* rt) { return *static_cast<Orchestrator*>(rt); }
+
+// No C++ exception may unwind into the orchestration image: anything thrown (only
+// allocation failures are possible) fails the run instead.
+template <typename F>
+int guarded(void* rt, const char* api, F&& body) {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    return self(rt).fail(SIMPLER_CHIP_ERR_ORCH_FATAL, std::string(api) + ": internal error: " + e.what());
+  }
+}
+
+}  // namespace
+
+SimplerOrchApi make_orch_api(Orchestrator* orchestrator) {
+  SimplerOrchApi api{};
+  api.version = SIMPLER_ORCH_API_VERSION;
+  api.struct_size = sizeof(SimplerOrchApi);
+  api.rt = orchestrator;
+  api.submit = [](void* rt, const SimplerTaskDesc* desc, SimplerTaskResult* out) {
+    return guarded(rt, "submit", [&] { return self(rt).submit(desc, out); });
+  };
+  api.scope_begin = [](void* rt) { return guarded(rt, "scope_begin", [&] { return self(rt).scope_begin(); }); };
+  api.scope_end = [](void* rt) { return guarded(rt, "scope_end", [&] { return self(rt).scope_end(); }); };
+  api.alloc_tensor = [](void* rt, uint32_t ndims, const int64_t* shapes, uint32_t dtype, ChipTensor* out) {
+    return guarded(rt, "alloc_tensor", [&] { return self(rt).alloc_tensor(ndims, shapes, dtype, out); });
+  };
+  api.add_dependency = [](void* rt, uint64_t before, uint64_t after) {
+    return guarded(rt, "add_dependency", [&] { return self(rt).add_dependency(before, after); });
+  };
+  api.read_value = [](void* rt, const ChipTensor* t, int64_t index, void* out, size_t size) {
+    return guarded(rt, "read_value", [&] { return self(rt).read_value(t, index, out, size); });
+  };
+  api.write_value = [](void* rt, const ChipTensor* t, int64_t index, const void* in, size_t size) {
+    return guarded(rt, "write_value", [&] { return self(rt).write_value(t, index, in, size); });
+  };
+  api.fatal = [](void* rt, const char* message) {
+    return guarded(rt, "fatal", [&] { return self(rt).fatal(message); });
+  };
+  api.log = [](void* rt, int32_t level, const char* message) {
+    try {
+      self(rt).log(level, message);
+    } catch (const std::exception&) {
+      // Logging never fails a run.
+    }
+  };
+  return api;
+}
+
+int Orchestrator::scope_begin() {
+  if (int code = status()) return code;
+  bump_progress();
+  if (scopes_.size() >= kMaxScopeDepth) {
+    return fail(SIMPLER_CHIP_ERR_INVALID_ARGS,
+                "scope_begin: scopes nested deeper than " + std::to_string(kMaxScopeDepth));
+  }
+  scopes_.push_back(ScopeFrame{next_scope_serial_++, block_head_});
+  return SIMPLER_OK;
+}
+
+int Orchestrator::scope_end() {
+  if (int code = status()) return code;
+  bump_progress();
+  if (scopes_.empty()) {
+    return fail(SIMPLER_CHIP_ERR_INVALID_ARGS, "scope_end: no scope is open (scope_end without scope_begin)");
+  }
+  // Its allocations may be freed once every task submitted so far completed; its tasks
+  // are no longer pinned (pinned() compares serials with the open scopes).
+  const ScopeFrame frame = scopes_.back();
+  scopes_.pop_back();
+  for (uint64_t b = std::max(frame.first_block, block_tail_); b < block_head_; ++b) {
+    HeapBlock& block = blocks_[b % blocks_.size()];
+    if (block.free_after == kOpen) block.free_after = head_;
+  }
+  return SIMPLER_OK;
+}
+
+int Orchestrator::alloc_tensor(uint32_t ndims, const int64_t* shapes, uint32_t dtype, ChipTensor* out) {
+  if (int code = status()) return code;
+  bump_progress();
+  if (shapes == nullptr || out == nullptr) {
+    return fail(SIMPLER_CHIP_ERR_INVALID_ARGS, "alloc_tensor: shapes and out must not be null");
+  }
+  uint64_t bytes = 0;
+  std::string why;
+  if (!shape_bytes(ndims, shapes, dtype, &bytes, &why)) {
+    return fail(SIMPLER_CHIP_ERR_INVALID_ARGS, "alloc_tensor: " + why);
+  }
+  uint8_t* addr = nullptr;
+  if (!heap_alloc(bytes, &addr)) return status();
+  *out = contiguous_device_tensor(addr, bytes, ndims, shapes, dtype);
+  return SIMPLER_OK;
+}
+
+int Orchestrator::add_dependency(uint64_t before, uint64_t after) {
+  if (int code = status()) return code;
+  bump_progress();
+  auto invalid = [&](const std::string& why) {
+    return fail(SIMPLER_CHIP_ERR_INVALID_ARGS, "add_dependency(" + std::to_string(before) + ", " +
+                                                   std::to_string(after) + "): " + why);
+  };
+  if (after < run_first_ || after >= head_) return invalid("after_task is not a task of this run");
+  if (before < run_first_ || before >= after) {
+    return invalid("before_task must be a task of this run submitted before after_task");
+  }
+  TaskSlot& consumer = chip_.slot(after);
+  if (!options_.build_graph_first && (deferred_ == nullptr || deferred_->id != after)) {
+    return invalid("after_task must be the most recently submitted task (" + std::to_string(head_ - 1) +
+                   ") and no other runtime call may come in between: only it is not yet released "
+                   "for execution");
+  }
+  if (options_.record_graph) edges_.push_back(GraphEdge{before, after});
+  if (before < tail_) return SIMPLER_OK;  // reclaimed, hence completed
+  TaskSlot& producer = chip_.slot(before);
+  if (producer.dedup_stamp == after) return SIMPLER_OK;  // already linked
+  if (pool_head_ - pool_tail_ == pool_size_) {
+    // make_room would release the deferred task; `after` must stay unreleased meanwhile.
+    TaskSlot* keep = deferred_;
+    deferred_ = nullptr;
+    const bool room = make_room("dependency pool", "dep_pool_size", SIMPLER_CHIP_ERR_RING_DEADLOCK);
+    deferred_ = keep;
+    if (!room) return status();
+  }
+  if (before < tail_) return SIMPLER_OK;
+  producer.dedup_stamp = after;
+  if (producer.done_id.load(std::memory_order_acquire) == before) return SIMPLER_OK;
+  consumer.pending.fetch_add(1, std::memory_order_relaxed);  // the guard keeps it above zero
+  if (link(producer, consumer)) {
+    consumer.pool_end = pool_head_;
+  } else {
+    consumer.pending.fetch_sub(1, std::memory_order_relaxed);
+  }
+  return SIMPLER_OK;
+}
+
+bool Orchestrator::value_access(const char* api, const ChipTensor* t, int64_t index, const void* buf,
+                                size_t size, uint8_t** addr) {
+  auto invalid = [&](const std::string& why) {
+    fail(SIMPLER_CHIP_ERR_INVALID_ARGS, std::string(api) + ": " + why);
+    return false;
+  };
+  if (t == nullptr || buf == nullptr) return invalid("the tensor and the buffer must not be null");
+  if (size == 0) return invalid("size is 0");
+  std::string why;
+  if (!check_device_tensor(*t, &why)) return invalid(why);
+  uint64_t offset = 0;
+  if (!element_byte_offset(*t, index, &offset, &why)) return invalid(why);
+  if (offset > t->buffer.size || size > t->buffer.size - offset) {
+    return invalid(std::to_string(size) + " bytes at element " + std::to_string(index) +
+                   " run past the end of the tensor's buffer");
+  }
+  if (head_ != run_first_) {
+    if (building_) {
+      return invalid("build_graph_first runs the graph after the orchestration returns, so values "
+                     "can only be read or written before the first submit");
+    }
+    // Conservative ordering: every task submitted so far (a superset of the tensor's
+    // readers and writers) has completed.
+    if (!wait_all_completed()) return false;
+  }
+  *addr = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(t->buffer.addr)) + offset;
+  return true;
+}
+
+int Orchestrator::read_value(const ChipTensor* t, int64_t index, void* out, size_t size) {
+  if (int code = status()) return code;
+  bump_progress();
+  uint8_t* addr = nullptr;
+  if (!value_access("read_value", t, index, out, size, &addr)) return status();
+  std::memcpy(out, addr, size);
+  return SIMPLER_OK;
+}
+
+int Orchestrator::write_value(const ChipTensor* t, int64_t index, const void* in, size_t size) {
+  if (int code = status()) return code;
+  bump_progress();
+  uint8_t* addr = nullptr;
+  if (!value_access("write_value", t, index, in, size, &addr)) return status();
+  std::memcpy(addr, in, size);
+  return SIMPLER_OK;
+}
+
+int Orchestrator::fatal(const char* message) {
+  bump_progress();
+  chip_.fail(SIMPLER_CHIP_ERR_ORCH_FATAL,
+             std::string("orchestration fatal: ") + (message != nullptr ? message : "(no message)"));
+  return SIMPLER_CHIP_ERR_ORCH_FATAL;
+}
+
+void Orchestrator::log(int32_t level, const char* message) {
+  bump_progress();
+  if (level <= SIMPLER_LOG_DEBUG && !options_.debug_log) return;
+  static constexpr const char* kNames[] = {"DEBUG", "INFO", "WARN", "ERROR"};
+  const char* name = kNames[level < SIMPLER_LOG_DEBUG ? 0 : (level > SIMPLER_LOG_ERROR ? 3 : level)];
+  std::fprintf(stderr, "[simpler orch %s] %s: %s\n", program_->func_name.c_str(), name,
+               message != nullptr ? message : "(null)");
+}
+
+}  // namespace simpler::rt

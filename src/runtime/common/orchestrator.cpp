@@ -1,0 +1,466 @@
+// The orchestrator: task submission, dependency linking, rings, back-pressure, drain.
+#include "orchestrator.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "engine_defaults.h"
+#include "simpler/abi/status.h"
+#include "tensor_shape.h"
+
+namespace simpler::rt {
+namespace {
+
+constexpr int kCompletionSpins = 4000;
+
+AccessKind access_kind(uint32_t mode) {
+  switch (mode) {
+    case SIMPLER_TENSOR_IN: return AccessKind::Read;
+    case SIMPLER_TENSOR_INOUT: return AccessKind::ReadWrite;
+    default: return AccessKind::Write;  // OUT, OUT_ALLOC
+  }
+}
+
+// May a task pass a tensor in `mode` where the kernel signature says `direction`?
+bool mode_fits(uint32_t mode, uint8_t direction) {
+  switch (direction) {
+    case CHIP_ARG_IN: return mode == SIMPLER_TENSOR_IN || mode == SIMPLER_TENSOR_NODEP;
+    case CHIP_ARG_OUT: return mode != SIMPLER_TENSOR_IN;
+    case CHIP_ARG_INOUT: return mode == SIMPLER_TENSOR_INOUT || mode == SIMPLER_TENSOR_NODEP;
+    default: return false;
+  }
+}
+
+const char* mode_name(uint32_t mode) {
+  switch (mode) {
+    case SIMPLER_TENSOR_IN: return "IN";
+    case SIMPLER_TENSOR_OUT_ALLOC: return "OUT_ALLOC";
+    case SIMPLER_TENSOR_OUT: return "OUT";
+    case SIMPLER_TENSOR_INOUT: return "INOUT";
+    case SIMPLER_TENSOR_NODEP: return "NODEP";
+    default: return "?";
+  }
+}
+
+const char* direction_name(uint8_t d) {
+  switch (d) {
+    case CHIP_ARG_IN: return "IN";
+    case CHIP_ARG_OUT: return "OUT";
+    case CHIP_ARG_INOUT: return "INOUT";
+    default: return "SCALAR";
+  }
+}
+
+}  // namespace
+
+Orchestrator::Orchestrator(ChipState& chip, const OrchestratorSizes& sizes)
+    : chip_(chip), tmap_(sizes.tensormap_capacity) {
+  api_ = make_orch_api(this);
+  arena_.reset(sizes.arena_bytes);
+  arena_mem_ = std::make_unique<uint8_t[]>(sizes.arena_bytes);
+  pool_size_ = sizes.dep_pool_size;
+  pool_ = std::make_unique<Edge[]>(pool_size_);
+  heap_base_ = sizes.heap_base;
+  heap_.reset(sizes.heap_bytes);
+  blocks_.resize(sizes.heap_bytes / kHeapAlignment + 2);
+  scopes_.reserve(kMaxScopeDepth);
+  deps_.reserve(4 * CHIP_MAX_TENSOR_ARGS);
+}
+
+void Orchestrator::begin_run(const LoadedProgram::Impl& program, const RunOptions& options) {
+  program_ = &program;
+  options_ = options;
+  // A fresh id range: nothing of an earlier (possibly failed) run can alias it.
+  head_ += 1;
+  tail_ = done_cursor_ = run_first_ = head_;
+  deferred_ = nullptr;
+  building_ = false;
+  orchestration_ns_ = 0;
+  nodes_.clear();
+  edges_.clear();
+}
+
+void Orchestrator::run(const ChipStorageTaskArgs& args) {
+  const auto start = std::chrono::steady_clock::now();
+  building_ = options_.build_graph_first;
+  const int rc = program_->orchestration(&args, &api_);
+  building_ = false;
+  orchestration_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now() - start)
+                          .count();
+  if (rc != 0) {
+    fail(SIMPLER_CHIP_ERR_ORCH_FATAL,
+         "the orchestration '" + program_->func_name + "' returned " + std::to_string(rc));
+  }
+  finish();
+}
+
+void Orchestrator::finish() {
+  if (options_.build_graph_first) {
+    for (uint64_t id = run_first_; id < head_; ++id) drop_guard(chip_.slot(id), false);
+    chip_.scheduler_parker.notify_all();
+  } else {
+    release_deferred();
+  }
+  for (uint64_t id = std::max(done_cursor_, run_first_); id < head_; ++id) {
+    wait_for_completion(id, /*stop_on_error=*/false);
+  }
+  // Every task completed: all rings are empty again.
+  scopes_.clear();
+  tmap_.clear();
+  tail_ = done_cursor_ = head_;
+  arena_.release_all();
+  pool_tail_ = pool_head_;
+  heap_.release_all();
+  block_tail_ = block_head_;
+}
+
+int Orchestrator::fail(int32_t code, const std::string& message) {
+  chip_.fail(code, message);
+  return status();
+}
+
+// ---- submit ----------------------------------------------------------------------------
+
+bool Orchestrator::validate_task(const SimplerTaskDesc* d) {
+  if (d == nullptr) return fail(SIMPLER_CHIP_ERR_INVALID_ARGS, "submit: desc is null"), false;
+  if (d->func_id < 0 || d->func_id > CHIP_MAX_FUNC_ID || program_->kernels[d->func_id].entry == nullptr) {
+    std::string ids;
+    for (int32_t id : program_->func_ids) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
+    fail(SIMPLER_CHIP_ERR_KERNEL_NOT_FOUND,
+         "submit: func_id " + std::to_string(d->func_id) +
+             " is not a child kernel of this callable (its func ids: " + (ids.empty() ? "none" : ids) + ")");
+    return false;
+  }
+  auto invalid = [&](const std::string& why) {
+    fail(SIMPLER_CHIP_ERR_INVALID_ARGS, "submit (func_id " + std::to_string(d->func_id) + "): " + why);
+    return false;
+  };
+  if (d->core_type != SIMPLER_CORE_AIC && d->core_type != SIMPLER_CORE_AIV) {
+    return invalid("core_type " + std::to_string(d->core_type) + " is not SIMPLER_CORE_AIC (0) or SIMPLER_CORE_AIV (1)");
+  }
+  if (d->block_num < 1 || d->block_num > kMaxBlockNum) {
+    return invalid("block_num " + std::to_string(d->block_num) + " is out of range (1.." +
+                   std::to_string(kMaxBlockNum) + ")");
+  }
+  if (d->tensor_count > CHIP_MAX_TENSOR_ARGS || d->scalar_count > CHIP_MAX_SCALAR_ARGS) {
+    return invalid(std::to_string(d->tensor_count) + " tensors / " + std::to_string(d->scalar_count) +
+                   " scalars exceed the capacity (" + std::to_string(CHIP_MAX_TENSOR_ARGS) + " each)");
+  }
+  const LoadedKernel& k = program_->kernels[d->func_id];
+  if (d->tensor_count != k.tensor_count || d->scalar_count != k.scalar_count) {
+    return invalid("the kernel's signature takes " + std::to_string(k.tensor_count) + " tensors and " +
+                   std::to_string(k.scalar_count) + " scalars, the task passes " +
+                   std::to_string(d->tensor_count) + " and " + std::to_string(d->scalar_count));
+  }
+  for (uint32_t i = 0; i < d->tensor_count; ++i) {
+    const SimplerTaskTensor& a = d->tensors[i];
+    if (a.mode > SIMPLER_TENSOR_NODEP) {
+      return invalid("tensor " + std::to_string(i) + ": mode " + std::to_string(a.mode) + " is not a SimplerTensorMode");
+    }
+    if (!mode_fits(a.mode, k.directions[i])) {
+      return invalid("tensor " + std::to_string(i) + ": mode " + mode_name(a.mode) +
+                     " does not fit the kernel signature's " + direction_name(k.directions[i]));
+    }
+    std::string why;
+    if (a.mode == SIMPLER_TENSOR_OUT_ALLOC) {
+      uint64_t bytes = 0;
+      if (!shape_bytes(a.tensor.ndims, a.tensor.shapes, a.tensor.dtype, &bytes, &why)) {
+        return invalid("tensor " + std::to_string(i) + " (OUT_ALLOC): " + why);
+      }
+    } else if (!check_device_tensor(a.tensor, &why)) {
+      return invalid("tensor " + std::to_string(i) + ": " + why);
+    }
+  }
+  return true;
+}
+
+int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result) {
+  if (int code = status()) return code;
+  bump_progress();
+  if (!validate_task(desc)) return status();
+  const LoadedKernel& kernel = program_->kernels[desc->func_id];
+
+  reclaim_front();
+  while (head_ - tail_ >= chip_.window) {
+    if (!make_room("task window", "task_window_size", SIMPLER_CHIP_ERR_RING_DEADLOCK)) return status();
+  }
+  const uint64_t id = head_;
+  TaskSlot& task = chip_.slot(id);
+
+  // Tensor descriptors and the kernel's argument vector live in the arena.
+  const uint32_t tc = desc->tensor_count;
+  const uint32_t argc = tc + desc->scalar_count;
+  const uint64_t bytes = tc * sizeof(ChipTensor) + argc * sizeof(int64_t);
+  uint64_t offset = 0;
+  uint64_t arena_end = 0;
+  while (!arena_.try_alloc(bytes == 0 ? kArenaAlignment : bytes, kArenaAlignment, &offset, &arena_end)) {
+    if (!make_room("task argument arena", "task_window_size", SIMPLER_CHIP_ERR_RING_DEADLOCK)) return status();
+  }
+  auto* tensors = reinterpret_cast<ChipTensor*>(arena_mem_.get() + offset);
+  auto* argv = reinterpret_cast<int64_t*>(arena_mem_.get() + offset + tc * sizeof(ChipTensor));
+  uint32_t outputs = 0;
+  for (uint32_t i = 0; i < tc; ++i) {
+    const SimplerTaskTensor& a = desc->tensors[i];
+    if (a.mode == SIMPLER_TENSOR_OUT_ALLOC) {
+      uint64_t nbytes = 0;
+      std::string unused;
+      shape_bytes(a.tensor.ndims, a.tensor.shapes, a.tensor.dtype, &nbytes, &unused);
+      uint8_t* addr = nullptr;
+      if (!heap_alloc(nbytes, &addr)) return status();
+      tensors[i] = contiguous_device_tensor(addr, nbytes, a.tensor.ndims, a.tensor.shapes, a.tensor.dtype);
+      if (result != nullptr) result->outputs[outputs] = tensors[i];
+      ++outputs;
+    } else {
+      tensors[i] = a.tensor;
+    }
+    argv[i] = static_cast<int64_t>(reinterpret_cast<intptr_t>(&tensors[i]));
+  }
+  if (desc->scalar_count != 0) {
+    std::memcpy(argv + tc, desc->scalars, desc->scalar_count * sizeof(uint64_t));
+  }
+
+  // Dependencies: RAW / WAW / WAR from the tensor map.
+  deps_.clear();
+  for (uint32_t i = 0; i < tc; ++i) {
+    const uint32_t mode = desc->tensors[i].mode;
+    if (mode == SIMPLER_TENSOR_NODEP) continue;
+    while (!tmap_.access(id, tensors[i], access_kind(mode), deps_)) {
+      if (!make_room("tensor map", "tensormap_capacity", SIMPLER_CHIP_ERR_TENSORMAP_OVERFLOW)) return status();
+    }
+  }
+  size_t unique = 0;
+  for (uint64_t p : deps_) {
+    if (p < tail_ || p >= id) continue;  // reclaimed (so completed) or this task itself
+    TaskSlot& producer = chip_.slot(p);
+    if (producer.dedup_stamp == id) continue;
+    producer.dedup_stamp = id;
+    deps_[unique++] = p;
+    if (options_.record_graph) edges_.push_back(GraphEdge{p, id});
+  }
+  deps_.resize(unique);
+
+  task.entry = kernel.entry;
+  task.args = argv;
+  task.arg_count = argc;
+  task.block_num = desc->block_num;
+  task.core_type = desc->core_type;
+  task.func_id = desc->func_id;
+  task.id = id;
+  task.next_block.store(0, std::memory_order_relaxed);
+  task.blocks_done.store(0, std::memory_order_relaxed);
+  task.fanout.store(nullptr, std::memory_order_relaxed);
+  task.arena_end = arena_end;
+  task.scope_depth = static_cast<uint32_t>(scopes_.size());
+  task.scope_serial = scopes_.empty() ? 0 : scopes_.back().serial;
+  // The guard plus an upper bound of the edges; the edges that are not linked are
+  // subtracted below (the guard keeps the count above zero meanwhile).
+  task.pending.store(static_cast<int32_t>(1 + unique), std::memory_order_relaxed);
+  int32_t unlinked = 0;
+  for (uint64_t p : deps_) {
+    if (pool_head_ - pool_tail_ == pool_size_) {
+      if (!make_room("dependency pool", "dep_pool_size", SIMPLER_CHIP_ERR_RING_DEADLOCK)) return status();
+    }
+    TaskSlot& producer = chip_.slot(p);
+    if (p < tail_ || producer.done_id.load(std::memory_order_acquire) == p || !link(producer, task)) {
+      ++unlinked;  // already completed
+    }
+  }
+  if (unlinked != 0) task.pending.fetch_sub(unlinked, std::memory_order_acq_rel);
+  task.pool_end = pool_head_;
+
+  head_ = id + 1;
+  if (options_.record_graph) nodes_.push_back(GraphNode{id, desc->func_id, desc->core_type, desc->block_num});
+  if (!options_.build_graph_first) {
+    release_deferred();
+    deferred_ = &task;
+  }
+  if (result != nullptr) {
+    result->task_id = id;
+    result->output_count = outputs;
+  }
+  return SIMPLER_OK;
+}
+
+bool Orchestrator::link(TaskSlot& producer, TaskSlot& consumer) {
+  Edge& edge = pool_[pool_head_ % pool_size_];
+  edge.consumer = &consumer;
+  Edge* head = producer.fanout.load(std::memory_order_acquire);
+  do {
+    if (head == chip_.closed()) return false;  // the producer already completed
+    edge.next = head;
+  } while (!producer.fanout.compare_exchange_weak(head, &edge, std::memory_order_release,
+                                                   std::memory_order_acquire));
+  ++pool_head_;
+  return true;
+}
+
+void Orchestrator::drop_guard(TaskSlot& task, bool wake) {
+  if (task.pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    chip_.enqueue_ready(task);
+    if (wake) chip_.scheduler_parker.notify_one();
+  }
+}
+
+void Orchestrator::release_deferred() {
+  if (deferred_ != nullptr) {
+    TaskSlot* task = deferred_;
+    deferred_ = nullptr;
+    drop_guard(*task, true);
+  }
+}
+
+// ---- reclaim and back-pressure -----------------------------------------------------------
+
+bool Orchestrator::pinned(const TaskSlot& slot) const {
+  return slot.scope_depth != 0 && slot.scope_depth <= scopes_.size() &&
+         scopes_[slot.scope_depth - 1].serial == slot.scope_serial;
+}
+
+bool Orchestrator::reclaim_front() {
+  bool any = false;
+  while (tail_ < head_) {
+    TaskSlot& slot = chip_.slot(tail_);
+    if (slot.done_id.load(std::memory_order_acquire) != tail_ || pinned(slot)) break;
+    tmap_.retire(tail_);
+    arena_.release_to(slot.arena_end);
+    pool_tail_ = slot.pool_end;
+    ++tail_;
+    any = true;
+  }
+  if (done_cursor_ < tail_) done_cursor_ = tail_;
+  return any;
+}
+
+bool Orchestrator::make_room(const char* what, const char* knob, int32_t deadlock_code) {
+  if (reclaim_front()) return true;
+  if (chip_.status.failed()) return false;
+  if (building_) {
+    const int32_t code = deadlock_code == SIMPLER_CHIP_ERR_TENSORMAP_OVERFLOW
+                             ? deadlock_code
+                             : PTO_RUNTIME_ERR_CAPACITY_EXCEEDED;
+    fail(code, std::string("build_graph_first: the ") + what + " is full after " +
+                   std::to_string(head_ - run_first_) +
+                   " tasks; a host-built graph must fit at once (raise " + knob + ")");
+    return false;
+  }
+  release_deferred();
+  for (;;) {
+    if (reclaim_front()) return true;
+    if (chip_.status.failed()) return false;
+    const char* kind = deadlock_code == SIMPLER_CHIP_ERR_TENSORMAP_OVERFLOW ? "tensor map overflow"
+                                                                            : "ring deadlock";
+    if (tail_ == head_) {
+      fail(deadlock_code, std::string(kind) + ": the " + what +
+                              " cannot hold what a single task needs (raise " + knob + ")");
+      return false;
+    }
+    if (chip_.slot(tail_).done_id.load(std::memory_order_acquire) == tail_) {
+      fail(deadlock_code,
+           std::string(kind) + ": the " + what + " is full and its oldest task (" +
+               std::to_string(tail_) + ") is pinned by a scope that is still open; a scope " +
+               "can hold at most what the ring holds — close scopes sooner or raise " + knob);
+      return false;
+    }
+    wait_for_completion(tail_, /*stop_on_error=*/true);
+  }
+}
+
+void Orchestrator::advance_done_cursor() {
+  if (done_cursor_ < tail_) done_cursor_ = tail_;
+  while (done_cursor_ < head_ &&
+         chip_.slot(done_cursor_).done_id.load(std::memory_order_acquire) == done_cursor_) {
+    ++done_cursor_;
+  }
+}
+
+void Orchestrator::wait_for_completion(uint64_t id, bool stop_on_error) {
+  TaskSlot& slot = chip_.slot(id);
+  auto done = [&] {
+    return slot.done_id.load(std::memory_order_acquire) == id ||
+           (stop_on_error && chip_.status.failed());
+  };
+  for (int i = 0; i < kCompletionSpins; ++i) {
+    if (done()) return;
+    cpu_relax();
+  }
+  for (;;) {
+    const uint32_t ticket = chip_.orchestrator_parker.prepare_wait();
+    if (done()) {
+      chip_.orchestrator_parker.cancel_wait();
+      return;
+    }
+    if (options_.watchdog != nullptr) {
+      chip_.orchestrator_parker.wait(ticket, options_.watchdog->slice().count());
+      options_.watchdog->poll();
+    } else {
+      chip_.orchestrator_parker.wait(ticket);
+    }
+  }
+}
+
+bool Orchestrator::wait_all_completed() {
+  release_deferred();
+  for (;;) {
+    advance_done_cursor();
+    if (done_cursor_ == head_) return true;
+    if (chip_.status.failed()) return false;
+    wait_for_completion(done_cursor_, /*stop_on_error=*/true);
+  }
+}
+
+// ---- heap ring ---------------------------------------------------------------------------
+
+void Orchestrator::reclaim_heap() {
+  advance_done_cursor();
+  while (block_tail_ < block_head_) {
+    const HeapBlock& b = blocks_[block_tail_ % blocks_.size()];
+    if (b.free_after == kOpen || done_cursor_ < b.free_after) break;
+    heap_.release_to(b.end);
+    ++block_tail_;
+  }
+}
+
+bool Orchestrator::heap_alloc(uint64_t bytes, uint8_t** out) {
+  const uint64_t size = (std::max<uint64_t>(bytes, 1) + kHeapAlignment - 1) / kHeapAlignment * kHeapAlignment;
+  if (size > heap_.capacity()) {
+    fail(building_ ? PTO_RUNTIME_ERR_CAPACITY_EXCEEDED : SIMPLER_CHIP_ERR_RING_DEADLOCK,
+         "an allocation of " + std::to_string(bytes) + " bytes can never fit the heap ring of " +
+             std::to_string(heap_.capacity()) + " bytes (raise heap_ring_bytes)");
+    return false;
+  }
+  for (;;) {
+    reclaim_heap();
+    uint64_t offset = 0;
+    uint64_t end = 0;
+    if (block_head_ - block_tail_ < blocks_.size() && heap_.try_alloc(size, kHeapAlignment, &offset, &end)) {
+      blocks_[block_head_ % blocks_.size()] = HeapBlock{end, kOpen};
+      ++block_head_;
+      *out = heap_base_ + offset;
+      return true;
+    }
+    if (!wait_for_heap()) return false;
+  }
+}
+
+bool Orchestrator::wait_for_heap() {
+  if (chip_.status.failed()) return false;
+  const HeapBlock& oldest = blocks_[block_tail_ % blocks_.size()];
+  if (block_tail_ == block_head_ || oldest.free_after == kOpen || building_) {
+    const bool capacity = building_;
+    fail(capacity ? PTO_RUNTIME_ERR_CAPACITY_EXCEEDED : SIMPLER_CHIP_ERR_RING_DEADLOCK,
+         std::string(capacity ? "build_graph_first: " : "ring deadlock: ") + "the heap ring (" +
+             std::to_string(heap_.capacity()) + " bytes) is full" +
+             (capacity ? "; a host-built graph must fit at once"
+                       : " and its oldest allocation belongs to a scope that is still open (top-level "
+                         "allocations live until the run ends); allocate inside scopes that close sooner") +
+             " or raise heap_ring_bytes");
+    return false;
+  }
+  release_deferred();
+  wait_for_completion(done_cursor_, /*stop_on_error=*/true);
+  return !chip_.status.failed();
+}
+
+}  // namespace simpler::rt

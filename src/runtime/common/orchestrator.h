@@ -1,0 +1,165 @@
+// simpler runtime — the orchestrator side of a run (internal).
+//
+// Runs the orchestration entry and implements the SimplerOrchApi it calls: validates
+// tasks, infers their dependencies through the TensorMap, links them into producers'
+// fanout lists, and manages the rings:
+//   task window   slots of in-flight tasks (ChipState::slots)
+//   arg arena     host bytes for each task's tensor descriptors and kernel args
+//   dep pool      dependency edges
+//   heap ring     device memory for OUT_ALLOC outputs and alloc_tensor
+// All are reclaimed in order. A task slot (with its arena bytes, edges and tensor-map
+// entries) is reclaimed once the task completed and the scope it was submitted in (if
+// any) closed. A heap block is freed once its scope closed (top-level allocations: when
+// the run ends) and every task submitted before that completed. When a ring is full the
+// orchestrator waits for the oldest task (back-pressure); when the oldest occupant is
+// pinned by a scope that is still open the run fails with SIMPLER_CHIP_ERR_RING_DEADLOCK
+// (SIMPLER_CHIP_ERR_TENSORMAP_OVERFLOW for the tensor map) instead of hanging.
+//
+// TMR: the most recently submitted task keeps its release guard until the next API call,
+// so add_dependency(before, latest) can still add an edge. HBG (build_graph_first): every
+// task keeps its guard until the orchestration returned; a ring that fills up during the
+// build is PTO_RUNTIME_ERR_CAPACITY_EXCEEDED (the tensor map: TENSORMAP_OVERFLOW).
+//
+// Used by one thread at a time: the orchestrator thread (TMR) or the caller (HBG).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "byte_ring.h"
+#include "chip_state.h"
+#include "loaded_program.h"
+#include "simpler/orch/orchestration_api.h"
+#include "tensor_map.h"
+#include "watchdog.h"
+
+namespace simpler::rt {
+
+struct OrchestratorSizes {
+  uint8_t* heap_base = nullptr;  // device memory, heap_bytes long, 1024-byte aligned
+  uint64_t heap_bytes = 0;
+  uint64_t arena_bytes = 0;
+  uint64_t dep_pool_size = 0;
+  uint64_t tensormap_capacity = 0;
+};
+
+struct GraphNode {
+  uint64_t id;
+  int32_t func_id;
+  uint32_t core_type;
+  uint32_t block_num;
+};
+struct GraphEdge {
+  uint64_t from;
+  uint64_t to;
+};
+
+struct RunOptions {
+  bool build_graph_first = false;
+  bool record_graph = false;
+  bool debug_log = false;
+  Watchdog* watchdog = nullptr;  // polled while waiting (HBG: the caller is the orchestrator)
+};
+
+class Orchestrator;
+// The C function table an orchestration receives; rt = the orchestrator (orch_api.cpp).
+SimplerOrchApi make_orch_api(Orchestrator* orchestrator);
+
+class Orchestrator {
+ public:
+  Orchestrator(ChipState& chip, const OrchestratorSizes& sizes);
+  Orchestrator(const Orchestrator&) = delete;
+  Orchestrator& operator=(const Orchestrator&) = delete;
+
+  // Between runs (caller thread).
+  void begin_run(const LoadedProgram::Impl& program, const RunOptions& options);
+  // Runs the orchestration, releases the graph, waits until every task completed and
+  // resets the rings. The run's status is in the ChipState.
+  void run(const ChipStorageTaskArgs& args);
+
+  uint64_t progress() const { return progress_.load(std::memory_order_relaxed); }
+  uint64_t tasks_submitted() const { return head_ - run_first_; }
+  int64_t orchestration_ns() const { return orchestration_ns_; }
+  const std::vector<GraphNode>& graph_nodes() const { return nodes_; }
+  const std::vector<GraphEdge>& graph_edges() const { return edges_; }
+
+  // ---- SimplerOrchApi (orch_api.cpp wires the C table to these) ----
+  int submit(const SimplerTaskDesc* desc, SimplerTaskResult* result);
+  int scope_begin();
+  int scope_end();
+  int alloc_tensor(uint32_t ndims, const int64_t* shapes, uint32_t dtype, ChipTensor* out);
+  int add_dependency(uint64_t before, uint64_t after);
+  int read_value(const ChipTensor* t, int64_t index, void* out, size_t size);
+  int write_value(const ChipTensor* t, int64_t index, const void* in, size_t size);
+  int fatal(const char* message);
+  void log(int32_t level, const char* message);
+  int fail(int32_t code, const std::string& message);  // latches, returns the latched code
+
+ private:
+  struct ScopeFrame {
+    uint64_t serial;
+    uint64_t first_block;  // heap-block index at scope_begin
+  };
+  struct HeapBlock {
+    uint64_t end;         // heap-ring position released with this block
+    uint64_t free_after;  // kOpen until its scope closes, then the next task id at that time
+  };
+  static constexpr uint64_t kOpen = ~uint64_t{0};
+
+  bool validate_task(const SimplerTaskDesc* desc);
+  bool heap_alloc(uint64_t bytes, uint8_t** out);
+  bool wait_for_heap();
+  void reclaim_heap();
+  bool reclaim_front();
+  bool make_room(const char* what, const char* knob, int32_t deadlock_code);
+  bool pinned(const TaskSlot& slot) const;
+  bool link(TaskSlot& producer, TaskSlot& consumer);
+  bool value_access(const char* api, const ChipTensor* t, int64_t index, const void* buf,
+                    size_t size, uint8_t** addr);
+  bool wait_all_completed();
+  void wait_for_completion(uint64_t id, bool stop_on_error);
+  void advance_done_cursor();
+  void release_deferred();
+  void drop_guard(TaskSlot& task, bool wake);
+  void finish();
+  void bump_progress() { progress_.store(progress_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+  int status() const { return chip_.status.code(); }
+
+  ChipState& chip_;
+  TensorMap tmap_;
+  SimplerOrchApi api_{};
+
+  // Task ids are unique for the engine's lifetime: slot = id & window_mask.
+  uint64_t head_ = 1;         // next id to submit
+  uint64_t tail_ = 1;         // oldest id not reclaimed
+  uint64_t done_cursor_ = 1;  // every id below completed
+  uint64_t run_first_ = 1;    // first id of this run
+  TaskSlot* deferred_ = nullptr;  // TMR: the latest task, guard still held
+
+  ByteRing arena_;
+  std::unique_ptr<uint8_t[]> arena_mem_;
+  std::unique_ptr<Edge[]> pool_;
+  uint64_t pool_size_ = 0;
+  uint64_t pool_head_ = 0;
+  uint64_t pool_tail_ = 0;
+  uint8_t* heap_base_ = nullptr;
+  ByteRing heap_;
+  std::vector<HeapBlock> blocks_;
+  uint64_t block_head_ = 0;
+  uint64_t block_tail_ = 0;
+  std::vector<ScopeFrame> scopes_;
+  uint64_t next_scope_serial_ = 1;
+
+  const LoadedProgram::Impl* program_ = nullptr;
+  RunOptions options_{};
+  bool building_ = false;  // HBG: inside the orchestration entry
+  std::vector<uint64_t> deps_;
+  std::atomic<uint64_t> progress_{0};
+  int64_t orchestration_ns_ = 0;
+  std::vector<GraphNode> nodes_;
+  std::vector<GraphEdge> edges_;
+};
+
+}  // namespace simpler::rt

@@ -1,0 +1,54 @@
+// simpler runtime — an event count for parking idle threads (internal).
+//
+// Idle threads (schedulers with no ready task, the orchestrator waiting for a completion)
+// park here on a futex. Producers of work call notify_*() after publishing it; while
+// nobody is parked that is one fence and one load, no system call, so a busy engine
+// never pays for wake-ups.
+//
+// Waiter protocol (no lost wake-ups):
+//   uint32_t ticket = parker.prepare_wait();
+//   if (work is available) parker.cancel_wait(); else parker.wait(ticket);
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace simpler::rt {
+
+class Parker {
+ public:
+  uint32_t prepare_wait() {
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with the fence in notify()
+    return epoch_.load(std::memory_order_seq_cst);
+  }
+  void cancel_wait() { sleepers_.fetch_sub(1, std::memory_order_relaxed); }
+  // Returns when notified, spuriously, or after timeout_ns (< 0: no timeout).
+  void wait(uint32_t ticket, int64_t timeout_ns = -1);
+
+  // Call after publishing work. Wakes at most `count` parked threads.
+  void notify(int count) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (sleepers_.load(std::memory_order_relaxed) > 0) wake(count);
+  }
+  void notify_one() { notify(1); }
+  void notify_all() { notify(1 << 30); }
+  bool has_sleepers() const { return sleepers_.load(std::memory_order_relaxed) > 0; }
+
+ private:
+  void wake(int count);
+
+  alignas(64) std::atomic<uint32_t> epoch_{0};
+  std::atomic<int32_t> sleepers_{0};
+};
+
+// One iteration of a busy-wait loop: tells the CPU we are spinning.
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
+}  // namespace simpler::rt

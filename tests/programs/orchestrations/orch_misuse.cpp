@@ -1,0 +1,51 @@
+// orch_misuse [INOUT x (float32, >= 1024 elements), SCALAR case]: each case misuses the
+// orchestration API in one way and returns the status it got. Children: 0 add_const.
+//   1 block_num 0                        -> SIMPLER_CHIP_ERR_INVALID_ARGS
+//   2 func_id 9 (not a child)            -> SIMPLER_CHIP_ERR_KERNEL_NOT_FOUND
+//   3 scope_end without scope_begin      -> SIMPLER_CHIP_ERR_INVALID_ARGS
+//   4 a HOST-space tensor                -> SIMPLER_CHIP_ERR_INVALID_ARGS
+//   5 the scalar missing (signature)     -> SIMPLER_CHIP_ERR_INVALID_ARGS
+//   6 add_dependency on an older task    -> SIMPLER_CHIP_ERR_INVALID_ARGS
+//   7 returns 7 without calling fatal    -> SIMPLER_CHIP_ERR_ORCH_FATAL
+//   8 64 distinct writes in one scope    -> SIMPLER_CHIP_ERR_TENSORMAP_OVERFLOW (small map)
+//   9 OUT_ALLOC where the kernel says INOUT -> SIMPLER_CHIP_ERR_INVALID_ARGS
+//  10 a bad submit, then a good one: the good one must return the latched error too
+#include "orch_util.h"
+
+using simpler::orch::Scope;
+using simpler::orch::Task;
+
+extern "C" int orch_misuse(const ChipStorageTaskArgs* args, const SimplerOrchApi* api) {
+  const ChipTensor& x = args->tensors[0];
+  SimplerTaskResult r, r2;
+  switch (args->scalars[0]) {
+    case 1: return Task(api, 0, SIMPLER_CORE_AIV, 0).inout(x).scalar_f32(1.0f).submit(&r);
+    case 2: return Task(api, 9, SIMPLER_CORE_AIV).inout(x).scalar_f32(1.0f).submit(&r);
+    case 3: return api->scope_end(api->rt);
+    case 4: {
+      ChipTensor host = x;
+      host.space = CHIP_SPACE_HOST;
+      return Task(api, 0, SIMPLER_CORE_AIV).inout(host).scalar_f32(1.0f).submit(&r);
+    }
+    case 5: return Task(api, 0, SIMPLER_CORE_AIV).inout(x).submit(&r);
+    case 6:
+      TEST_ORCH_TRY(Task(api, 0, SIMPLER_CORE_AIV).inout(test_orch::element_view(x, 0)).scalar_f32(1.0f).submit(&r));
+      TEST_ORCH_TRY(Task(api, 0, SIMPLER_CORE_AIV).inout(test_orch::element_view(x, 16)).scalar_f32(1.0f).submit(&r2));
+      TEST_ORCH_TRY(Task(api, 0, SIMPLER_CORE_AIV).inout(test_orch::element_view(x, 32)).scalar_f32(1.0f).submit(&r2));
+      return api->add_dependency(api->rt, r.task_id, r2.task_id - 1);
+    case 7: return 7;
+    case 8: {
+      Scope scope(api);
+      for (int64_t i = 0; i < 64; ++i) {
+        TEST_ORCH_TRY(Task(api, 0, SIMPLER_CORE_AIV).inout(test_orch::element_view(x, 16 * i)).scalar_f32(1.0f).submit(&r));
+      }
+      return 0;
+    }
+    case 9: return Task(api, 0, SIMPLER_CORE_AIV).out_alloc({4}, CHIP_DT_FLOAT32).scalar_f32(1.0f).submit(&r);
+    case 10: {
+      (void)Task(api, 0, SIMPLER_CORE_AIV, 0).inout(x).scalar_f32(1.0f).submit(&r);
+      return Task(api, 0, SIMPLER_CORE_AIV).inout(x).scalar_f32(1.0f).submit(&r);
+    }
+    default: return api->fatal(api->rt, "orch_misuse: unknown case");
+  }
+}
