@@ -1,0 +1,137 @@
+"""simpler.KernelCompiler: images, core types, typed compile errors, the content cache."""
+from __future__ import annotations
+
+import ctypes
+import os
+
+import pytest
+
+import simpler
+from simpler.kernel_compiler import KernelCompileError, KernelCompiler
+
+ADD_ONE = r"""
+#include "simpler/kernel/kernel_abi.h"
+extern "C" void kernel_entry(int64_t* args) {
+  float* x = (float*)simpler_tensor_data(simpler_tensor_arg(args, 0), sizeof(float));
+  x[0] += 1.0f;
+}
+"""
+
+CORE_MARKER = r"""
+#include "simpler/kernel/kernel_abi.h"
+#if defined(SIMPLER_KERNEL_AIC)
+extern "C" int core_marker() { return 100; }
+#elif defined(SIMPLER_KERNEL_AIV)
+extern "C" int core_marker() { return 200; }
+#endif
+extern "C" void kernel_entry(int64_t* args) { (void)args; }
+"""
+
+ORCHESTRATION = r"""
+#include "simpler/orch/orchestration_api.h"
+extern "C" int my_orchestration(const ChipStorageTaskArgs* args, const SimplerOrchApi* api) {
+  SimplerTaskResult result;
+  return simpler::orch::Task(api, 0, SIMPLER_CORE_AIV).inout(args->tensors[0]).submit(&result);
+}
+"""
+
+
+def load(image: bytes, tmp_path, name: str) -> ctypes.CDLL:
+    path = tmp_path / f"{name}.so"
+    path.write_bytes(image)
+    return ctypes.CDLL(str(path), mode=os.RTLD_LOCAL)
+
+
+def test_public_names():
+    assert simpler.KernelCompiler is KernelCompiler
+    assert simpler.KernelCompileError is KernelCompileError
+    assert issubclass(KernelCompileError, RuntimeError)
+
+
+def test_kernel_image_is_built_for_its_core_type(tmp_path):
+    compiler = KernelCompiler(tmp_path / "cache")
+    aiv = compiler.compile_kernel(CORE_MARKER)  # default core type: aiv
+    aic = compiler.compile_kernel(CORE_MARKER, "AIC")
+    assert isinstance(aiv, bytes) and aiv.startswith(b"\x7fELF")
+    assert load(aiv, tmp_path, "aiv").core_marker() == 200
+    assert load(aic, tmp_path, "aic").core_marker() == 100
+
+
+def test_unknown_core_type_is_a_value_error(tmp_path):
+    compiler = KernelCompiler(tmp_path / "cache")
+    with pytest.raises(ValueError, match="'aic'.*'aiv'.*'cube'"):
+        compiler.compile_kernel(ADD_ONE, "cube")
+    assert compiler.stats["compiler_runs"] == 0
+
+
+def test_compile_error_carries_the_compiler_output(tmp_path):
+    compiler = KernelCompiler(tmp_path / "cache")
+    with pytest.raises(KernelCompileError) as err:
+        compiler.compile_kernel('extern "C" void kernel_entry(long* a) { undeclared_name(a); }')
+    assert "undeclared_name" in err.value.stderr
+    assert "compilation failed" in str(err.value)
+    assert "undeclared_name" in str(err.value)
+    cache = tmp_path / "cache"
+    assert not cache.exists() or not any(cache.iterdir())  # failures are never cached
+
+
+def test_kernel_without_entry_is_refused_naming_it(tmp_path):
+    compiler = KernelCompiler(tmp_path / "cache")
+    with pytest.raises(KernelCompileError, match="kernel_entry"):
+        compiler.compile_kernel('extern "C" void kernel_main(long* a) { (void)a; }')
+
+
+def test_orchestration_entry_is_checked(tmp_path):
+    compiler = KernelCompiler(tmp_path / "cache")
+    image = compiler.compile_orchestration(ORCHESTRATION, entry="my_orchestration")
+    assert hasattr(load(image, tmp_path, "orch"), "my_orchestration")
+    with pytest.raises(KernelCompileError, match="'orchestrate'"):
+        compiler.compile_orchestration(ORCHESTRATION, entry="orchestrate")
+
+
+def test_rerun_is_served_from_the_cache(tmp_path):
+    cache = tmp_path / "cache"
+    compiler = KernelCompiler(cache)
+    first = compiler.compile_kernel(ADD_ONE, "aiv")
+    second = compiler.compile_kernel(ADD_ONE, "aiv")
+    assert first == second
+    assert compiler.stats == {"compiler_runs": 1, "cache_hits": 1, "cache_write_failures": 0}
+    # A new compiler over the same directory (a rerun of the program) never compiles.
+    rerun = KernelCompiler(str(cache))
+    assert rerun.compile_kernel(ADD_ONE, "aiv") == first
+    assert rerun.stats["compiler_runs"] == 0 and rerun.stats["cache_hits"] == 1
+    entries = sorted(p.name for p in cache.iterdir())
+    assert len(entries) == 1 and entries[0].endswith(".so")  # no temp files left
+
+
+def test_cache_dir_defaults_to_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("SIMPLER_CACHE_DIR", str(tmp_path / "from-env"))
+    assert KernelCompiler().cache_dir == str(tmp_path / "from-env")
+    monkeypatch.delenv("SIMPLER_CACHE_DIR")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert KernelCompiler().cache_dir == str(tmp_path / "home" / ".cache" / "simpler" / "kernels")
+
+
+def test_disabled_cache_compiles_every_time(tmp_path):
+    compiler = KernelCompiler(tmp_path / "cache", use_cache=False)
+    compiler.compile_kernel(ADD_ONE)
+    compiler.compile_kernel(ADD_ONE)
+    assert compiler.stats["compiler_runs"] == 2
+    assert not (tmp_path / "cache").exists()
+
+
+def test_include_dirs_and_extra_flags(tmp_path):
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "answer.h").write_text("#define ANSWER_BASE 40\n")
+    compiler = KernelCompiler(tmp_path / "cache", include_dirs=[tmp_path / "inc"],
+                              extra_flags=["-DANSWER_DELTA=2"])
+    source = '#include "answer.h"\n' + CORE_MARKER.replace(
+        "return 200;", "return ANSWER_BASE + ANSWER_DELTA;")
+    assert load(compiler.compile_kernel(source), tmp_path, "answer").core_marker() == 42
+
+
+def test_unrunnable_compiler(tmp_path):
+    compiler = KernelCompiler(tmp_path / "cache", compiler="/nonexistent/c++")
+    with pytest.raises(KernelCompileError, match="/nonexistent/c\\+\\+") as err:
+        compiler.compile_kernel(ADD_ONE)
+    assert err.value.stderr == ""
