@@ -1,0 +1,99 @@
+"""Task-interface types: the data that crosses every simpler boundary.
+
+Thin Python names over the C++ types of ``include/simpler/task/task_interface.h``
+(bound in ``simpler._native.task_interface``); every rule is enforced once, in C++.
+
+    DataType            element type; ``.element_size``, ``.name``, ``from_numpy`` / ``to_numpy``
+    ArgDirection        SCALAR=0, IN=1, OUT=2, INOUT=3
+    AddressSpace        HOST (staged by the runtime) / DEVICE (caller-owned device memory)
+    ChipTensor          ``ChipTensor.make(ptr, shape, dtype)`` -> DEVICE tensor,
+                        ``ChipTensor.from_array(array)`` -> HOST tensor (zero-copy);
+                        ``.slice`` / ``.reshape`` / ``.transpose`` views
+    ChipStorageTaskArgs tensors then scalars (64-bit patterns); keeps host memory alive
+    CallConfig          diagnostics switches, output_prefix, thread count, ring sizes;
+                        ``validate()`` raises ValueError
+    CoreCallable        ``CoreCallable.build(signature, binary)``: one kernel image
+    ChipCallable        ``ChipCallable.build(signature, func_name, binary, children)``
+
+Bad input raises ValueError or TypeError whose message names the field.
+
+Example::
+
+    import numpy as np
+    from simpler.task_interface import (ArgDirection, ChipCallable, ChipStorageTaskArgs,
+                                        ChipTensor, CoreCallable)
+
+    x = np.arange(16, dtype=np.float32)
+    args = ChipStorageTaskArgs()
+    args.add_tensor(ChipTensor.from_array(x))
+    args.add_scalar_f32(0.5)
+    kernel = CoreCallable.build([ArgDirection.IN, ArgDirection.SCALAR], kernel_so_bytes)
+    chip = ChipCallable.build([ArgDirection.IN, ArgDirection.SCALAR], "orch_entry",
+                              orch_so_bytes, children=[(0, kernel)])
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from simpler import _native
+from simpler.errors import (
+    PTO_RUNTIME_ERR_BASE,
+    PTO_RUNTIME_ERR_CALLABLE_BYTES_EXCEEDED,
+    PTO_RUNTIME_ERR_CALLABLE_COUNT_EXCEEDED,
+    PTO_RUNTIME_ERR_CALLABLE_NOT_RESIDENT,
+    PTO_RUNTIME_ERR_CAPACITY_EXCEEDED,
+    PTO_RUNTIME_ERR_INTERNAL,
+    PTO_RUNTIME_ERR_INVALID_ARGUMENT,
+    PTO_RUNTIME_ERR_INVALID_STATE,
+    PTO_RUNTIME_ERR_PREPARED_INCOMPATIBLE,
+    PTO_RUNTIME_ERR_TIMEOUT,
+    PTO_RUNTIME_ERR_UNSUPPORTED,
+    ChipWorkerError,
+    UnsupportedRuntimeOperation,
+)
+
+_ti = _native.task_interface
+
+DataType = _ti.DataType
+ArgDirection = _ti.ArgDirection
+AddressSpace = _ti.AddressSpace
+ChipTensor = _ti.ChipTensor
+ChipStorageTaskArgs = _ti.ChipStorageTaskArgs
+CallConfig = _ti.CallConfig
+CoreCallable = _ti.CoreCallable
+ChipCallable = _ti.ChipCallable
+
+CHIP_TENSOR_MAX_DIMS: int = _ti.CHIP_TENSOR_MAX_DIMS
+CHIP_MAX_TENSOR_ARGS: int = _ti.CHIP_MAX_TENSOR_ARGS
+CHIP_MAX_SCALAR_ARGS: int = _ti.CHIP_MAX_SCALAR_ARGS
+CHIP_MAX_SIGNATURE: int = _ti.CHIP_MAX_SIGNATURE
+CHIP_MAX_FUNC_ID: int = _ti.CHIP_MAX_FUNC_ID
+CHIP_MAX_FUNC_NAME: int = _ti.CHIP_MAX_FUNC_NAME
+SIMPLER_OUTPUT_PREFIX_MAX: int = _ti.SIMPLER_OUTPUT_PREFIX_MAX
+
+__all__ = [
+    "DataType", "ArgDirection", "AddressSpace", "ChipTensor", "ChipStorageTaskArgs",
+    "CallConfig", "CoreCallable", "ChipCallable", "ChipWorker", "ChipWorkerError",
+    "UnsupportedRuntimeOperation",
+    "CHIP_TENSOR_MAX_DIMS", "CHIP_MAX_TENSOR_ARGS", "CHIP_MAX_SCALAR_ARGS",
+    "CHIP_MAX_SIGNATURE", "CHIP_MAX_FUNC_ID", "CHIP_MAX_FUNC_NAME", "SIMPLER_OUTPUT_PREFIX_MAX",
+    "PTO_RUNTIME_ERR_BASE", "PTO_RUNTIME_ERR_INTERNAL", "PTO_RUNTIME_ERR_UNSUPPORTED",
+    "PTO_RUNTIME_ERR_PREPARED_INCOMPATIBLE", "PTO_RUNTIME_ERR_INVALID_STATE",
+    "PTO_RUNTIME_ERR_INVALID_ARGUMENT", "PTO_RUNTIME_ERR_CALLABLE_COUNT_EXCEEDED",
+    "PTO_RUNTIME_ERR_CALLABLE_BYTES_EXCEEDED", "PTO_RUNTIME_ERR_CALLABLE_NOT_RESIDENT",
+    "PTO_RUNTIME_ERR_CAPACITY_EXCEEDED", "PTO_RUNTIME_ERR_TIMEOUT",
+]
+
+# Loaded on first use: ChipWorker pulls in the worker layer, which plain type users don't need.
+_LAZY = {"ChipWorker": ("simpler.chip_worker", "ChipWorker")}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module_name, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'simpler.task_interface' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module_name), attr)
+    globals()[name] = value
+    return value

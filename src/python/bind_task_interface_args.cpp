@@ -1,0 +1,110 @@
+// ChipStorageTaskArgs: tensors then scalars, packed by the C++ rules; host tensors' memory
+// is kept alive by the args object.
+#include <pybind11/stl.h>
+
+#include <string>
+
+#include "task_interface_types.h"
+
+namespace py = pybind11;
+
+namespace simpler::python::detail {
+namespace {
+
+// A Python int (or anything with __index__) as a 64-bit pattern: 0..2**64-1 as unsigned,
+// -2**63..-1 as two's complement.
+uint64_t scalar_bits(py::handle value, const char* what) {
+  if (PyFloat_Check(value.ptr())) {
+    throw py::type_error(std::string(what) +
+                         ": expected an int; use add_scalar_f32/add_scalar_f64 for floats");
+  }
+  py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr()));
+  if (!index) {
+    PyErr_Clear();
+    throw py::type_error(std::string(what) + ": expected an int, got " +
+                         Py_TYPE(value.ptr())->tp_name);
+  }
+  const unsigned long long u = PyLong_AsUnsignedLongLong(index.ptr());
+  if (!PyErr_Occurred()) return u;
+  PyErr_Clear();
+  const long long s = PyLong_AsLongLong(index.ptr());
+  if (!PyErr_Occurred()) return static_cast<uint64_t>(s);
+  PyErr_Clear();
+  throw py::value_error(std::string(what) + ": " + py::str(index).cast<std::string>() +
+                        " does not fit 64 bits (-2**63..2**64-1)");
+}
+
+void check_index(size_t i, uint32_t count, const char* what) {
+  if (i >= count) {
+    throw py::index_error(std::string(what) + ": index " + std::to_string(i) +
+                          " out of range (count " + std::to_string(count) + ")");
+  }
+}
+
+}  // namespace
+
+void bind_task_interface_args(py::module_& m) {
+  py::class_<PyChipStorageTaskArgs>(m, "ChipStorageTaskArgs",
+                                    "Arguments of one call: tensors first, then scalars "
+                                    "(64-bit patterns). Keeps host tensors' memory alive.")
+      .def(py::init<>())
+      .def(
+          "add_tensor",
+          [](PyChipStorageTaskArgs& a, const PyChipTensor& t) {
+            args_add_tensor(a.args, t.tensor);  // throws, leaving `a` unchanged
+            a.host.resize(a.args.tensor_count - 1);
+            a.host.push_back(t.host);
+          },
+          py::arg("tensor"),
+          "Append a tensor. ValueError after a scalar, past capacity or for an invalid tensor.")
+      .def(
+          "add_scalar",
+          [](PyChipStorageTaskArgs& a, py::handle value) {
+            args_add_scalar(a.args, scalar_bits(value, "add_scalar"));
+          },
+          py::arg("value"), "Append an int as a 64-bit pattern (negative: two's complement).")
+      .def("add_scalar_i64",
+           [](PyChipStorageTaskArgs& a, int64_t v) { args_add_scalar(a.args, scalar_bits_from_i64(v)); },
+           py::arg("value"))
+      .def("add_scalar_u64", [](PyChipStorageTaskArgs& a, uint64_t v) { args_add_scalar(a.args, v); },
+           py::arg("value"))
+      .def("add_scalar_f32",
+           [](PyChipStorageTaskArgs& a, float v) { args_add_scalar(a.args, scalar_bits_from_f32(v)); },
+           py::arg("value"), "Append a float as IEEE single in the low 32 bits.")
+      .def("add_scalar_f64",
+           [](PyChipStorageTaskArgs& a, double v) { args_add_scalar(a.args, scalar_bits_from_f64(v)); },
+           py::arg("value"), "Append a float as IEEE double.")
+      .def("clear",
+           [](PyChipStorageTaskArgs& a) {
+             a.args = ChipStorageTaskArgs{};
+             a.host.clear();
+           })
+      .def("__len__", [](const PyChipStorageTaskArgs& a) { return a.args.tensor_count + a.args.scalar_count; })
+      .def_property_readonly("tensor_count", [](const PyChipStorageTaskArgs& a) { return a.args.tensor_count; })
+      .def_property_readonly("scalar_count", [](const PyChipStorageTaskArgs& a) { return a.args.scalar_count; })
+      .def(
+          "tensor",
+          [](const PyChipStorageTaskArgs& a, size_t i) {
+            check_index(i, a.args.tensor_count, "tensor");
+            return PyChipTensor{a.args.tensors[i], i < a.host.size() ? a.host[i] : nullptr};
+          },
+          py::arg("index"))
+      .def(
+          "scalar",
+          [](const PyChipStorageTaskArgs& a, size_t i) {
+            check_index(i, a.args.scalar_count, "scalar");
+            return a.args.scalars[i];
+          },
+          py::arg("index"), "The i-th scalar's 64-bit pattern (unsigned).")
+      .def_property_readonly("scalars",
+                             [](const PyChipStorageTaskArgs& a) {
+                               return std::vector<uint64_t>(a.args.scalars,
+                                                            a.args.scalars + a.args.scalar_count);
+                             })
+      .def("__repr__", [](const PyChipStorageTaskArgs& a) {
+        return "ChipStorageTaskArgs(tensors=" + std::to_string(a.args.tensor_count) +
+               ", scalars=" + std::to_string(a.args.scalar_count) + ")";
+      });
+}
+
+}  // namespace simpler::python::detail

@@ -1,0 +1,115 @@
+// DataType (with element sizes and numpy mapping), ArgDirection, AddressSpace.
+#include <string>
+
+#include "task_interface_types.h"
+
+namespace py = pybind11;
+
+namespace simpler::python::detail {
+namespace {
+
+// numpy dtype name of each DataType ("bfloat16" needs a registered extension type).
+const char* numpy_name(DataType dt) {
+  switch (dt) {
+    case DataType::FLOAT32: return "float32";
+    case DataType::FLOAT16: return "float16";
+    case DataType::BFLOAT16: return "bfloat16";
+    case DataType::INT8: return "int8";
+    case DataType::INT16: return "int16";
+    case DataType::INT32: return "int32";
+    case DataType::INT64: return "int64";
+    case DataType::UINT8: return "uint8";
+    case DataType::UINT16: return "uint16";
+    case DataType::UINT32: return "uint32";
+    case DataType::UINT64: return "uint64";
+    case DataType::BOOL: return "bool";
+    case DataType::FLOAT64: return "float64";
+  }
+  throw py::value_error("dtype: not a DataType");
+}
+
+DataType from_numpy(py::handle dtype_like) {
+  py::object np = py::module_::import("numpy");
+  py::object d = np.attr("dtype")(dtype_like);  // numpy raises TypeError for junk
+  const auto name = d.attr("name").cast<std::string>();
+  const auto kind = d.attr("kind").cast<std::string>();
+  const auto size = d.attr("itemsize").cast<size_t>();
+  if (d.attr("byteorder").cast<std::string>() == ">") {
+    throw py::value_error("dtype: " + name + " is big-endian; the chip is little-endian");
+  }
+  if (name == "bfloat16") return DataType::BFLOAT16;
+  auto pick = [&](DataType d1, DataType d2, DataType d4, DataType d8) -> DataType {
+    switch (size) {
+      case 1: return d1;
+      case 2: return d2;
+      case 4: return d4;
+      case 8: return d8;
+      default: throw py::type_error("dtype: " + name + " has no DataType");
+    }
+  };
+  const auto none = static_cast<DataType>(CHIP_DT_COUNT);
+  DataType out = none;
+  if (kind == "f") out = pick(none, DataType::FLOAT16, DataType::FLOAT32, DataType::FLOAT64);
+  if (kind == "i") out = pick(DataType::INT8, DataType::INT16, DataType::INT32, DataType::INT64);
+  if (kind == "u") out = pick(DataType::UINT8, DataType::UINT16, DataType::UINT32, DataType::UINT64);
+  if (kind == "b" && size == 1) out = DataType::BOOL;
+  if (out == none) throw py::type_error("dtype: numpy " + name + " has no DataType");
+  return out;
+}
+
+}  // namespace
+
+void bind_task_interface_enums(py::module_& m) {
+  py::enum_<DataType>(m, "DataType", "Element type of a tensor (values are the C ABI's ChipDataType).")
+      .value("FLOAT32", DataType::FLOAT32)
+      .value("FLOAT16", DataType::FLOAT16)
+      .value("BFLOAT16", DataType::BFLOAT16)
+      .value("INT8", DataType::INT8)
+      .value("INT16", DataType::INT16)
+      .value("INT32", DataType::INT32)
+      .value("INT64", DataType::INT64)
+      .value("UINT8", DataType::UINT8)
+      .value("UINT16", DataType::UINT16)
+      .value("UINT32", DataType::UINT32)
+      .value("UINT64", DataType::UINT64)
+      .value("BOOL", DataType::BOOL)
+      .value("FLOAT64", DataType::FLOAT64)
+      .def_property_readonly("element_size", [](DataType d) { return element_size(d); },
+                             "Bytes per element.")
+      .def_static(
+          "from_name",
+          [](const std::string& name) {
+            if (auto d = data_type_from_name(name)) return *d;
+            throw py::value_error("dtype: '" + name + "' is not a DataType name (e.g. 'FLOAT32')");
+          },
+          py::arg("name"), "The DataType called `name` ('FLOAT32', ...); ValueError if none.")
+      .def_static("from_numpy", &from_numpy, py::arg("dtype"),
+                  "The DataType of a numpy dtype (or anything numpy.dtype() accepts).")
+      .def(
+          "to_numpy",
+          [](DataType d) {
+            py::object np = py::module_::import("numpy");
+            try {
+              return np.attr("dtype")(numpy_name(d));
+            } catch (const py::error_already_set&) {
+              throw py::type_error(std::string("dtype: numpy has no ") + numpy_name(d) +
+                                   " dtype (register one, e.g. via ml_dtypes, or view the data "
+                                   "as uint16)");
+            }
+          },
+          "The numpy dtype of this DataType.");
+
+  py::enum_<ArgDirection>(m, "ArgDirection", "Direction of one argument of a callable's signature.")
+      .value("SCALAR", ArgDirection::SCALAR)
+      .value("IN", ArgDirection::IN)
+      .value("OUT", ArgDirection::OUT)
+      .value("INOUT", ArgDirection::INOUT);
+
+  py::enum_<AddressSpace>(m, "AddressSpace",
+                          "Where a tensor's memory lives: HOST (staged by the runtime) or "
+                          "DEVICE (caller-owned device memory).")
+      .value("HOST", AddressSpace::HOST)
+      .value("DEVICE", AddressSpace::DEVICE);
+}
+
+}  // namespace simpler::python::detail

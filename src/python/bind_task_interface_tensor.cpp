@@ -1,0 +1,198 @@
+// ChipTensor: device tensors from a pointer, host tensors from any buffer-protocol object,
+// zero-copy views. Every rule lives in the C++ task interface; this file only converts.
+#include <pybind11/stl.h>
+
+#include <string>
+#include <vector>
+
+#include "task_interface_types.h"
+
+namespace py = pybind11;
+
+namespace simpler::python {
+
+HostBufferLease::HostBufferLease(py::handle obj) {
+  if (PyObject_GetBuffer(obj.ptr(), &view_, PyBUF_RECORDS) != 0) {
+    PyErr_Clear();  // not writable (bytes, read-only arrays): export read-only instead
+    if (PyObject_GetBuffer(obj.ptr(), &view_, PyBUF_RECORDS_RO) != 0) {
+      PyErr_Clear();
+      throw py::type_error(std::string("ChipTensor.from_array: a ") +
+                           Py_TYPE(obj.ptr())->tp_name +
+                           " does not export a strided buffer (pass a numpy array, bytearray, "
+                           "memoryview or another buffer-protocol object)");
+    }
+  }
+}
+
+HostBufferLease::~HostBufferLease() {
+  py::gil_scoped_acquire gil;
+  PyBuffer_Release(&view_);
+}
+
+namespace detail {
+namespace {
+
+// The DataType of a struct-module format code with the given item size.
+std::optional<DataType> dtype_of_format(const char* format, size_t itemsize) {
+  std::string f = format ? format : "B";
+  if (!f.empty() && (f[0] == '@' || f[0] == '=' || f[0] == '<')) f.erase(0, 1);
+  if (f.size() != 1) return std::nullopt;
+  auto by_size = [&](DataType d1, DataType d2, DataType d4, DataType d8) -> std::optional<DataType> {
+    switch (itemsize) {
+      case 1: return d1;
+      case 2: return d2;
+      case 4: return d4;
+      case 8: return d8;
+      default: return std::nullopt;
+    }
+  };
+  switch (f[0]) {
+    case 'e': return itemsize == 2 ? std::optional(DataType::FLOAT16) : std::nullopt;
+    case 'f': return itemsize == 4 ? std::optional(DataType::FLOAT32) : std::nullopt;
+    case 'd': return itemsize == 8 ? std::optional(DataType::FLOAT64) : std::nullopt;
+    case '?': return itemsize == 1 ? std::optional(DataType::BOOL) : std::nullopt;
+    case 'b': case 'h': case 'i': case 'l': case 'q': case 'n':
+      return by_size(DataType::INT8, DataType::INT16, DataType::INT32, DataType::INT64);
+    case 'B': case 'H': case 'I': case 'L': case 'Q': case 'N':
+      return by_size(DataType::UINT8, DataType::UINT16, DataType::UINT32, DataType::UINT64);
+    default: return std::nullopt;
+  }
+}
+
+PyChipTensor from_array(py::handle obj, std::optional<DataType> dtype) {
+  auto lease = std::make_shared<const HostBufferLease>(obj);
+  const Py_buffer& v = lease->view();
+  const auto itemsize = static_cast<size_t>(v.itemsize);
+  if (v.format && v.format[0] && (v.format[0] == '>' || v.format[0] == '!')) {
+    throw py::value_error("ChipTensor.from_array: big-endian data; the chip is little-endian");
+  }
+  if (!dtype) {
+    dtype = dtype_of_format(v.format, itemsize);
+    if (!dtype) {
+      throw py::type_error(std::string("ChipTensor.from_array: buffer format '") +
+                           (v.format ? v.format : "B") +
+                           "' has no DataType; pass dtype= to reinterpret the items");
+    }
+  } else if (element_size(*dtype) != itemsize) {
+    throw py::value_error(std::string("dtype: ") + data_type_name(*dtype) + " has " +
+                          std::to_string(element_size(*dtype)) +
+                          "-byte elements but the buffer's items are " +
+                          std::to_string(itemsize) + " bytes");
+  }
+  if (v.ndim < 1 || v.ndim > CHIP_TENSOR_MAX_DIMS) {
+    throw py::value_error("ndims: the buffer has " + std::to_string(v.ndim) +
+                          " dims; ChipTensor needs 1.." + std::to_string(CHIP_TENSOR_MAX_DIMS) +
+                          (v.ndim == 0 ? " (reshape a 0-d array to (1,))" : ""));
+  }
+  std::vector<int64_t> shape(v.shape, v.shape + v.ndim);
+  PyChipTensor out;
+  out.tensor = make_tensor(reinterpret_cast<uintptr_t>(v.buf), shape, *dtype, AddressSpace::HOST);
+  for (int d = 0; d < v.ndim; ++d) {
+    const Py_ssize_t stride = v.strides[d];
+    if (stride < 0 || stride % v.itemsize != 0) {
+      throw py::value_error("strides[" + std::to_string(d) + "]: " + std::to_string(stride) +
+                            " bytes is negative or not a multiple of the item size (pass a "
+                            "contiguous copy, e.g. numpy.ascontiguousarray)");
+    }
+    out.tensor.strides[d] = stride / v.itemsize;
+  }
+  // The buffer is exactly the bytes the (possibly strided) view spans.
+  out.tensor.buffer.size = tensor_byte_extent(out.tensor).second;
+  validate_tensor(out.tensor);
+  out.host = std::move(lease);
+  return out;
+}
+
+py::tuple dims(const int64_t* values, uint32_t n) {
+  py::tuple t(n);
+  for (uint32_t i = 0; i < n; ++i) t[i] = values[i];
+  return t;
+}
+
+PyChipTensor view_of(const PyChipTensor& src, const ChipTensor& t) { return {t, src.host}; }
+
+}  // namespace
+
+void bind_task_interface_tensor(py::module_& m) {
+  py::class_<PyChipTensor>(m, "ChipTensor",
+                           "A strided tensor descriptor (C ABI ChipTensor). Make one with "
+                           "ChipTensor.make (device memory) or ChipTensor.from_array (host).")
+      .def_static(
+          "make",
+          [](uint64_t ptr, const std::vector<int64_t>& shape, DataType dtype, uint64_t buffer_bytes) {
+            return PyChipTensor{make_tensor(ptr, shape, dtype, AddressSpace::DEVICE, buffer_bytes), {}};
+          },
+          py::arg("ptr"), py::arg("shape"), py::arg("dtype"), py::arg("buffer_bytes") = 0,
+          "A contiguous row-major DEVICE tensor over [ptr, ptr + buffer_bytes) (0 = exactly "
+          "the tensor's bytes). The caller keeps the device memory alive.")
+      .def_static("from_array", &from_array, py::arg("array"), py::arg("dtype") = py::none(),
+                  "A HOST tensor over the memory of a numpy array or any buffer-protocol object "
+                  "(zero-copy; the tensor keeps the object's buffer alive). dtype= reinterprets "
+                  "items of the same size, e.g. uint16 data as BFLOAT16.")
+      .def("slice",
+           [](const PyChipTensor& t, uint32_t dim, int64_t start, int64_t stop) {
+             return view_of(t, tensor_slice(t.tensor, dim, start, stop));
+           },
+           py::arg("dim"), py::arg("start"), py::arg("stop"),
+           "Elements [start, stop) of `dim`: a view (start_offset moves, strides stay).")
+      .def("reshape",
+           [](const PyChipTensor& t, const std::vector<int64_t>& shape) {
+             return view_of(t, tensor_reshape(t.tensor, shape));
+           },
+           py::arg("shape"), "A view with a new shape (contiguous tensors only, same numel).")
+      .def("transpose",
+           [](const PyChipTensor& t, uint32_t dim0, uint32_t dim1) {
+             return view_of(t, tensor_transpose(t.tensor, dim0, dim1));
+           },
+           py::arg("dim0"), py::arg("dim1"), "A view with two dimensions swapped.")
+      .def("validate", [](const PyChipTensor& t) { validate_tensor(t.tensor); },
+           "Raise ValueError naming the field if the descriptor is inconsistent.")
+      .def_property_readonly("shape", [](const PyChipTensor& t) { return dims(t.tensor.shapes, t.tensor.ndims); })
+      .def_property_readonly("strides", [](const PyChipTensor& t) { return dims(t.tensor.strides, t.tensor.ndims); },
+                             "Strides in elements.")
+      .def_property_readonly("ndims", [](const PyChipTensor& t) { return t.tensor.ndims; })
+      .def_property_readonly("dtype", [](const PyChipTensor& t) { return static_cast<DataType>(t.tensor.dtype); })
+      .def_property_readonly("space", [](const PyChipTensor& t) { return static_cast<AddressSpace>(t.tensor.space); })
+      .def_property_readonly("numel", [](const PyChipTensor& t) { return tensor_numel(t.tensor); })
+      .def_property_readonly("nbytes",
+                             [](const PyChipTensor& t) {
+                               return static_cast<uint64_t>(tensor_numel(t.tensor)) *
+                                      element_size(static_cast<DataType>(t.tensor.dtype));
+                             },
+                             "numel * element size.")
+      .def_property_readonly("addr", [](const PyChipTensor& t) { return t.tensor.buffer.addr; },
+                             "Base address of the underlying buffer.")
+      .def_property_readonly("buffer_size", [](const PyChipTensor& t) { return t.tensor.buffer.size; },
+                             "Bytes of the underlying buffer.")
+      .def_property_readonly("start_offset", [](const PyChipTensor& t) { return t.tensor.start_offset; },
+                             "Offset of the first element, in elements.")
+      .def_property_readonly("data_ptr",
+                             [](const PyChipTensor& t) {
+                               return t.tensor.buffer.addr +
+                                      static_cast<uint64_t>(t.tensor.start_offset) *
+                                          element_size(static_cast<DataType>(t.tensor.dtype));
+                             },
+                             "Address of the first element (addr + start_offset * element size).")
+      .def_property_readonly("is_contiguous", [](const PyChipTensor& t) { return tensor_is_contiguous(t.tensor); })
+      .def_property_readonly("byte_extent",
+                             [](const PyChipTensor& t) { return tensor_byte_extent(t.tensor); },
+                             "(first, last) bytes touched, relative to addr.")
+      .def_property_readonly("readonly",
+                             [](const PyChipTensor& t) { return t.host && t.host->readonly(); },
+                             "True for a HOST tensor over a read-only buffer (usable as input only).")
+      .def("__repr__", [](const PyChipTensor& t) {
+        std::string shape;
+        for (uint32_t i = 0; i < t.tensor.ndims && i < CHIP_TENSOR_MAX_DIMS; ++i) {
+          shape += (i ? ", " : "") + std::to_string(t.tensor.shapes[i]);
+        }
+        const bool dtype_ok = is_valid_data_type(t.tensor.dtype);
+        return "ChipTensor(shape=(" + shape + (t.tensor.ndims == 1 ? ",)" : ")") + ", dtype=" +
+               (dtype_ok ? data_type_name(static_cast<DataType>(t.tensor.dtype)) : "?") +
+               ", space=" + (t.tensor.space == CHIP_SPACE_HOST ? "HOST" : "DEVICE") +
+               ", addr=" + std::to_string(t.tensor.buffer.addr) +
+               ", start_offset=" + std::to_string(t.tensor.start_offset) + ")";
+      });
+}
+
+}  // namespace detail
+}  // namespace simpler::python

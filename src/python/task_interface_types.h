@@ -1,0 +1,65 @@
+// The C++ objects behind simpler.task_interface, for every binding that accepts them.
+//
+// Python class            C++ type held by the pybind11 instance
+//   ChipTensor            simpler::python::PyChipTensor      (.tensor is the ChipTensor)
+//   ChipStorageTaskArgs   simpler::python::PyChipStorageTaskArgs (.args is the ABI struct)
+//   CallConfig            simpler::CallConfig
+//   CoreCallable          simpler::CoreCallable
+//   ChipCallable          simpler::ChipCallable
+//   DataType/ArgDirection/AddressSpace  simpler::DataType / ArgDirection / AddressSpace
+//
+// Other bindings take them as `const PyChipStorageTaskArgs&`, `const simpler::ChipCallable&`,
+// `const simpler::CallConfig&` parameters (or py::cast<...>(obj)). All of them are
+// registered in simpler._native.task_interface.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <memory>
+#include <vector>
+
+#include "simpler/task/task_interface.h"
+
+namespace simpler::python {
+
+// A buffer export of a Python object (numpy array, bytearray, ...), held while any
+// tensor over it lives: the exporter can neither free nor resize the memory meanwhile.
+// Safe to destroy from any thread (it takes the GIL to release the export).
+class HostBufferLease {
+ public:
+  // Exports `obj`, writable when the exporter allows it, else read-only.
+  // Throws pybind11::type_error when `obj` does not support the buffer protocol.
+  explicit HostBufferLease(pybind11::handle obj);
+  ~HostBufferLease();
+  HostBufferLease(const HostBufferLease&) = delete;
+  HostBufferLease& operator=(const HostBufferLease&) = delete;
+
+  const Py_buffer& view() const { return view_; }
+  bool readonly() const { return view_.readonly != 0; }
+
+ private:
+  Py_buffer view_{};
+};
+
+struct PyChipTensor {
+  ChipTensor tensor{};
+  // Set for a HOST tensor made from a Python buffer: keeps that memory alive.
+  std::shared_ptr<const HostBufferLease> host;
+};
+
+struct PyChipStorageTaskArgs {
+  ChipStorageTaskArgs args{};
+  // host[i] keeps the memory of args.tensors[i] alive (null for DEVICE tensors).
+  std::vector<std::shared_ptr<const HostBufferLease>> host;
+};
+
+namespace detail {
+// The parts of bind_task_interface(), one file each.
+void bind_task_interface_enums(pybind11::module_& m);
+void bind_task_interface_tensor(pybind11::module_& m);
+void bind_task_interface_args(pybind11::module_& m);
+void bind_task_interface_config(pybind11::module_& m);
+void bind_task_interface_callables(pybind11::module_& m);
+}  // namespace detail
+
+}  // namespace simpler::python
