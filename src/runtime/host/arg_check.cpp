@@ -17,7 +17,7 @@ std::string position(uint32_t i) { return "argument " + std::to_string(i); }
 
 }  // namespace
 
-void check_device_tensor(const ChipTensor& t, int32_t device, const char* what) {
+void check_device_tensor(const ChipTensor& t, int32_t device, uint32_t arg_index) {
   auto [first, last] = tensor_byte_extent(t);
   if (last == first) return;  // an empty view touches no memory
   const void* start = reinterpret_cast<const void*>(t.buffer.addr + first);
@@ -25,12 +25,12 @@ void check_device_tensor(const ChipTensor& t, int32_t device, const char* what) 
   int status = sim_pointer_device(start, static_cast<size_t>(last - first), &owner);
   if (status != SIMPLER_OK) {
     fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
-         std::string(what) + ": DEVICE tensor bytes [" + std::to_string(t.buffer.addr + first) + ", +" +
+         position(arg_index) + ": DEVICE tensor bytes [" + std::to_string(t.buffer.addr + first) + ", +" +
              std::to_string(last - first) + ") are not inside one live device allocation (" +
              simpler_status_name(status) + ")");
   }
   if (owner != device) {
-    fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT, std::string(what) + ": DEVICE tensor lives on device " +
+    fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT, position(arg_index) + ": DEVICE tensor lives on device " +
                                                std::to_string(owner) + ", the context uses device " +
                                                std::to_string(device));
   }
@@ -62,22 +62,23 @@ void check_call_args(const ChipStorageTaskArgs& args, std::span<const ArgDirecti
   }
   for (uint32_t i = 0; i < args.tensor_count; ++i) {
     const ChipTensor& t = args.tensors[i];
+    // Messages are only built on failure: this runs on the kernel-mode launch path.
+    auto what = [&] { return position(i) + " (" + arg_direction_name(signature[i]) + ")"; };
     try {
       validate_tensor(t);
     } catch (const TaskInterfaceError& e) {
-      fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT, position(i) + ": " + e.what());
+      fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT, what() + ": " + e.what());
     }
-    const std::string what = position(i) + " (" + arg_direction_name(signature[i]) + ")";
     if (t.space == CHIP_SPACE_DEVICE) {
-      check_device_tensor(t, device, what.c_str());
+      check_device_tensor(t, device, i);
     } else if (t.space == CHIP_SPACE_HOST) {
       if (!allow_host) {
         fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
-             what + ": a HOST-space tensor; kernel mode takes DEVICE tensors only (copy the data to "
-                    "device memory first)");
+             what() + ": a HOST-space tensor; kernel mode takes DEVICE tensors only (copy the data to "
+                      "device memory first)");
       }
     } else {
-      fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT, what + ": unknown address space " + std::to_string(t.space));
+      fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT, what() + ": unknown address space " + std::to_string(t.space));
     }
   }
 }

@@ -17,7 +17,8 @@ namespace simpler::rt::host {
 void check_call_args(const ChipStorageTaskArgs& args, std::span<const ArgDirection> signature,
                      int32_t device, bool allow_host);
 
-// Throws AbiError INVALID_ARGUMENT unless [view's bytes] lie in a live allocation of `device`.
-void check_device_tensor(const ChipTensor& t, int32_t device, const char* what);
+// Throws AbiError INVALID_ARGUMENT (naming argument `arg_index`) unless the view's bytes
+// lie inside one live allocation of `device`.
+void check_device_tensor(const ChipTensor& t, int32_t device, uint32_t arg_index);
 
 }  // namespace simpler::rt::host
