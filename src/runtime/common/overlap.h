@@ -2,10 +2,10 @@
 // views of one buffer can share a byte (internal, used by the tensor map).
 //
 // A view is put once into a canonical box form (ascending positive strides, unit-stride
-// dimension first, broadcast/size-1 dimensions dropped, negative strides flipped). Two
-// views are then compared exactly per dimension whenever the linear map from box
-// coordinates to element offsets is injective on their common hull; otherwise by their
-// byte ranges, which is conservative.
+// dimension first, broadcast/size-1 dimensions dropped, negative strides flipped; a dense
+// view becomes the interval of its elements). Two views are then compared exactly per
+// dimension whenever the linear map from box coordinates to element offsets is injective
+// on their common hull; otherwise by their byte ranges, which is conservative.
 #pragma once
 
 #include <cstdint>
@@ -34,15 +34,36 @@ struct ViewGeometry {
   uint8_t ndims = 0;
   uint32_t elem_size = 0;
   int64_t base = 0;
-  int64_t strides[kMaxDims] = {};
-  int64_t shapes[kMaxDims] = {};
   // base == sum_k coords[k] * strides[k] (greedy, from the largest stride); valid when
   // base >= 0. Precomputed so that views with equal strides compare without division.
   bool coords_valid = false;
-  int64_t coords[kMaxDims] = {};
+  // Each stride divides the next and coords[k] + shapes[k] <= strides[k+1] / strides[k]:
+  // the box sits inside one mixed-radix "parent" (a tile of a row-major tensor). Two such
+  // boxes with equal strides overlap exactly when their coordinate intervals do.
+  bool radix_fit = false;
+  // Only the first `ndims` entries are meaningful (left uninitialised on purpose: this
+  // struct is filled once per tensor access on the hot path).
+  int64_t strides[kMaxDims];
+  int64_t shapes[kMaxDims];
+  int64_t coords[kMaxDims];
 };
 
-ViewGeometry describe_view(const ChipTensor& view);
+// Fills `out` (every field that is meaningful for the result).
+void describe_view(const ChipTensor& view, ViewGeometry& out);
+inline ViewGeometry describe_view(const ChipTensor& view) {
+  ViewGeometry g;
+  describe_view(view, g);
+  return g;
+}
+
+// The geometry of a dense view from its byte range alone: the interval of elements
+// [lo / elem_size, hi / elem_size), which touches exactly the same bytes. Fills and
+// returns `out`.
+const ViewGeometry& interval_geometry(int64_t lo, int64_t hi, uint32_t elem_size,
+                                      ViewGeometry& out);
+
+// Copies the meaningful part of `src` (cheaper than the whole struct).
+void copy_geometry(const ViewGeometry& src, ViewGeometry& dst);
 
 struct Relation {
   bool overlap;  // the views may share a byte (false only when provably disjoint)

@@ -1,6 +1,5 @@
 #include "common/tensor_map.h"
 
-#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -14,35 +13,50 @@ constexpr uint32_t kNil = UINT32_MAX;
 constexpr size_t kMaxCapacity = UINT32_MAX - 1;  // entry numbers are 32-bit, kNil excluded
 constexpr size_t kInitialReserve = 1024;
 
-}  // namespace
-
-// One recorded access. An entry sits on two intrusive doubly linked lists: its buffer's
-// (scanned by access) and its task's (walked by retire). The fields the scan reads come
-// first; the box form used by the exact test lives in the parallel `geometry` array.
-struct TensorMapEntry {
+// What access() reads of each entry of a buffer, packed so that the scan walks one
+// contiguous array (32 bytes per entry) instead of chasing pointers.
+struct ScanRecord {
   int64_t lo;  // touched bytes lie in [lo, hi)
   int64_t hi;
   uint64_t task;
-  uint32_t buf_next;
-  uint32_t buf_prev;
-  uint32_t task_next;
+  uint32_t entry;  // Entry number
+  uint16_t elem_size;
+  bool write;  // Write or ReadWrite
+  bool dense;  // touches all of [lo, hi); its box form is then rebuilt on demand
+};
+static_assert(sizeof(ScanRecord) == 32);
+
+// The rest of an entry: where its ScanRecord sits, and its place on its task's list
+// (walked by retire).
+struct Entry {
+  uint32_t buffer;  // BufferRecord number
+  uint32_t slot;    // index in that buffer's readers or writers array (per ScanRecord.write)
+  uint32_t task_rec;
   uint32_t task_prev;
-  uint32_t buffer;    // BufferRecord number
-  uint32_t task_rec;  // TaskRecord number
-  bool write;         // Write or ReadWrite
-  bool dense;
+  uint32_t task_next;  // also the free-list link of a free entry
+  bool write;          // which of the buffer's arrays holds the ScanRecord
 };
 
-struct TensorMap::Impl {
-  struct BufferRecord {
-    uint64_t addr;
-    uint32_t head;  // entry list; also the free-list link of a free record
-  };
-  struct TaskRecord {
-    uint64_t task;
-    uint32_t head;
-  };
+// Readers and writers are kept apart: a read only has to look at the writers, and
+// buffers that many tasks read (weights) collect many readers.
+struct BufferRecord {
+  uint64_t addr = 0;
+  std::vector<ScanRecord> writers;  // both keep their capacity when the record is recycled
+  std::vector<ScanRecord> readers;
+  uint32_t next_free = kNil;
 
+  std::vector<ScanRecord>& scan(bool write) { return write ? writers : readers; }
+  bool empty() const { return writers.empty() && readers.empty(); }
+};
+
+struct TaskRecord {
+  uint64_t task;
+  uint32_t head;  // entry list; also the free-list link of a free record
+};
+
+}  // namespace
+
+struct TensorMap::Impl {
   explicit Impl(size_t cap) : capacity(cap) {
     if (cap > kMaxCapacity)
       throw std::invalid_argument("TensorMap capacity " + std::to_string(cap) +
@@ -50,16 +64,15 @@ struct TensorMap::Impl {
                                   " entries; use a smaller tensormap_capacity");
     const size_t reserve = cap < kInitialReserve ? cap : kInitialReserve;
     entries.reserve(reserve);
-    geometry.reserve(reserve);
     covered.reserve(64);
   }
 
   size_t capacity;
   size_t live = 0;
 
-  std::vector<TensorMapEntry> entries;
-  std::vector<ViewGeometry> geometry;  // parallel to entries
-  uint32_t free_entry = kNil;          // linked through buf_next
+  std::vector<Entry> entries;
+  std::vector<ViewGeometry> geometry;  // by entry number; written for non-dense views only
+  uint32_t free_entry = kNil;
 
   std::vector<BufferRecord> buffers;
   uint32_t free_buffer = kNil;
@@ -68,101 +81,147 @@ struct TensorMap::Impl {
   std::vector<TaskRecord> tasks;
   uint32_t free_task = kNil;
   FlatIndex task_index;  // task id -> TaskRecord
+  uint32_t recent_task_rec = kNil;
 
-  std::vector<uint32_t> covered;  // scratch of access(): entries the new write hides
+  // Scratch of access(): the new view, a dense entry's rebuilt box form, and the entries
+  // the new write hides.
+  ViewGeometry probe;
+  ViewGeometry dense_scratch;
+  std::vector<uint32_t> covered;
 
-  template <typename Pool>
-  static uint32_t take(Pool& pool, uint32_t& free_head) {
-    if (free_head != kNil) {
-      const uint32_t n = free_head;
-      free_head = pool[n].head;
-      return n;
+  // `rec` is the record found by a lookup of `addr` already made, or kNone.
+  uint32_t buffer_record(uint64_t addr, uint32_t rec) {
+    if (rec != FlatIndex::kNone) return rec;
+    if (free_buffer != kNil) {
+      rec = free_buffer;
+      free_buffer = buffers[rec].next_free;
+    } else {
+      buffers.emplace_back();
+      rec = static_cast<uint32_t>(buffers.size() - 1);
     }
-    pool.emplace_back();
-    return static_cast<uint32_t>(pool.size() - 1);
+    buffers[rec].addr = addr;
+    buffer_index.insert(addr, rec);
+    return rec;
   }
 
-  uint32_t buffer_record(uint64_t addr) {
-    uint32_t rec = buffer_index.find(addr);
-    if (rec == FlatIndex::kNone) {
-      rec = take(buffers, free_buffer);
-      buffers[rec] = BufferRecord{addr, kNil};
-      buffer_index.insert(addr, rec);
-    }
-    return rec;
+  void release_buffer(uint32_t rec) {
+    buffer_index.erase(buffers[rec].addr);
+    buffers[rec].next_free = free_buffer;
+    free_buffer = rec;
   }
 
   uint32_t task_record(uint64_t task) {
+    // A task's accesses arrive one after another: remember the last record.
+    if (recent_task_rec != kNil && tasks[recent_task_rec].task == task &&
+        tasks[recent_task_rec].head != kNil)
+      return recent_task_rec;
     uint32_t rec = task_index.find(task);
-    if (rec == FlatIndex::kNone) {
-      rec = take(tasks, free_task);
-      tasks[rec] = TaskRecord{task, kNil};
-      task_index.insert(task, rec);
+    if (rec != FlatIndex::kNone) return recent_task_rec = rec;
+    if (free_task != kNil) {
+      rec = free_task;
+      free_task = tasks[rec].head;
+    } else {
+      tasks.emplace_back();
+      rec = static_cast<uint32_t>(tasks.size() - 1);
     }
-    return rec;
+    tasks[rec] = TaskRecord{task, kNil};
+    task_index.insert(task, rec);
+    return recent_task_rec = rec;
   }
 
-  uint32_t take_entry() {
+  void release_task(uint32_t rec) {
+    if (rec == recent_task_rec) recent_task_rec = kNil;
+    task_index.erase(tasks[rec].task);
+    tasks[rec].head = free_task;
+    free_task = rec;
+  }
+
+  uint32_t take_entry(bool needs_geometry) {
+    uint32_t n;
     if (free_entry != kNil) {
-      const uint32_t n = free_entry;
-      free_entry = entries[n].buf_next;
-      return n;
+      n = free_entry;
+      free_entry = entries[n].task_next;
+    } else {
+      entries.emplace_back();
+      n = static_cast<uint32_t>(entries.size() - 1);
     }
-    entries.emplace_back();
-    geometry.emplace_back();
-    return static_cast<uint32_t>(entries.size() - 1);
+    if (needs_geometry && geometry.size() <= n) geometry.resize(n + 1);
+    return n;
   }
 
-  void insert(uint64_t task, uint64_t addr, const ViewGeometry& g, bool write) {
-    const uint32_t b = buffer_record(addr);
+  // Every allocation happens before the first link is made, so a throw leaves the map
+  // consistent (at worst with an empty buffer or task record, which is harmless).
+  void insert(uint64_t task, uint64_t addr, uint32_t found_buffer, const ViewGeometry& g,
+              bool write) {
+    const uint32_t b = buffer_record(addr, found_buffer);
     const uint32_t t = task_record(task);
-    const uint32_t n = take_entry();
-    TensorMapEntry& e = entries[n];
-    e = TensorMapEntry{g.lo, g.hi, task, buffers[b].head, kNil, tasks[t].head, kNil, b, t,
-                       write, g.dense};
-    if (e.buf_next != kNil) entries[e.buf_next].buf_prev = n;
-    buffers[b].head = n;
-    if (e.task_next != kNil) entries[e.task_next].task_prev = n;
+    std::vector<ScanRecord>& scan = buffers[b].scan(write);
+    if (scan.size() == scan.capacity()) scan.reserve(2 * scan.size() + 4);
+    const uint32_t n = take_entry(!g.dense);
+    scan.push_back(ScanRecord{g.lo, g.hi, task, n, static_cast<uint16_t>(g.elem_size), write,
+                              g.dense});
+    if (!g.dense) copy_geometry(g, geometry[n]);
+    const uint32_t head = tasks[t].head;
+    entries[n] = Entry{b, static_cast<uint32_t>(scan.size() - 1), t, kNil, head, write};
+    if (head != kNil) entries[head].task_prev = n;
     tasks[t].head = n;
-    geometry[n] = g;
     ++live;
   }
 
+  // Swap-removes the entry's scan record.
   void unlink_from_buffer(uint32_t n, bool release_empty_buffer) {
-    const TensorMapEntry& e = entries[n];
-    if (e.buf_prev != kNil) entries[e.buf_prev].buf_next = e.buf_next;
-    else buffers[e.buffer].head = e.buf_next;
-    if (e.buf_next != kNil) entries[e.buf_next].buf_prev = e.buf_prev;
-    BufferRecord& b = buffers[e.buffer];
-    if (release_empty_buffer && b.head == kNil) {
-      buffer_index.erase(b.addr);
-      b.head = free_buffer;
-      free_buffer = e.buffer;
+    const Entry& e = entries[n];
+    BufferRecord& buffer = buffers[e.buffer];
+    std::vector<ScanRecord>& scan = buffer.scan(e.write);
+    const ScanRecord& last = scan.back();
+    if (last.entry != n) {
+      scan[e.slot] = last;
+      entries[last.entry].slot = e.slot;
     }
+    scan.pop_back();
+    if (release_empty_buffer && buffer.empty()) release_buffer(e.buffer);
   }
 
   void unlink_from_task(uint32_t n) {
-    const TensorMapEntry& e = entries[n];
+    const Entry& e = entries[n];
     if (e.task_prev != kNil) entries[e.task_prev].task_next = e.task_next;
     else tasks[e.task_rec].head = e.task_next;
     if (e.task_next != kNil) entries[e.task_next].task_prev = e.task_prev;
-    TaskRecord& t = tasks[e.task_rec];
-    if (t.head == kNil) {
-      task_index.erase(t.task);
-      t.head = free_task;
-      free_task = e.task_rec;
-    }
+    if (tasks[e.task_rec].head == kNil) release_task(e.task_rec);
   }
 
   void free_entry_slot(uint32_t n) {
-    entries[n].buf_next = free_entry;
+    entries[n].task_next = free_entry;
     free_entry = n;
     --live;
   }
 
+  // Appends the tasks of the entries in `scan` that the probe conflicts with, and notes
+  // those a write hides.
+  void scan_conflicts(const std::vector<ScanRecord>& scan, uint64_t task, bool write,
+                      std::vector<uint64_t>& deps, size_t deps_before) {
+    const ViewGeometry& g = probe;
+    for (const ScanRecord& e : scan) {
+      // One branch, not two: the range test is data dependent, and mispredicted
+      // branches dominated the scan.
+      if (!((e.lo < g.hi) & (g.lo < e.hi))) continue;
+      Relation r;
+      if (e.dense && g.dense) r = {true, g.lo <= e.lo && e.hi <= g.hi};
+      else if (e.dense) r = relate(g, interval_geometry(e.lo, e.hi, e.elem_size, dense_scratch));
+      else r = relate(g, geometry[e.entry]);
+      if (!r.overlap) continue;
+      if (e.task != task && (deps.size() == deps_before || deps.back() != e.task))
+        deps.push_back(e.task);
+      // A covered entry is hidden for good: whoever overlaps it later overlaps this
+      // write and so waits for it, and this write waits for the entry.
+      if (write && r.covers) covered.push_back(e.entry);
+    }
+  }
+
   bool access(uint64_t task, const ChipTensor& view, AccessKind kind,
               std::vector<uint64_t>& deps) {
-    const ViewGeometry g = describe_view(view);
+    ViewGeometry& g = probe;
+    describe_view(view, g);
     if (g.empty) return true;  // touches no byte: orders nothing
     const bool write = kind != AccessKind::Read;
     const size_t deps_before = deps.size();
@@ -170,27 +229,15 @@ struct TensorMap::Impl {
 
     const uint32_t b = buffer_index.find(view.buffer.addr);
     if (b != FlatIndex::kNone) {
-      for (uint32_t n = buffers[b].head; n != kNil; n = entries[n].buf_next) {
-        const TensorMapEntry& e = entries[n];
-        if (!(write || e.write)) continue;               // read after read
-        if (!(e.lo < g.hi && g.lo < e.hi)) continue;     // byte ranges apart
-        Relation r;
-        if (e.dense && g.dense) r = {true, g.lo <= e.lo && e.hi <= g.hi};
-        else r = relate(g, geometry[n]);
-        if (!r.overlap) continue;
-        if (e.task != task && (deps.size() == deps_before || deps.back() != e.task))
-          deps.push_back(e.task);
-        // A covered entry is hidden for good: whoever overlaps it later overlaps this
-        // write and so waits for it, and this write waits for the entry.
-        if (write && r.covers) covered.push_back(n);
-      }
+      scan_conflicts(buffers[b].writers, task, write, deps, deps_before);
+      if (write) scan_conflicts(buffers[b].readers, task, write, deps, deps_before);
     }
     if (live - covered.size() + 1 > capacity) {
       deps.resize(deps_before);
       return false;
     }
     // Insert before dropping: if an allocation throws, nothing has been dropped yet.
-    insert(task, view.buffer.addr, g, write);
+    insert(task, view.buffer.addr, b, g, write);
     for (uint32_t n : covered) {
       unlink_from_buffer(n, /*release_empty_buffer=*/false);  // the new entry is there
       unlink_from_task(n);
@@ -209,17 +256,14 @@ struct TensorMap::Impl {
       free_entry_slot(n);
       n = next;
     }
-    task_index.erase(task);
-    tasks[t].head = free_task;
-    free_task = t;
+    release_task(t);
   }
 
   void clear() {
     entries.clear();
-    geometry.clear();
     buffers.clear();
     tasks.clear();
-    free_entry = free_buffer = free_task = kNil;
+    free_entry = free_buffer = free_task = recent_task_rec = kNil;
     buffer_index.clear();
     task_index.clear();
     live = 0;
