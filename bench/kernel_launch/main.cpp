@@ -1,0 +1,179 @@
+// Caller-visible kernel-mode launch cost, side by side with two anchors measured in the
+// same run (anchors.h). Not a test: prints figures, ratios and the targets.
+//
+// Usage: kernel_launch_bench [--quick] [--samples N] [--orchestration PATH]
+//        kernel_launch_bench --futex-probe N   (for strace; see busy_window.h)
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "anchors.h"
+#include "busy_window.h"
+#include "latency.h"
+#include "launchers.h"
+
+namespace {
+
+using namespace simpler::bench;
+
+struct Options {
+  size_t samples = 100000;     // per subject, split over the rounds
+  size_t rounds = 5;           // subjects are interleaved round by round
+  size_t batch = 32;           // launches between two stream synchronizations
+  size_t sustained = 20000;    // back-to-back launches
+  size_t window = 2000;        // launches per busy window
+  size_t futex_probe = 0;      // --futex-probe N
+  std::string orchestration = SIMPLER_BENCH_EMPTY_ORCHESTRATION_PATH;
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> const char* {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "kernel_launch_bench: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--quick") {
+      o.samples = 5000;
+      o.sustained = 2000;
+      o.window = 200;
+    } else if (a == "--samples") {
+      o.samples = std::strtoull(value(), nullptr, 10);
+    } else if (a == "--futex-probe") {
+      o.futex_probe = std::strtoull(value(), nullptr, 10);
+    } else if (a == "--orchestration") {
+      o.orchestration = value();
+    } else {
+      std::fprintf(stderr,
+                   "usage: %s [--quick] [--samples N] [--orchestration PATH] | --futex-probe N\n",
+                   argv[0]);
+      std::exit(2);
+    }
+  }
+  if (o.samples < o.rounds * o.batch) o.samples = o.rounds * o.batch;
+  return o;
+}
+
+// Prints the caller's thread id, then runs one unmarked warm-up window (pools and queues
+// reach their steady-state size) and one marked window of each kind.
+int futex_probe(const Options& o) {
+  auto worker = make_launcher(LaunchPath::WORKER, 0, o.orchestration);
+  std::printf("caller_tid %ld\n", static_cast<long>(syscall(SYS_gettid)));
+  std::fflush(stdout);
+  launch_window(*worker, o.futex_probe, /*gated=*/true, /*mark=*/false);
+  launch_window(*worker, o.futex_probe, /*gated=*/true, /*mark=*/true);
+  launch_window(*worker, o.futex_probe, /*gated=*/false, /*mark=*/true);
+  return 0;
+}
+
+void print_row(const char* name, const Latency& l, double spsc_p50, const char* note) {
+  std::printf("%-38s %9.0f %9.0f %10.1fx  %s\n", name, l.p50, l.p99, l.p50 / spsc_p50, note);
+}
+
+const char* verdict(bool met) { return met ? "met" : "MISSED"; }
+
+int run(const Options& o) {
+  const double overhead = timer_overhead_ns();
+  std::vector<std::unique_ptr<Launcher>> launchers;
+  launchers.push_back(make_launcher(LaunchPath::WORKER, 0, o.orchestration));
+  launchers.push_back(make_launcher(LaunchPath::CHIP_WORKER, 1, o.orchestration));
+  launchers.push_back(make_launcher(LaunchPath::C_ABI, 2, o.orchestration));
+  sim_stream_t host_stream = nullptr;
+  if (sim_set_device(3) != 0 || sim_stream_create(&host_stream) != 0) {
+    std::fprintf(stderr, "kernel_launch_bench: cannot create a stream on device 3\n");
+    return 1;
+  }
+
+  // Warm up every path (lazy executor threads, pools, first-touch), then interleave.
+  const size_t per_round = o.samples / o.rounds;
+  std::vector<double> spsc, host;
+  std::vector<std::vector<double>> chip(launchers.size());
+  {
+    std::vector<double> scratch;
+    collect_spsc_submit(o.batch * 8, o.batch, overhead, scratch);
+    collect_host_func_enqueue(host_stream, o.batch * 8, o.batch, overhead, scratch);
+    for (auto& l : launchers)
+      collect_latency([&] { l->launch(); }, [&] { l->synchronize(); }, o.batch * 8, o.batch,
+                      overhead, scratch);
+  }
+  for (size_t r = 0; r < o.rounds; ++r) {
+    collect_spsc_submit(per_round, o.batch, overhead, spsc);
+    collect_host_func_enqueue(host_stream, per_round, o.batch, overhead, host);
+    for (size_t i = 0; i < launchers.size(); ++i) {
+      Launcher& l = *launchers[i];
+      collect_latency([&] { l.launch(); }, [&] { l.synchronize(); }, per_round, o.batch, overhead,
+                      chip[i]);
+    }
+  }
+  sim_stream_destroy(host_stream);
+
+  const Latency spsc_l = summarize(spsc);
+  std::printf("kernel_launch_bench: %zu samples per row (%zu rounds, %zu launches between "
+              "synchronizations), 4 DEVICE tensor args, %u hardware threads; timer overhead "
+              "%.0f ns subtracted\n",
+              spsc_l.samples, o.rounds, o.batch, std::thread::hardware_concurrency(), overhead);
+  std::printf("%-38s %9s %9s %11s  %s\n", "enqueue path", "p50 ns", "p99 ns", "p50/SPSC", "");
+  print_row("(b) SPSC submit, spinning consumer", spsc_l, spsc_l.p50, "anchor");
+  print_row("(a) sim_launch_host_func (empty fn)", summarize(host), spsc_l.p50, "anchor");
+  Latency worker_l;
+  for (size_t i = 0; i < launchers.size(); ++i) {
+    const Latency l = summarize(chip[i]);
+    if (i == 0) worker_l = l;
+    print_row(launchers[i]->name(), l, spsc_l.p50, "");
+  }
+  std::printf("target C++ Worker p50 <= 500 ns: %s; <= 15x SPSC submit: %s\n",
+              verdict(worker_l.p50 <= 500), verdict(worker_l.p50 <= 15 * spsc_l.p50));
+
+  // Sustained: back-to-back launches of the empty program on one stream, then one sync.
+  for (size_t i : {size_t{0}, size_t{2}}) {
+    Launcher& l = *launchers[i];
+    const auto start = Clock::now();
+    for (size_t k = 0; k < o.sustained; ++k) l.launch();
+    const auto enqueued = Clock::now();
+    l.synchronize();
+    const auto done = Clock::now();
+    const double per_s = static_cast<double>(o.sustained) / (ns_between(start, done) * 1e-9);
+    const double enqueue_per_s =
+        static_cast<double>(o.sustained) / (ns_between(start, enqueued) * 1e-9);
+    std::printf("sustained %-32s %10.3f M launches/s completed (enqueue alone %.3f M/s)%s\n",
+                l.name(), per_s / 1e6, enqueue_per_s / 1e6,
+                i == 0 ? (per_s >= 1e6 ? "  target >= 1 M/s: met" : "  target >= 1 M/s: MISSED")
+                       : "");
+  }
+
+  // Busy device: does the caller's thread block? (strace counts futex calls: bench.sh)
+  Launcher& w = *launchers[0];
+  launch_window(w, o.window, true, false);  // warm-up: pools reach their in-flight size
+  const ThreadSwitches gated = launch_window(w, o.window, true, false);
+  const ThreadSwitches running = launch_window(w, o.window, false, false);
+  std::printf("caller thread voluntary context switches per launch while busy (getrusage): "
+              "stream held %.4f, stream running launches %.4f (involuntary: %.4f, %.4f)\n",
+              static_cast<double>(gated.voluntary) / o.window,
+              static_cast<double>(running.voluntary) / o.window,
+              static_cast<double>(gated.involuntary) / o.window,
+              static_cast<double>(running.involuntary) / o.window);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = parse(argc, argv);
+  try {
+    return o.futex_probe ? futex_probe(o) : run(o);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kernel_launch_bench: %s\n", e.what());
+    return 1;
+  }
+}
