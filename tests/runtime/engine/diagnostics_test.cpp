@@ -1,1 +1,140 @@
+// Diagnostics files: dependency graph (DOT), swimlane (per-block core/start/end), entry
+// args and profile, written under output_prefix.
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
 #include "engine_test_support.h"
+
+namespace simpler::rt::testing {
+namespace {
+
+class DiagnosticsTest : public EngineTest {
+ protected:
+  void SetUp() override {
+    EngineTest::SetUp();
+    char pattern[] = "/tmp/simpler-diag-test-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override {
+    for (const char* f : {"deps.dot", "swimlane.json", "args.txt", "profile.json"}) {
+      std::remove((prefix() + f).c_str());
+    }
+    rmdir(dir_.c_str());
+  }
+  std::string prefix() const { return dir_ + "/run_"; }
+  SimplerCallConfig config(uint32_t flags) const {
+    SimplerCallConfig c = default_config();
+    c.flags = flags;
+    std::snprintf(c.output_prefix, sizeof c.output_prefix, "%s", prefix().c_str());
+    return c;
+  }
+  static std::string slurp(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  static size_t count(const std::string& text, const std::string& needle) {
+    size_t n = 0;
+    for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+    return n;
+  }
+  std::string dir_;
+};
+
+TEST_F(DiagnosticsTest, DependencyGraphOfTheDag) {
+  // Host-built: nothing completes while the graph is built, so every edge is recorded.
+  auto e = make_engine(default_config(), /*build_graph_first=*/true);
+  auto program = load(test_programs::dag());
+  DeviceBuffer a(256), b(256), f(256);
+  const SimplerCallConfig c = config(SIMPLER_CFG_DEP_GRAPH);
+  std::string error;
+  ASSERT_EQ(run(*e, *program, make_args({a.tensor({64}), b.tensor({64}), f.tensor({64})}), &error, &c), SIMPLER_OK)
+      << error;
+  const std::string dot = slurp(prefix() + "deps.dot");
+  ASSERT_EQ(dot.rfind("digraph deps {", 0), 0u) << dot;
+  EXPECT_EQ(dot.back(), '\n');
+  EXPECT_EQ(count(dot, "[label="), 5u) << dot;
+  // s -> t1, s -> t2, t1 -> p, t2 -> p, p -> f, s -> f
+  EXPECT_EQ(count(dot, " -> "), 6u) << dot;
+  std::smatch m;
+  const std::regex first_node("t([0-9]+) \\[label=\"t[0-9]+ f0 AIV\"\\]");
+  ASSERT_TRUE(std::regex_search(dot, m, first_node)) << dot;
+  const uint64_t s = std::stoull(m[1]);
+  EXPECT_NE(dot.find("t" + std::to_string(s) + " -> t" + std::to_string(s + 1) + ";"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("t" + std::to_string(s + 3) + " -> t" + std::to_string(s + 4) + ";"), std::string::npos) << dot;
+}
+
+TEST_F(DiagnosticsTest, SwimlaneHasOneEventPerKernelBlock) {
+  auto e = make_engine();
+  auto program = load(test_programs::matmul());
+  DeviceBuffer a(128 * 128 * 4), b(128 * 128 * 4), c(128 * 128 * 4);
+  const SimplerCallConfig cfg = config(SIMPLER_CFG_SWIMLANE | SIMPLER_CFG_PROFILING | SIMPLER_CFG_DUMP_ARGS);
+  std::string error;
+  ASSERT_EQ(run(*e, *program, make_args({a.tensor({128, 128}), b.tensor({128, 128}), c.tensor({128, 128})}), &error, &cfg),
+            SIMPLER_OK)
+      << error;
+  const std::string json = slurp(prefix() + "swimlane.json");
+  ASSERT_EQ(json.rfind("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", 0), 0u) << json.substr(0, 200);
+  EXPECT_EQ(json.substr(json.size() - 4), "\n]}\n");
+  // 2 x 2 output tiles x 2 k-tiles: 8 GEMMs (AIC) and 8 accumulates (AIV).
+  EXPECT_EQ(count(json, "\"ph\":\"X\""), 16u);
+  EXPECT_EQ(count(json, "\"core_type\":\"AIC\""), 8u);
+  EXPECT_EQ(count(json, "\"core_type\":\"AIV\""), 8u);
+  const std::regex times("\"start_ns\":([0-9]+),\"end_ns\":([0-9]+)");
+  size_t events = 0;
+  for (auto it = std::sregex_iterator(json.begin(), json.end(), times); it != std::sregex_iterator(); ++it, ++events) {
+    EXPECT_LE(std::stoll((*it)[1]), std::stoll((*it)[2]));
+  }
+  EXPECT_EQ(events, 16u);
+
+  const std::string profile = slurp(prefix() + "profile.json");
+  EXPECT_NE(profile.find("\"program\":\"orch_matmul\""), std::string::npos) << profile;
+  EXPECT_NE(profile.find("\"tasks\":16,\"blocks\":16"), std::string::npos) << profile;
+  const std::string args = slurp(prefix() + "args.txt");
+  EXPECT_EQ(args.rfind("tensors 3\n", 0), 0u) << args;
+  EXPECT_NE(args.find("shape=(128,128)"), std::string::npos) << args;
+}
+
+TEST_F(DiagnosticsTest, SpmdBlocksSpreadOverCores) {
+  auto e = make_engine();
+  auto program = load(test_programs::spmd());
+  DeviceBuffer y(96 * 4);
+  const SimplerCallConfig cfg = config(SIMPLER_CFG_SWIMLANE);
+  std::string error;
+  ASSERT_EQ(run(*e, *program, make_args({y.tensor({96}, DataType::INT32)}, {48, SIMPLER_CORE_AIV}), &error, &cfg),
+            SIMPLER_OK)
+      << error;
+  const std::string json = slurp(prefix() + "swimlane.json");
+  const std::regex block("\"block\":([0-9]+),\"core_type\":\"AIV\",\"core\":([0-9]+)");
+  std::set<int> blocks, cores;
+  for (auto it = std::sregex_iterator(json.begin(), json.end(), block); it != std::sregex_iterator(); ++it) {
+    blocks.insert(std::stoi((*it)[1]));
+    cores.insert(std::stoi((*it)[2]));
+  }
+  EXPECT_EQ(blocks.size(), 48u);
+  EXPECT_EQ(*blocks.rbegin(), 47);
+  EXPECT_GT(cores.size(), 1u) << "all blocks ran on one core";
+}
+
+TEST_F(DiagnosticsTest, UnwritablePrefixFailsASuccessfulRun) {
+  auto e = make_engine();
+  auto program = load(test_programs::vector_add());
+  DeviceBuffer a(64), b(64), c(64);
+  SimplerCallConfig cfg = config(SIMPLER_CFG_DEP_GRAPH);
+  std::snprintf(cfg.output_prefix, sizeof cfg.output_prefix, "%s/missing-dir/run_", dir_.c_str());
+  std::string error;
+  EXPECT_EQ(run(*e, *program, make_args({a.tensor({16}), b.tensor({16}), c.tensor({16})}), &error, &cfg),
+            PTO_RUNTIME_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(error.find("missing-dir"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace simpler::rt::testing

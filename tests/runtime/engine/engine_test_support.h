@@ -11,6 +11,7 @@
 #include "common/engine.h"
 #include "program_catalog.h"
 #include "simpler/abi/chip_types.h"
+#include "simpler/kernel/kernel_abi.h"
 #include "simpler/sim/sim_driver.h"
 #include "simpler/task/task_interface.h"
 

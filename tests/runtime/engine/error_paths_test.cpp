@@ -1,1 +1,173 @@
+// Every error path of a run: the status names the first error, the message says what
+// happened, execute() returns (bounded time), and the engine runs the next program fine.
 #include "engine_test_support.h"
+
+namespace simpler::rt::testing {
+namespace {
+
+class ErrorPathsTest : public EngineTest {
+ protected:
+  // The engine must still be usable after the failure.
+  void expect_engine_still_works(Engine& e) {
+    constexpr int64_t n = 256;
+    DeviceBuffer a(n * 4), b(n * 4), c(n * 4);
+    a.upload(std::vector<float>(n, 1.5f));
+    b.upload(std::vector<float>(n, 2.0f));
+    auto program = load(test_programs::vector_add());
+    std::string error;
+    ASSERT_EQ(run(e, *program, make_args({a.tensor({n}), b.tensor({n}), c.tensor({n})}), &error), SIMPLER_OK) << error;
+    EXPECT_EQ(c.download<float>(), std::vector<float>(n, 3.5f));
+  }
+};
+
+TEST_F(ErrorPathsTest, OrchestrationFatalLatchesItsMessage) {
+  auto program = load(test_programs::fatal());
+  auto e = make_engine();
+  DeviceBuffer x(64);
+  std::string error;
+  EXPECT_EQ(run(*e, *program, make_args({x.tensor({16})}), &error), SIMPLER_CHIP_ERR_ORCH_FATAL);
+  EXPECT_NE(error.find("deliberate failure requested by orch_fatal"), std::string::npos) << error;
+  expect_engine_still_works(*e);
+}
+
+struct MisuseCase {
+  uint64_t id;
+  int32_t status;
+  const char* message;  // a fragment the latched message must contain
+};
+
+TEST_F(ErrorPathsTest, OrchestrationApiMisuseIsNamed) {
+  auto program = load(test_programs::misuse());
+  SimplerCallConfig config = default_config();
+  config.tensormap_capacity = 16;  // case 8: 64 live writes in one scope overflow it
+  auto e = make_engine(config);
+  DeviceBuffer x(1024 * 4);
+  const std::vector<MisuseCase> cases = {
+      {1, SIMPLER_CHIP_ERR_INVALID_ARGS, "block_num 0"},
+      {2, SIMPLER_CHIP_ERR_KERNEL_NOT_FOUND, "func_id 9 is not a child kernel"},
+      {3, SIMPLER_CHIP_ERR_INVALID_ARGS, "scope_end without scope_begin"},
+      {4, SIMPLER_CHIP_ERR_INVALID_ARGS, "HOST space"},
+      {5, SIMPLER_CHIP_ERR_INVALID_ARGS, "takes 1 tensors and 1 scalars"},
+      {6, SIMPLER_CHIP_ERR_INVALID_ARGS, "most recently submitted task"},
+      {7, SIMPLER_CHIP_ERR_ORCH_FATAL, "returned 7"},
+      {8, SIMPLER_CHIP_ERR_TENSORMAP_OVERFLOW, "tensormap_capacity"},
+      {9, SIMPLER_CHIP_ERR_INVALID_ARGS, "OUT_ALLOC does not fit the kernel signature's INOUT"},
+      {10, SIMPLER_CHIP_ERR_INVALID_ARGS, "block_num 0"},
+  };
+  for (const MisuseCase& c : cases) {
+    std::string error;
+    EXPECT_EQ(run(*e, *program, make_args({x.tensor({1024})}, {c.id}), &error), c.status) << "case " << c.id << ": " << error;
+    EXPECT_NE(error.find(c.message), std::string::npos) << "case " << c.id << ": " << error;
+  }
+  expect_engine_still_works(*e);
+}
+
+TEST_F(ErrorPathsTest, ScopeLargerThanTheTaskWindowIsARingDeadlock) {
+  auto program = load(test_programs::ring_deadlock());
+  SimplerCallConfig config = default_config();
+  config.task_window_size = 16;
+  auto e = make_engine(config);
+  DeviceBuffer x(256 * 4);
+  std::string error;
+  EXPECT_EQ(run(*e, *program, make_args({x.tensor({256})}, {40}), &error), SIMPLER_CHIP_ERR_RING_DEADLOCK);
+  EXPECT_NE(error.find("task window"), std::string::npos) << error;
+  expect_engine_still_works(*e);
+  // The same program fits when the scope fits the window.
+  EXPECT_EQ(run(*e, *program, make_args({x.tensor({256})}, {12}), &error), SIMPLER_OK) << error;
+}
+
+TEST_F(ErrorPathsTest, ScopeLargerThanTheHeapRingIsARingDeadlock) {
+  auto program = load(test_programs::ring_deadlock());
+  SimplerCallConfig config = default_config();
+  config.heap_ring_bytes = 16384;  // four 4 KiB outputs
+  auto e = make_engine(config);
+  DeviceBuffer x(1024 * 4);
+  std::string error;
+  EXPECT_EQ(run(*e, *program, make_args({x.tensor({1024})}, {10}), &error), SIMPLER_CHIP_ERR_RING_DEADLOCK);
+  EXPECT_NE(error.find("heap ring"), std::string::npos) << error;
+  DeviceBuffer big(8192 * 4);  // one 32 KiB output can never fit
+  EXPECT_EQ(run(*e, *program, make_args({big.tensor({8192})}, {1}), &error), SIMPLER_CHIP_ERR_RING_DEADLOCK);
+  EXPECT_NE(error.find("can never fit"), std::string::npos) << error;
+  expect_engine_still_works(*e);
+}
+
+TEST_F(ErrorPathsTest, KernelFaultFailsTheRunAndSkipsDependents) {
+  auto program = load(test_programs::kernel_fault());
+  auto e = make_engine();
+  DeviceBuffer x(16 * 4);
+  x.upload(std::vector<float>(16, 1.0f));
+  std::string error;
+  EXPECT_EQ(run(*e, *program, make_args({x.tensor({16})}), &error), SIMPLER_CHIP_ERR_KERNEL_FAULT);
+  EXPECT_NE(error.find("fault code 42"), std::string::npos) << error;
+  EXPECT_EQ(x.download<float>(), std::vector<float>(16, 1.0f)) << "dependents of the faulted task ran";
+  expect_engine_still_works(*e);
+}
+
+TEST_F(ErrorPathsTest, WatchdogNamesAStall) {
+  auto program = load(test_programs::sleep());
+  auto e = make_engine();
+  SimplerCallConfig run_config = default_config();
+  run_config.watchdog_timeout_ms = 40;
+  DeviceBuffer x(16 * 4);
+  x.upload(std::vector<float>(16, 0.0f));
+  std::string error;
+  // The kernel stays busy 10x longer than the watchdog allows; it is not preempted, so
+  // execute() returns once it finished, with the timeout latched.
+  EXPECT_EQ(run(*e, *program, make_args({x.tensor({16})}, {400}), &error, &run_config),
+            SIMPLER_CHIP_ERR_SCHEDULER_TIMEOUT);
+  EXPECT_NE(error.find("watchdog"), std::string::npos) << error;
+  EXPECT_EQ(x.download<float>()[0], 1.0f);
+  // A generous watchdog lets the same kernel finish.
+  run_config.watchdog_timeout_ms = 5000;
+  EXPECT_EQ(run(*e, *program, make_args({x.tensor({16})}, {20}), &error, &run_config), SIMPLER_OK) << error;
+}
+
+TEST_F(ErrorPathsTest, WatchdogAlsoGuardsBuildGraphFirst) {
+  auto program = load(test_programs::sleep());
+  auto e = make_engine(default_config(), /*build_graph_first=*/true);
+  SimplerCallConfig run_config = default_config();
+  run_config.watchdog_timeout_ms = 40;
+  DeviceBuffer x(16 * 4);
+  std::string error;
+  EXPECT_EQ(run(*e, *program, make_args({x.tensor({16})}, {400}), &error, &run_config),
+            SIMPLER_CHIP_ERR_SCHEDULER_TIMEOUT)
+      << error;
+}
+
+TEST_F(ErrorPathsTest, HostBuiltGraphLargerThanTheWindowIsCapacityExceeded) {
+  SimplerCallConfig config = default_config();
+  config.task_window_size = 8;
+  auto e = make_engine(config, /*build_graph_first=*/true);
+  auto program = load(test_programs::nested_scopes());
+  DeviceBuffer x(64 * 4);
+  std::string error;
+  // 5 x (2 + 3) = 25 tasks > 8.
+  EXPECT_EQ(run(*e, *program, make_args({x.tensor({64})}, {5, 3}), &error), PTO_RUNTIME_ERR_CAPACITY_EXCEEDED);
+  EXPECT_NE(error.find("task_window_size"), std::string::npos) << error;
+  // One iteration (5 tasks) fits.
+  x.upload(std::vector<float>(64, 1.0f));
+  EXPECT_EQ(run(*e, *program, make_args({x.tensor({64})}, {1, 3}), &error), SIMPLER_OK) << error;
+  EXPECT_EQ(x.download<float>(), std::vector<float>(64, 2.0f * 1.0f + 1.0f + 3.0f));
+}
+
+TEST_F(ErrorPathsTest, EntryArgsThatDisagreeWithTheSignatureAreRefusedBeforeRunning) {
+  auto program = load(test_programs::vector_add());
+  auto e = make_engine();
+  DeviceBuffer a(64), b(64), c(64);
+  std::string error;
+  EXPECT_EQ(run(*e, *program, make_args({a.tensor({16}), b.tensor({16})}), &error), PTO_RUNTIME_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(error.find("signature"), std::string::npos) << error;
+  ChipTensor host = c.tensor({16});
+  host.space = CHIP_SPACE_HOST;
+  EXPECT_EQ(run(*e, *program, make_args({a.tensor({16}), b.tensor({16}), host}), &error), PTO_RUNTIME_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(error.find("HOST"), std::string::npos) << error;
+  SimplerCallConfig bad = default_config();
+  bad.flags = SIMPLER_CFG_SWIMLANE;  // without an output_prefix
+  EXPECT_EQ(run(*e, *program, make_args({a.tensor({16}), b.tensor({16}), c.tensor({16})}), &error, &bad),
+            PTO_RUNTIME_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(error.find("output_prefix"), std::string::npos) << error;
+  expect_engine_still_works(*e);
+}
+
+}  // namespace
+}  // namespace simpler::rt::testing
