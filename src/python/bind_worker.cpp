@@ -1,6 +1,353 @@
-// Placeholder until the worker layer binds itself (its owner replaces this file).
+// simpler._native.worker: ChipWorker, Worker, RunHandle, HostBuffer, CallableHandle.
+//
+// The Python classes in simpler/worker.py and simpler/chip_worker.py are thin layers over
+// these; every rule lives in the C++ Worker/ChipWorker. Blocking native calls release the
+// GIL (a host function on a caller stream may need it while simpler waits).
+#include <pybind11/chrono.h>
+#include <pybind11/stl.h>
+
+#include <optional>
+#include <string>
+
 #include "bindings.h"
+#include "simpler/worker/chip_worker.h"
+#include "simpler/worker/worker.h"
+#include "task_interface_types.h"
+
+namespace py = pybind11;
 
 namespace simpler::python {
-void bind_worker(pybind11::module_& /*m*/) {}
+namespace {
+
+// C++ worker errors -> the classes of simpler.errors (imported lazily: errors.py imports
+// this module).
+void translate_worker_errors(std::exception_ptr p) {
+  try {
+    if (p) std::rethrow_exception(p);
+  } catch (const UnsupportedRuntimeOperation& e) {
+    py::object cls = py::module_::import("simpler.errors").attr("UnsupportedRuntimeOperation");
+    PyErr_SetObject(cls.ptr(), cls(e.what(), e.code()).ptr());
+  } catch (const ChipWorkerError& e) {
+    py::object cls = py::module_::import("simpler.errors").attr("ChipWorkerError");
+    PyErr_SetObject(cls.ptr(), cls(e.what(), e.code()).ptr());
+  } catch (const WorkerTimeoutError& e) {
+    PyErr_SetString(PyExc_TimeoutError, e.what());
+  } catch (const NotImplementedYet& e) {
+    PyErr_SetString(PyExc_NotImplementedError, e.what());
+  }
+}
+
+int64_t strict_int(py::handle v, const char* field) {
+  if (!PyLong_Check(v.ptr()) || PyBool_Check(v.ptr())) {
+    throw py::type_error(std::string(field) + ": expected an int, got " + Py_TYPE(v.ptr())->tp_name);
+  }
+  int overflow = 0;
+  const long long value = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
+  if (overflow != 0) throw py::value_error(std::string(field) + ": out of range");
+  return value;
+}
+
+// caller_stream: an int handle, or an object with an int `.handle` (simpler.sim.Stream).
+// zero_allowed: 0 maps to nullptr (the ChipWorker refuses it with INVALID_ARGUMENT).
+void* stream_pointer(py::handle stream, bool zero_allowed = false) {
+  py::handle value = stream;
+  py::object holder;
+  if (!PyLong_Check(stream.ptr()) && py::hasattr(stream, "handle")) {
+    holder = stream.attr("handle");
+    value = holder;
+  }
+  if (!PyLong_Check(value.ptr()) || PyBool_Check(value.ptr())) {
+    throw py::type_error(std::string("caller_stream: expected a stream handle (int) or an object "
+                                     "with an int .handle, got ") + Py_TYPE(stream.ptr())->tp_name);
+  }
+  const unsigned long long raw = PyLong_AsUnsignedLongLong(value.ptr());
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    throw py::value_error("caller_stream: not a valid stream handle (negative or too large)");
+  }
+  if (raw == 0 && !zero_allowed) {
+    throw py::value_error("caller_stream: must be a nonzero stream handle (the stream the caller "
+                          "created on its current device)");
+  }
+  return reinterpret_cast<void*>(static_cast<uintptr_t>(raw));
+}
+
+const PyChipStorageTaskArgs& task_args(py::handle args, const char* api) {
+  if (!py::isinstance<PyChipStorageTaskArgs>(args)) {
+    throw py::type_error(std::string(api) + ": args must be a ChipStorageTaskArgs, got " +
+                         Py_TYPE(args.ptr())->tp_name);
+  }
+  return args.cast<const PyChipStorageTaskArgs&>();
+}
+
+const ChipCallable& chip_callable(py::handle callable, const char* api) {
+  if (!py::isinstance<ChipCallable>(callable)) {
+    throw py::type_error(std::string(api) + ": expected a ChipCallable, got " +
+                         Py_TYPE(callable.ptr())->tp_name);
+  }
+  return callable.cast<const ChipCallable&>();
+}
+
+// A C-contiguous export of a host buffer-protocol object.
+struct HostBytes {
+  explicit HostBytes(py::handle obj, bool writable, const char* api) {
+    const int flags = writable ? (PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) : PyBUF_C_CONTIGUOUS;
+    if (PyObject_GetBuffer(obj.ptr(), &view, flags) != 0) {
+      PyErr_Clear();
+      throw py::type_error(std::string(api) + ": expected a C-contiguous" +
+                           (writable ? " writable" : "") +
+                           " buffer (numpy array, bytearray, ...), got " + Py_TYPE(obj.ptr())->tp_name);
+    }
+  }
+  ~HostBytes() { PyBuffer_Release(&view); }
+  HostBytes(const HostBytes&) = delete;
+  HostBytes& operator=(const HostBytes&) = delete;
+  size_t size(std::optional<size_t> nbytes, const char* api) const {
+    const size_t have = static_cast<size_t>(view.len);
+    if (!nbytes) return have;
+    if (*nbytes > have) {
+      throw py::value_error(std::string(api) + ": nbytes " + std::to_string(*nbytes) +
+                            " exceeds the host buffer's " + std::to_string(have) + " bytes");
+    }
+    return *nbytes;
+  }
+  Py_buffer view{};
+};
+
+std::optional<std::chrono::microseconds> timeout_us(std::optional<double> seconds) {
+  if (!seconds) return std::nullopt;
+  if (*seconds < 0) throw py::value_error("timeout must be >= 0 seconds (or None to wait forever)");
+  return std::chrono::microseconds(static_cast<int64_t>(*seconds * 1e6));
+}
+
+void bind_chip_worker(py::module_& m) {
+  py::enum_<ChipWorkerState>(m, "ChipWorkerState")
+      .value("NEW", ChipWorkerState::NEW)
+      .value("INITIALIZED", ChipWorkerState::INITIALIZED)
+      .value("CLOSED", ChipWorkerState::CLOSED)
+      .value("FAILED", ChipWorkerState::FAILED);
+
+  py::class_<CallableHandle>(m, "CallableHandle", "Opaque handle of a registered callable.")
+      .def("__eq__", [](CallableHandle a, py::object b) {
+        return py::isinstance<CallableHandle>(b) && a == b.cast<CallableHandle>();
+      })
+      .def("__hash__", [](CallableHandle h) { return std::hash<uint64_t>()(h.token); })
+      .def("__repr__", [](CallableHandle h) { return "<CallableHandle #" + std::to_string(h.token) + ">"; });
+
+  py::class_<ChipWorker>(m, "ChipWorker")
+      .def(py::init<>())
+      .def_property_readonly("state", &ChipWorker::state)
+      .def_property_readonly("mode", [](const ChipWorker& w) { return chip_worker_mode_name(w.mode()); })
+      .def_property_readonly("device_id", &ChipWorker::device_id)
+      .def_property_readonly("teardown_owed", &ChipWorker::teardown_owed)
+      .def_property_readonly("generation", &ChipWorker::generation)
+      .def_property_readonly("kernel_mode_supported", &ChipWorker::kernel_mode_supported)
+      .def("init", &ChipWorker::init, py::arg("device_id"), py::arg("bins"),
+           py::arg("prewarm_config") = std::nullopt, py::call_guard<py::gil_scoped_release>())
+      .def("register", [](ChipWorker& w, py::handle c) { return w.register_callable(chip_callable(c, "ChipWorker.register")); })
+      .def("unregister", &ChipWorker::unregister_callable)
+      .def("run",
+           [](ChipWorker& w, CallableHandle h, py::handle args, std::optional<CallConfig> config) {
+             const auto& a = task_args(args, "ChipWorker.run");
+             py::gil_scoped_release nogil;
+             w.run(h, a.args, config);
+           },
+           py::arg("handle"), py::arg("args"), py::arg("config") = std::nullopt)
+      .def("malloc", &ChipWorker::malloc, py::arg("size"))
+      .def("free", &ChipWorker::free, py::arg("device_ptr"))
+      .def("copy_to",
+           [](ChipWorker& w, uint64_t dst, py::handle src, std::optional<size_t> nbytes) {
+             HostBytes b(src, false, "ChipWorker.copy_to");
+             w.copy_to(dst, b.view.buf, b.size(nbytes, "ChipWorker.copy_to"));
+           },
+           py::arg("dst"), py::arg("src"), py::arg("nbytes") = std::nullopt)
+      .def("copy_from",
+           [](ChipWorker& w, py::handle dst, uint64_t src, std::optional<size_t> nbytes) {
+             HostBytes b(dst, true, "ChipWorker.copy_from");
+             w.copy_from(b.view.buf, src, b.size(nbytes, "ChipWorker.copy_from"));
+           },
+           py::arg("dst"), py::arg("src"), py::arg("nbytes") = std::nullopt)
+      .def("device_memory_info", [](ChipWorker& w) {
+        const auto info = w.device_memory_info();
+        return py::make_tuple(info.free_bytes, info.total_bytes);
+      })
+      .def("committed_device_memory", &ChipWorker::committed_device_memory)
+      .def("kernel_init", &ChipWorker::kernel_init, py::arg("device_id"), py::arg("bins"),
+           py::arg("config"), py::call_guard<py::gil_scoped_release>())
+      .def("kernel_prepare_callable",
+           [](ChipWorker& w, py::handle c) {
+             const ChipCallable& callable = chip_callable(c, "ChipWorker.kernel_prepare_callable");
+             py::gil_scoped_release nogil;
+             return w.kernel_prepare_callable(callable);
+           },
+           py::arg("chip_callable"))
+      .def("kernel_launch",
+           [](ChipWorker& w, py::handle id, py::handle args, py::handle stream) {
+             const int64_t callable_id = strict_int(id, "callable_id");
+             const auto& a = task_args(args, "ChipWorker.kernel_launch");
+             void* s = stream_pointer(stream, /*zero_allowed=*/true);
+             py::gil_scoped_release nogil;
+             w.kernel_launch(callable_id, a.args, s);
+           },
+           py::arg("callable_id"), py::arg("args"), py::arg("caller_stream"))
+      .def_property_readonly("prepared_image_count", &ChipWorker::prepared_image_count)
+      .def("finalize", &ChipWorker::finalize, py::call_guard<py::gil_scoped_release>())
+      .def_static("probe_kernel_mode_supported", &ChipWorker::probe_kernel_mode_supported,
+                  py::arg("bins"), py::call_guard<py::gil_scoped_release>())
+      .def_static("last_generation", &ChipWorker::last_generation);
+}
+
+void bind_worker_classes(py::module_& m) {
+  py::class_<HostBuffer, std::shared_ptr<HostBuffer>>(m, "HostBuffer", py::buffer_protocol(),
+                                                      "Host memory from Worker.create_buffer (bytes).")
+      .def_property_readonly("nbytes", &HostBuffer::nbytes)
+      .def_property_readonly("address", &HostBuffer::address)
+      .def_buffer([](HostBuffer& b) {
+        return py::buffer_info(b.data(), 1, py::format_descriptor<uint8_t>::format(), 1,
+                               {static_cast<py::ssize_t>(b.nbytes())}, {1});
+      });
+
+  py::class_<RunHandle>(m, "RunHandle")
+      .def("done", &RunHandle::done, py::call_guard<py::gil_scoped_release>())
+      .def("wait", [](const RunHandle& h, std::optional<double> timeout) {
+        const auto t = timeout_us(timeout);
+        py::gil_scoped_release nogil;
+        h.wait(t);
+      }, py::arg("timeout") = std::nullopt);
+
+  py::class_<Worker>(m, "Worker")
+      .def(py::init([](int level, int32_t device_id, std::string platform, std::string runtime,
+                       std::string execution_mode, bool enable_sdma, std::string lib_dir) {
+             WorkerOptions o;
+             o.level = level;
+             o.device_id = device_id;
+             o.platform = std::move(platform);
+             o.runtime = std::move(runtime);
+             o.execution_mode = std::move(execution_mode);
+             o.enable_sdma = enable_sdma;
+             o.lib_dir = std::move(lib_dir);
+             return std::make_unique<Worker>(std::move(o));
+           }),
+           py::arg("level"), py::arg("device_id"), py::arg("platform"), py::arg("runtime"),
+           py::arg("execution_mode"), py::arg("enable_sdma"), py::arg("lib_dir"))
+      .def_property_readonly("state", [](const Worker& w) { return worker_state_name(w.state()); })
+      .def_property_readonly("execution_mode",
+                             [](const Worker& w) { return execution_mode_name(w.execution_mode()); })
+      .def_property_readonly("level", [](const Worker& w) { return w.options().level; })
+      .def_property_readonly("device_id", [](const Worker& w) { return w.options().device_id; })
+      .def_property_readonly("holds_native_context", &Worker::holds_native_context)
+      .def("kernel_mode_supported", &Worker::kernel_mode_supported,
+           py::call_guard<py::gil_scoped_release>())
+      .def("init", &Worker::init, py::arg("prewarm_config"), py::arg("config"),
+           py::call_guard<py::gil_scoped_release>())
+      .def("close", &Worker::close, py::call_guard<py::gil_scoped_release>())
+      .def_property("close_grace",
+                    [](const Worker& w) { return w.close_grace().count() / 1000.0; },
+                    [](Worker& w, double seconds) {
+                      if (seconds < 0) throw py::value_error("close_grace must be >= 0 seconds");
+                      w.set_close_grace(std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)));
+                    })
+      .def("committed_device_memory", &Worker::committed_device_memory,
+           py::call_guard<py::gil_scoped_release>())
+      // ---- program mode ----
+      .def("register", [](Worker& w, py::handle c) {
+        w.require_program_api("register");
+        return w.register_callable(chip_callable(c, "Worker.register"));
+      })
+      .def("unregister", [](Worker& w, py::handle h) {
+        w.require_program_api("unregister");
+        if (!py::isinstance<CallableHandle>(h)) {
+          throw py::type_error(std::string("Worker.unregister: expected a handle from register(), got ") +
+                               Py_TYPE(h.ptr())->tp_name);
+        }
+        w.unregister_callable(h.cast<CallableHandle>());
+      })
+      .def("run",
+           [](Worker& w, py::handle h, py::handle args, std::optional<CallConfig> config) {
+             w.require_program_api("run");
+             const CallableHandle handle = h.cast<CallableHandle>();
+             const auto& a = task_args(args, "Worker.run");
+             py::gil_scoped_release nogil;
+             w.run(handle, a.args, config);
+           })
+      .def("submit",
+           [](Worker& w, py::handle h, py::handle args, std::optional<CallConfig> config) {
+             w.require_program_api("submit");
+             const CallableHandle handle = h.cast<CallableHandle>();
+             const auto& a = task_args(args, "Worker.submit");
+             py::gil_scoped_release nogil;
+             return w.submit(handle, a.args, config);
+           })
+      .def("malloc", &Worker::malloc, py::call_guard<py::gil_scoped_release>())
+      .def("free", &Worker::free, py::call_guard<py::gil_scoped_release>())
+      .def("copy_to",
+           [](Worker& w, uint64_t dst, py::handle src, std::optional<size_t> nbytes) {
+             w.require_program_api("copy_to");
+             HostBytes b(src, false, "Worker.copy_to");
+             const size_t n = b.size(nbytes, "Worker.copy_to");
+             py::gil_scoped_release nogil;
+             w.copy_to(dst, b.view.buf, n);
+           })
+      .def("copy_from",
+           [](Worker& w, py::handle dst, uint64_t src, std::optional<size_t> nbytes) {
+             w.require_program_api("copy_from");
+             HostBytes b(dst, true, "Worker.copy_from");
+             const size_t n = b.size(nbytes, "Worker.copy_from");
+             py::gil_scoped_release nogil;
+             w.copy_from(b.view.buf, src, n);
+           })
+      .def("create_buffer", &Worker::create_buffer)
+      .def("make_tensor_arg",
+           [](Worker& w, py::handle array, std::vector<int64_t> shape, DataType dtype) {
+             w.require_program_api("make_tensor_arg");
+             auto lease = std::make_shared<const HostBufferLease>(array);
+             if (!PyBuffer_IsContiguous(&lease->view(), 'C')) {
+               throw py::value_error("Worker.make_tensor_arg: the host array must be C-contiguous");
+             }
+             PyChipTensor t;
+             t.tensor = w.make_tensor_arg(reinterpret_cast<uint64_t>(lease->view().buf),
+                                          static_cast<size_t>(lease->view().len), shape, dtype);
+             t.host = std::move(lease);
+             return t;
+           })
+      .def("release_buffer",
+           [](Worker& w, py::handle buffer) {
+             w.require_program_api("release_buffer");
+             if (!py::isinstance<HostBuffer>(buffer)) {
+               throw py::type_error(std::string("Worker.release_buffer: expected a buffer from "
+                                                "create_buffer(), got ") + Py_TYPE(buffer.ptr())->tp_name);
+             }
+             w.release_buffer(buffer.cast<const HostBuffer&>());
+           })
+      .def("device_memory_info", [](Worker& w) {
+        const auto info = w.device_memory_info();
+        return py::make_tuple(info.free_bytes, info.total_bytes);
+      })
+      // ---- kernel mode: arguments checked in the spec's order before the native call ----
+      .def("kernel_prepare_callable",
+           [](Worker& w, py::handle c) {
+             w.require_kernel_ready("kernel_prepare_callable");
+             const ChipCallable& callable = chip_callable(c, "Worker.kernel_prepare_callable");
+             py::gil_scoped_release nogil;
+             return w.kernel_prepare_callable(callable);
+           })
+      .def("kernel_launch", [](Worker& w, py::handle id, py::handle args, py::handle stream) {
+        w.require_kernel_ready("kernel_launch");
+        void* s = stream_pointer(stream);
+        const auto& a = task_args(args, "Worker.kernel_launch");
+        const int64_t callable_id = strict_int(id, "Worker.kernel_launch: callable_id");
+        py::gil_scoped_release nogil;
+        w.kernel_launch(callable_id, a.args, s);
+      });
+}
+
+}  // namespace
+
+void bind_worker(py::module_& m) {
+  py::register_exception_translator(&translate_worker_errors);
+  py::module_ sub = m.def_submodule("worker", "ChipWorker and Worker (C++), wrapped by simpler.worker");
+  bind_chip_worker(sub);
+  bind_worker_classes(sub);
+}
+
 }  // namespace simpler::python

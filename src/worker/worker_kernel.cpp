@@ -29,6 +29,14 @@ void WorkerCore::refuse_if_forked(const char* api) const {
                            worker_state_name(state) + ")");
 }
 
+void Worker::require_kernel_ready(const char* api) const {
+  const WorkerCore& c = *core_;
+  require_kernel_mode(c, api);
+  const WorkerState state = c.state.load();
+  if (state != WorkerState::READY) refuse_not_ready(state, api);
+  c.refuse_if_forked(api);
+}
+
 int64_t Worker::kernel_prepare_callable(const ChipCallable& callable) {
   WorkerCore& c = *core_;
   require_kernel_mode(c, "kernel_prepare_callable");

@@ -60,6 +60,8 @@ std::vector<std::pair<uint64_t, uint64_t>> host_ranges_of(const ChipStorageTaskA
 
 }  // namespace
 
+void Worker::require_program_api(const char* api) const { require_program_mode(*core_, api); }
+
 void WorkerCore::complete_run(RunRecord& record) {
   if (record.finished) return;
   record.finished = true;

@@ -70,6 +70,8 @@ class Worker {
             const std::optional<CallConfig>& config = std::nullopt);
 
   // ---- program mode ------------------------------------------------------------------
+  // Throws "Worker.<api>: requires execution_mode='program'" on a kernel Worker.
+  void require_program_api(const char* api) const;
   CallableHandle register_callable(const ChipCallable& callable);  // before or after init
   void unregister_callable(CallableHandle handle);
   void run(CallableHandle handle, const ChipStorageTaskArgs& args,
@@ -90,6 +92,9 @@ class Worker {
 
   // ---- kernel mode -------------------------------------------------------------------
   int64_t kernel_prepare_callable(const ChipCallable& callable);
+  // Throws what kernel_launch/kernel_prepare_callable would for the worker's own state
+  // (mode, READY, forked child); lets a binding check its arguments in the spec's order.
+  void require_kernel_ready(const char* api) const;
   // caller_stream: the caller's sim_stream_t (nonzero).
   void kernel_launch(int64_t callable_id, const ChipStorageTaskArgs& args, void* caller_stream);
 

@@ -1,0 +1,108 @@
+"""simpler.task_interface.ChipWorker — one runtime build, one device context (C++ ChipWorker).
+
+States NEW -> INITIALIZED -> CLOSED, and FAILED after a failed init (rolled back). Program
+mode: ``init(device_id, bins, prewarm_config=None)``, register/run/memory. Kernel mode:
+``kernel_init(device_id, bins, config)``, ``kernel_prepare_callable``, ``kernel_launch``.
+``ChipWorker.probe_kernel_mode_supported(bins)`` answers before any init, taking no device.
+Errors are :class:`simpler.errors.ChipWorkerError` with ``.code``. One thread at a time
+(calls are serialized by a lock); ``finalize()`` runs on the thread that called init.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, Optional
+
+from simpler import _native
+from simpler import errors as _errors  # noqa: F401  (the native error translator imports it)
+
+__all__ = ["ChipWorker"]
+
+
+class ChipWorker:
+    """Loads a runtime build (``simpler.find_build(platform, runtime)``) and owns one context."""
+
+    def __init__(self) -> None:
+        self._native = _native.worker.ChipWorker()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def probe_kernel_mode_supported(bins: Any) -> bool:
+        """Loads the build, asks one fresh context whether it runs kernel mode, destroys the
+        context before unloading. No init, no device."""
+        return _native.worker.ChipWorker.probe_kernel_mode_supported(bins)
+
+    @property
+    def state(self) -> str:
+        return self._native.state.name
+
+    @property
+    def mode(self) -> str:
+        return self._native.mode
+
+    @property
+    def device_id(self) -> int:
+        return self._native.device_id
+
+    @property
+    def generation(self) -> int:
+        return self._native.generation
+
+    @property
+    def teardown_owed(self) -> bool:
+        return self._native.teardown_owed
+
+    @property
+    def kernel_mode_supported(self) -> bool:
+        """Never raises; False while no context is bound."""
+        return self._native.kernel_mode_supported
+
+    def _call(self, name: str, *args: Any) -> Any:
+        with self._lock:
+            return getattr(self._native, name)(*args)
+
+    # ---- program mode ----
+    def init(self, device_id: int, bins: Any, prewarm_config: Any = None) -> None:
+        self._call("init", device_id, bins, prewarm_config)
+
+    def register(self, chip_callable: Any) -> Any:
+        return self._call("register", chip_callable)
+
+    def unregister(self, handle: Any) -> None:
+        self._call("unregister", handle)
+
+    def run(self, handle: Any, args: Any, config: Any = None) -> None:
+        self._call("run", handle, args, config)
+
+    def malloc(self, size: int) -> int:
+        return self._call("malloc", size)
+
+    def free(self, ptr: int) -> None:
+        self._call("free", ptr)
+
+    def copy_to(self, dst: int, src: Any, nbytes: Optional[int] = None) -> None:
+        self._call("copy_to", dst, src, nbytes)
+
+    def copy_from(self, dst: Any, src: int, nbytes: Optional[int] = None) -> None:
+        self._call("copy_from", dst, src, nbytes)
+
+    def device_memory_info(self) -> "tuple[int, int]":
+        return self._call("device_memory_info")
+
+    def committed_device_memory(self) -> int:
+        return self._call("committed_device_memory")
+
+    # ---- kernel mode ----
+    def kernel_init(self, device_id: int, bins: Any, config: Any) -> None:
+        self._call("kernel_init", device_id, bins, config)
+
+    def kernel_prepare_callable(self, chip_callable: Any) -> int:
+        return self._call("kernel_prepare_callable", chip_callable)
+
+    def kernel_launch(self, callable_id: int, args: Any, caller_stream: Any) -> None:
+        self._call("kernel_launch", callable_id, args, caller_stream)
+
+    def finalize(self) -> None:
+        self._call("finalize")
+
+    def __repr__(self) -> str:
+        return f"<simpler.ChipWorker state={self.state} mode={self.mode} device={self.device_id}>"

@@ -1,0 +1,257 @@
+"""simpler.Worker — the public object frameworks hold (a thin layer over the C++ Worker).
+
+``Worker(level=2, execution_mode="program")`` (default): simpler owns the device —
+register callables, ``run`` / ``submit`` them, manage device memory.
+``Worker(level=2, execution_mode="kernel")``: the caller owns the device and a stream;
+simpler enqueues whole chip programs on that stream (docs/kernel-mode.md)::
+
+    sim.set_device(0); stream = sim.Stream()
+    worker = Worker(level=2, execution_mode="kernel", device_id=0,
+                    platform="a2a3sim", runtime="tensormap_and_ringbuffer")
+    assert worker.kernel_mode_supported
+    worker.init(config=CallConfig())
+    cid = worker.kernel_prepare_callable(chip_callable)
+    worker.kernel_launch(cid, args, caller_stream=stream)
+    stream.synchronize()
+    worker.close()
+
+Every rule is enforced by the C++ Worker (include/simpler/worker/worker.h); this module adds
+Python keyword handling, numpy interop, the context manager and the GC pin.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import warnings
+import weakref
+from typing import Any, List, Optional
+
+from simpler import _native
+from simpler import errors as _errors  # noqa: F401  (the native error translator imports it)
+
+_nw = _native.worker
+
+__all__ = ["Worker", "RunHandle"]
+
+# Native workers of kernel-mode Workers that were garbage-collected (or alive at exit)
+# without close(): pinned for the rest of the process, never finalized on the collecting
+# thread.
+_PINNED: List[Any] = []
+_PINNED_LOCK = threading.Lock()
+
+_GC_WARNING = ("simpler.Worker(execution_mode='kernel', device_id={device}) was "
+               "garbage-collected without close(); its native context is pinned for the rest "
+               "of the process. Call worker.close() on the thread that called init().")
+
+
+def _pin_unclosed(native: Any, device_id: int) -> None:
+    # Holds only the native object, never the Worker, so the Worker itself is collected.
+    if not native.holds_native_context:
+        return
+    with _PINNED_LOCK:
+        _PINNED.append(native)
+    warnings.warn(_GC_WARNING.format(device=device_id), ResourceWarning, stacklevel=2)
+
+
+class RunHandle:
+    """An asynchronous program-mode run returned by :meth:`Worker.submit`."""
+
+    __slots__ = ("_native", "_args", "_pending", "__weakref__")
+
+    def __init__(self, native: Any, args: Any, pending: "dict[int, Any]") -> None:
+        self._native = native
+        self._args = args  # keeps HOST tensor memory alive until the run completed
+        self._pending = pending
+
+    @property
+    def done(self) -> bool:
+        """True once the run finished (non-blocking); its HOST outputs are then written."""
+        finished = self._native.done()
+        if finished:
+            self._pending.pop(id(self), None)
+        return finished
+
+    def wait(self, timeout: Optional[float] = None) -> None:
+        """Waits for the run. ``timeout`` in seconds (None = forever): TimeoutError when it
+        expires (the run is not cancelled). Raises the run's error; repeatable."""
+        try:
+            self._native.wait(timeout)
+        finally:
+            if self._native.done():
+                self._pending.pop(id(self), None)
+
+    def result(self, timeout: Optional[float] = None) -> None:
+        """Same as :meth:`wait`: returns None once the run succeeded, raises its error."""
+        self.wait(timeout)
+
+
+class Worker:
+    """A level-2 worker: one chip, in ``"program"`` or ``"kernel"`` execution mode."""
+
+    def __init__(self, level: int = 2, *, device_id: int = 0, platform: str = "a2a3sim",
+                 runtime: str = "tensormap_and_ringbuffer", execution_mode: str = "program",
+                 enable_sdma: bool = False, lib_dir: Optional["os.PathLike[str] | str"] = None) -> None:
+        for name, value in (("level", level), ("device_id", device_id)):
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise TypeError(f"Worker: {name} must be an int, got {type(value).__name__}")
+        for name, value in (("platform", platform), ("runtime", runtime),
+                            ("execution_mode", execution_mode)):
+            if not isinstance(value, str):
+                raise TypeError(f"Worker: {name} must be a str, got {type(value).__name__}")
+        self._native = _nw.Worker(level, device_id, platform, runtime, execution_mode,
+                                  bool(enable_sdma), os.fspath(lib_dir) if lib_dir else "")
+        self._pin: Optional[weakref.finalize] = None
+        self._images: List[Any] = []   # kernel mode: prepared ChipCallables, kept until teardown
+        self._pending: "dict[int, Any]" = {}  # program mode: args of runs not yet completed
+
+    # ---- state --------------------------------------------------------------------------
+    @property
+    def level(self) -> int:
+        return self._native.level
+
+    @property
+    def device_id(self) -> int:
+        return self._native.device_id
+
+    @property
+    def execution_mode(self) -> str:
+        return self._native.execution_mode
+
+    @property
+    def state(self) -> str:
+        """``"NEW"``, ``"READY"``, ``"FAILED"`` or ``"CLOSED"``."""
+        return self._native.state
+
+    @property
+    def close_grace(self) -> float:
+        """Seconds close() waits for a prepare/launch in progress (default 10)."""
+        return self._native.close_grace
+
+    @close_grace.setter
+    def close_grace(self, seconds: float) -> None:
+        self._native.close_grace = float(seconds)
+
+    @property
+    def kernel_mode_supported(self) -> bool:
+        """Whether this (platform, runtime) runs kernel mode; answered before init through a
+        probe that takes no device (cached; a missing build raises FileNotFoundError)."""
+        return self._native.kernel_mode_supported()
+
+    # ---- lifecycle ----------------------------------------------------------------------
+    def init(self, prewarm_config: Any = None, *, config: Any = None) -> None:
+        """Program mode: ``init(prewarm_config=None)``. Kernel mode: ``init(config=CallConfig(...))``
+        on the device current on the calling thread."""
+        self._native.init(prewarm_config, config)
+        if self.execution_mode == "kernel":
+            self._pin = weakref.finalize(self, _pin_unclosed, self._native, self.device_id)
+
+    def close(self) -> None:
+        """Releases the worker's context (idempotent). Kernel mode: no stream sync, no device
+        reset; only on the thread that called init(); TimeoutError past the grace period."""
+        self._native.close()
+        if not self._native.holds_native_context:
+            if self._pin is not None:
+                self._pin.detach()
+                self._pin = None
+            self._images.clear()
+            self._pending.clear()
+
+    def __enter__(self) -> "Worker":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def committed_device_memory(self) -> int:
+        """Bytes of device memory this worker's context holds (0 before init / after close)."""
+        return self._native.committed_device_memory()
+
+    # ---- program mode -------------------------------------------------------------------
+    def register(self, chip_callable: Any) -> Any:
+        """Registers a ChipCallable (before or after init); returns an opaque handle."""
+        return self._native.register(chip_callable)
+
+    def unregister(self, handle: Any) -> None:
+        self._native.unregister(handle)
+
+    def run(self, handle: Any, args: Any = None, config: Any = None) -> None:
+        """Runs the callable and blocks until it finished; raises the run's error."""
+        self._native.run(handle, _args_or_empty(args), config)
+
+    def submit(self, handle: Any, args: Any = None, config: Any = None) -> RunHandle:
+        """Starts the callable and returns at once with a :class:`RunHandle`."""
+        args = _args_or_empty(args)
+        run = RunHandle(self._native.submit(handle, args, config), args, self._pending)
+        self._pending[id(run)] = args
+        return run
+
+    def malloc(self, size: int) -> int:
+        return self._native.malloc(size)
+
+    def free(self, ptr: int) -> None:
+        self._native.free(ptr)
+
+    def copy_to(self, dst: int, src: Any, nbytes: Optional[int] = None) -> None:
+        """Copies a host buffer (numpy array, bytes, ...) to device pointer ``dst``."""
+        self._native.copy_to(dst, src, nbytes)
+
+    def copy_from(self, dst: Any, src: int, nbytes: Optional[int] = None) -> None:
+        """Copies device memory at ``src`` into the writable host buffer ``dst``."""
+        self._native.copy_from(dst, src, nbytes)
+
+    def create_buffer(self, nbytes: int) -> Any:
+        """A zero-filled host buffer (buffer protocol: ``numpy.frombuffer(buf, dtype)``)."""
+        return self._native.create_buffer(nbytes)
+
+    def make_tensor_arg(self, array: Any, shape: Any = None, dtype: Any = None) -> Any:
+        """A HOST ChipTensor over ``array`` (a buffer from create_buffer or a C-contiguous
+        numpy array); the runtime stages it for each run and copies outputs back."""
+        from simpler.task_interface import DataType
+        if shape is None:
+            shape = getattr(array, "shape", None)
+            if shape is None:
+                raise ValueError("Worker.make_tensor_arg: shape is required for a raw buffer")
+        if dtype is None:
+            np_dtype = getattr(array, "dtype", None)
+            if np_dtype is None:
+                raise ValueError("Worker.make_tensor_arg: dtype is required for a raw buffer")
+            dtype = DataType.from_numpy(np_dtype)
+        return self._native.make_tensor_arg(array, [int(d) for d in shape], dtype)
+
+    def release_buffer(self, buffer: Any) -> None:
+        self._native.release_buffer(buffer)
+
+    def device_memory_info(self) -> "tuple[int, int]":
+        """``(free, total)`` bytes of the device."""
+        return self._native.device_memory_info()
+
+    # ---- kernel mode --------------------------------------------------------------------
+    def kernel_prepare_callable(self, chip_callable: Any) -> int:
+        """Uploads a ChipCallable; returns the runtime's id (no dedup)."""
+        try:
+            return self._native.kernel_prepare_callable(chip_callable)
+        finally:
+            # Our own reference to every image handed down, kept until a teardown succeeds.
+            if self._native.state == "READY" and _is_chip_callable(chip_callable):
+                self._images.append(chip_callable)
+
+    def kernel_launch(self, callable_id: int, args: Any, *, caller_stream: Any) -> None:
+        """Enqueues the prepared callable on ``caller_stream`` (an int handle or an object
+        with ``.handle``) and returns; the caller synchronizes its stream."""
+        self._native.kernel_launch(callable_id, args, caller_stream)
+
+    def __repr__(self) -> str:
+        return (f"<simpler.Worker level={self.level} mode={self.execution_mode!r} "
+                f"device={self.device_id} state={self.state}>")
+
+
+def _args_or_empty(args: Any) -> Any:
+    if args is None:
+        from simpler.task_interface import ChipStorageTaskArgs
+        return ChipStorageTaskArgs()
+    return args
+
+
+def _is_chip_callable(obj: Any) -> bool:
+    from simpler.task_interface import ChipCallable
+    return isinstance(obj, ChipCallable)
