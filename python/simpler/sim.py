@@ -1,0 +1,368 @@
+"""The simulated device driver (``libsimpler_sim``), from Python.
+
+A thin layer over ``simpler._native.sim``: device pointers and stream/event handles are
+plain ints, host data is any C-contiguous buffer-protocol object (numpy arrays, bytes,
+bytearray, memoryview). Every refusal raises :class:`simpler.errors.SimError` whose
+``.code`` is the driver status and ``.status_name`` its name.
+
+Example::
+
+    from simpler import sim
+    sim.set_device(0)
+    with sim.Stream() as stream:
+        ptr = sim.malloc(a.nbytes)
+        stream.memcpy_htod_async(ptr, a)
+        stream.memcpy_dtoh_async(b, ptr)
+        stream.synchronize()
+        sim.free(ptr)
+
+See docs/sim-driver.md for the semantics (sticky stream errors, destroy waits, faults).
+"""
+from __future__ import annotations
+
+import atexit
+import weakref
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+from simpler import _native
+
+_sim = _native.sim
+
+#: Operation names accepted by inject_fault() and call_count().
+OPERATIONS: tuple[str, ...] = (
+    "malloc", "free", "memcpy", "memset", "stream_create", "stream_destroy",
+    "stream_synchronize", "stream_query", "event_create", "event_destroy", "event_record",
+    "event_synchronize", "launch", "host_func", "set_device", "device_reset",
+)
+
+__all__ = [
+    "SimConfig", "Topology", "OPERATIONS", "api_version", "get_config", "configure",
+    "device_count", "set_device", "get_device", "device_topology", "device_reset",
+    "mem_get_info", "malloc", "free", "memset", "memcpy_htod", "memcpy_dtoh", "memcpy_dtod",
+    "pointer_device", "Stream", "Event", "inject_fault", "clear_faults", "call_count",
+    "reset_counters",
+]
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """Process-wide shape of the simulated machine."""
+
+    device_count: int
+    clusters_per_device: int
+    aicpu_threads: int
+    device_memory_bytes: int
+
+
+@dataclass(frozen=True)
+class Topology:
+    """Cores of one device: each cluster is 1 AIC + 2 AIV cores."""
+
+    clusters: int
+    aic_cores: int
+    aiv_cores: int
+    aicpu_threads: int
+
+
+def _check_nbytes(nbytes: int) -> int:
+    nbytes = int(nbytes)
+    if nbytes < 0:
+        raise ValueError(f"nbytes must be >= 0, got {nbytes}")
+    return nbytes
+
+
+def _check_byte_value(value: int) -> int:
+    value = int(value)
+    if not 0 <= value <= 255:
+        raise ValueError(f"memset value must be a byte in [0, 255], got {value}")
+    return value
+
+
+# ---- configuration and devices ---------------------------------------------------------
+
+def api_version() -> int:
+    """SIM_DRIVER_API_VERSION of the loaded driver."""
+    return _sim.api_version()
+
+
+def get_config() -> SimConfig:
+    """The configuration in effect (defaults, overridden by SIMPLER_SIM_* at first use)."""
+    return SimConfig(**_sim.get_config())
+
+
+def configure(*, device_count: Optional[int] = None, clusters_per_device: Optional[int] = None,
+              aicpu_threads: Optional[int] = None,
+              device_memory_bytes: Optional[int] = None) -> SimConfig:
+    """Change the configuration; fields left None keep their value.
+
+    Only before any device is used in this process (else SimError
+    SIM_ERR_ALREADY_INITIALIZED). Returns the new configuration.
+    """
+    current = get_config()
+    _sim.configure(
+        current.device_count if device_count is None else int(device_count),
+        current.clusters_per_device if clusters_per_device is None else int(clusters_per_device),
+        current.aicpu_threads if aicpu_threads is None else int(aicpu_threads),
+        current.device_memory_bytes if device_memory_bytes is None else int(device_memory_bytes),
+    )
+    return get_config()
+
+
+def device_count() -> int:
+    """Number of simulated devices."""
+    return _sim.device_count()
+
+
+def set_device(device: int) -> None:
+    """Make `device` the current device of the calling thread."""
+    _sim.set_device(int(device))
+
+
+def get_device() -> Optional[int]:
+    """The calling thread's current device, or None if set_device() was never called on it."""
+    return _sim.get_device()
+
+
+def device_topology(device: int) -> Topology:
+    """Clusters and cores of `device`."""
+    return Topology(**_sim.device_topology(int(device)))
+
+
+def device_reset(device: int) -> None:
+    """Wait for the device's streams, destroy them and free all its memory."""
+    _sim.device_reset(int(device))
+
+
+# ---- memory (synchronous) --------------------------------------------------------------
+
+def mem_get_info() -> tuple[int, int]:
+    """(free, total) bytes of the current device."""
+    free_bytes, total = _sim.mem_get_info()
+    return int(free_bytes), int(total)
+
+
+def malloc(nbytes: int) -> int:
+    """Allocate `nbytes` (> 0) on the current device; returns the device pointer (1024-aligned)."""
+    return _sim.malloc(_check_nbytes(nbytes))
+
+
+def free(ptr: int) -> None:
+    """Free the allocation starting exactly at `ptr` (any device)."""
+    _sim.free(int(ptr))
+
+
+def memset(ptr: int, value: int, nbytes: int) -> None:
+    """Set `nbytes` of device memory at `ptr` to the byte `value`."""
+    _sim.memset(int(ptr), _check_byte_value(value), _check_nbytes(nbytes))
+
+
+def memcpy_htod(dst_ptr: int, src: Any, nbytes: Optional[int] = None) -> None:
+    """Copy a host buffer (all of it, or its first `nbytes`) to device memory at `dst_ptr`."""
+    _sim.memcpy_htod(int(dst_ptr), src, nbytes)
+
+
+def memcpy_dtoh(dst: Any, src_ptr: int, nbytes: Optional[int] = None) -> None:
+    """Fill a writable host buffer (all of it, or its first `nbytes`) from device memory."""
+    _sim.memcpy_dtoh(dst, int(src_ptr), nbytes)
+
+
+def memcpy_dtod(dst_ptr: int, src_ptr: int, nbytes: int) -> None:
+    """Copy `nbytes` between device allocations (possibly on different devices)."""
+    _sim.memcpy_dtod(int(dst_ptr), int(src_ptr), _check_nbytes(nbytes))
+
+
+def pointer_device(ptr: int, nbytes: int = 1) -> int:
+    """The device owning [ptr, ptr+nbytes) inside one live allocation."""
+    return _sim.pointer_device(int(ptr), _check_nbytes(nbytes))
+
+
+# ---- streams and events ----------------------------------------------------------------
+
+_live_streams: "weakref.WeakSet[Stream]" = weakref.WeakSet()
+
+
+class Stream:
+    """An in-order queue of operations on the current device (created there).
+
+    ``handle`` is the driver handle as an int, usable as ``caller_stream``. Host buffers
+    and Python callables handed to async methods are kept alive by the stream until a
+    synchronize(), an idle query(), or destroy().
+    An operation that fails makes the stream sticky: synchronize()/query() raise that
+    error from then on and later operations are skipped.
+    """
+
+    def __init__(self) -> None:
+        self._handle: int = _sim.stream_create()
+        self._destroyed = False
+        self._keepalive: list[Any] = []
+        _live_streams.add(self)
+
+    @property
+    def handle(self) -> int:
+        return self._handle
+
+    @property
+    def device(self) -> int:
+        """The device the stream was created on."""
+        return _sim.stream_device(self._handle)
+
+    def synchronize(self) -> None:
+        """Wait until everything enqueued so far ran; raise the stream's sticky error, if any."""
+        try:
+            _sim.stream_synchronize(self._handle)
+        finally:
+            self._keepalive.clear()
+
+    def query(self) -> bool:
+        """True when idle, False while work is pending; raises the sticky error, if any."""
+        done = _sim.stream_query(self._handle)
+        if done:
+            self._keepalive.clear()
+        return done
+
+    def destroy(self) -> None:
+        """Wait for pending work, then destroy the stream (a second call raises SimError)."""
+        _sim.stream_destroy(self._handle)
+        self._destroyed = True
+        self._keepalive.clear()
+
+    def memcpy_htod_async(self, dst_ptr: int, src: Any, nbytes: Optional[int] = None) -> None:
+        """Enqueue a copy of a host buffer to device memory."""
+        view = memoryview(src)  # holds the buffer export so it cannot be resized meanwhile
+        _sim.memcpy_htod_async(int(dst_ptr), view, nbytes, self._handle)
+        self._keepalive.append(view)
+
+    def memcpy_dtoh_async(self, dst: Any, src_ptr: int, nbytes: Optional[int] = None) -> None:
+        """Enqueue a copy of device memory into a writable host buffer."""
+        view = memoryview(dst)
+        _sim.memcpy_dtoh_async(view, int(src_ptr), nbytes, self._handle)
+        self._keepalive.append(view)
+
+    def memcpy_dtod_async(self, dst_ptr: int, src_ptr: int, nbytes: int) -> None:
+        """Enqueue a device-to-device copy."""
+        _sim.memcpy_dtod_async(int(dst_ptr), int(src_ptr), _check_nbytes(nbytes), self._handle)
+
+    def memset_async(self, ptr: int, value: int, nbytes: int) -> None:
+        """Enqueue setting `nbytes` of device memory to the byte `value`."""
+        _sim.memset_async(int(ptr), _check_byte_value(value), _check_nbytes(nbytes), self._handle)
+
+    def host_func(self, fn: Callable[[], Any]) -> None:
+        """Enqueue a Python callable, run in stream order on the stream's thread.
+
+        An exception it raises goes to sys.unraisablehook (host functions have no status).
+        """
+        if not callable(fn):
+            raise TypeError(f"host_func needs a callable, got {type(fn).__name__}")
+        _sim.launch_host_func(self._handle, fn)
+        self._keepalive.append(fn)
+
+    def record(self, event: "Event") -> None:
+        """Enqueue a record of `event` (same device as the stream)."""
+        event.record(self)
+
+    def wait_event(self, event: "Event") -> None:
+        """Later operations of this stream wait until `event`'s latest record is reached."""
+        _sim.stream_wait_event(self._handle, event.handle)
+
+    def __enter__(self) -> "Stream":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if not self._destroyed:
+            self.destroy()
+
+    def __del__(self) -> None:
+        if getattr(self, "_destroyed", True):
+            return
+        try:
+            _sim.stream_destroy(self._handle)
+        except Exception:  # already gone (device_reset) or interpreter shutting down
+            pass
+
+    def __repr__(self) -> str:
+        state = "destroyed" if self._destroyed else "live"
+        return f"<simpler.sim.Stream handle={self._handle:#x} {state}>"
+
+
+class Event:
+    """A point in a stream: record() it, then synchronize()/query() it or make another
+    stream wait_event() for it. Created on the current device; an unrecorded event is complete."""
+
+    def __init__(self) -> None:
+        self._handle: int = _sim.event_create()
+        self._destroyed = False
+
+    @property
+    def handle(self) -> int:
+        return self._handle
+
+    def record(self, stream: Stream) -> None:
+        """Enqueue a record of this event on `stream`."""
+        _sim.event_record(self._handle, stream.handle)
+
+    def synchronize(self) -> None:
+        """Wait until the latest record was reached."""
+        _sim.event_synchronize(self._handle)
+
+    def query(self) -> bool:
+        """True once the latest record was reached (or if never recorded)."""
+        return _sim.event_query(self._handle)
+
+    def destroy(self) -> None:
+        """Destroy the handle (pending records still complete safely)."""
+        _sim.event_destroy(self._handle)
+        self._destroyed = True
+
+    def __enter__(self) -> "Event":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if not self._destroyed:
+            self.destroy()
+
+    def __del__(self) -> None:
+        if getattr(self, "_destroyed", True):
+            return
+        try:
+            _sim.event_destroy(self._handle)
+        except Exception:
+            pass
+
+    def __repr__(self) -> str:
+        state = "destroyed" if self._destroyed else "live"
+        return f"<simpler.sim.Event handle={self._handle:#x} {state}>"
+
+
+@atexit.register
+def _drain_streams_at_exit() -> None:
+    # No Python host function may run once the interpreter starts finalizing.
+    for stream in list(_live_streams):
+        if not stream._destroyed:
+            try:
+                _sim.stream_synchronize(stream.handle)
+            except Exception:
+                pass
+
+
+# ---- test hooks ------------------------------------------------------------------------
+
+def inject_fault(op: str, count: int = 1, status: int = 0) -> None:
+    """The next `count` calls of `op` (see OPERATIONS) fail with `status`
+    (0 = SIM_ERR_INJECTED_FAULT). A "launch" fault surfaces on the stream when the job runs."""
+    _sim.inject_fault(str(op), int(count), int(status))
+
+
+def clear_faults() -> None:
+    """Drop every pending injected fault."""
+    _sim.clear_faults()
+
+
+def call_count(op: str) -> int:
+    """Calls of `op` since the last reset_counters() (failing calls included)."""
+    return _sim.call_count(str(op))
+
+
+def reset_counters() -> None:
+    """Zero every operation counter."""
+    _sim.reset_counters()
