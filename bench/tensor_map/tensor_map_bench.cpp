@@ -141,7 +141,7 @@ Timing run(const Stream& s) {
 // 1,000 buffers of 10 disjoint slices; tasks read two random slices and write one. The
 // window keeps about 10,000 entries live.
 Stream many_buffers(std::mt19937_64& rng, size_t tasks) {
-  Stream s{"10,000 live entries over 1,000 buffers, random slices (2 reads + 1 write)", 3, 2800,
+  Stream s{"10,000 live entries over 1,000 buffers, random slices (2 reads + 1 write)", 3, 3800,
            {}, {}};
   constexpr uint64_t kBuffers = 1000, kSlices = 10, kSliceElems = 256;
   auto slice = [&](uint64_t b, uint64_t i) {

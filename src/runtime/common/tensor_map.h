@@ -5,6 +5,17 @@
 // range otherwise). A reader waits for the overlapping writers not yet covered by a later
 // write (RAW); a writer waits for those writers (WAW) and for the overlapping readers
 // since them (WAR).
+//
+// Guarantee: every earlier conflicting access (overlapping bytes, at least one a write)
+// of a task not retired yet is reachable from the new task through the returned edges.
+// An entry fully covered by a later write is dropped (that write waits for it, and anyone
+// overlapping it overlaps that write), which keeps the live set small. This relies on
+// retire(t) being called only once t has finished, and t finishing only after the tasks
+// it was told to wait for. A descriptor the map cannot interpret (bad dtype/ndims/shape,
+// int64 overflow) is treated as touching its whole buffer. No edge links accesses whose
+// byte ranges are apart, nor tiles/slices (equal strides and dtype) with disjoint boxes.
+// Implementation: common/tensor_map.cpp (pools, per-buffer scan arrays, per-task lists),
+// common/overlap.{h,cpp} (view geometry), common/tensor_map_index.h (hash index).
 #pragma once
 
 #include <cstddef>
@@ -19,6 +30,9 @@ enum class AccessKind : uint8_t { Read, Write, ReadWrite };
 
 class TensorMap {
  public:
+  // Throws std::invalid_argument when capacity exceeds 2^32 - 2 entries. Memory grows
+  // with use up to `capacity` entries and is then reused (no allocation per access in
+  // steady state); growth may throw std::bad_alloc, leaving the map consistent.
   explicit TensorMap(size_t capacity);
   ~TensorMap();
   TensorMap(const TensorMap&) = delete;
@@ -30,6 +44,7 @@ class TensorMap {
   bool access(uint64_t task_id, const ChipTensor& view, AccessKind kind,
               std::vector<uint64_t>& deps);
   // The task finished: its entries stop producing dependencies and free capacity.
+  // O(entries of that task); an unknown id is ignored. Ids may be reused after retire.
   void retire(uint64_t task_id);
   size_t live_entries() const;
   size_t capacity() const;
