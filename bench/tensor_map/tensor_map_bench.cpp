@@ -31,13 +31,15 @@ std::atomic<size_t> g_allocations{0};
 
 }  // namespace
 
-void* operator new(size_t n) {
+// Kept out of line so that the compiler does not pair the malloc inside one with the free
+// inside the other across inlined library code (-Wmismatched-new-delete).
+__attribute__((noinline)) void* operator new(size_t n) {
   g_allocations.fetch_add(1, std::memory_order_relaxed);
   if (void* p = std::malloc(n ? n : 1)) return p;
   throw std::bad_alloc();
 }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
+__attribute__((noinline)) void operator delete(void* p) noexcept { std::free(p); }
+__attribute__((noinline)) void operator delete(void* p, size_t) noexcept { std::free(p); }
 
 namespace {
 
