@@ -9,7 +9,11 @@
 // `taskwait` (T(0): a bare taskwait). Patterns alternate between the two runtimes so the
 // machine's background load hits both alike.
 //
-// Usage: task_overhead_bench [--tasks N] [--reps R] [--quick]
+// Every slot (the unit a dependency is tracked on) is its own buffer, as every libgomp
+// depend object is its own address. The last column repeats simpler's run with the
+// slots as views (slices) of one buffer, which the tensor map tracks by overlap.
+//
+// Usage: task_overhead_bench [--tasks N] [--reps R] [--quick] [--pattern KEY]
 #include <omp.h>
 
 #include <algorithm>
@@ -36,20 +40,22 @@ constexpr int kOmpThreads = 2;
 struct Options {
   uint64_t tasks = 20000;
   int reps = 9;
+  std::string only;  // --pattern KEY: run one row (for profiling)
 };
 
 struct Row {
+  const char* key;
   const char* name;
   int pattern;
 };
 constexpr Row kRows[] = {
-    {"chain", BENCH_CHAIN},
-    {"fan-in (8 -> 1)", BENCH_FAN_IN},
-    {"8 independent chains", BENCH_CHAINS8},
-    {"distinct outputs (0 deps)", BENCH_DISTINCT},
-    {"1 dep per task", BENCH_DEPS1},
-    {"2 deps per task", BENCH_DEPS2},
-    {"3 deps per task", BENCH_DEPS3},
+    {"chain", "chain", BENCH_CHAIN},
+    {"fan-in", "fan-in (8 -> 1)", BENCH_FAN_IN},
+    {"chains8", "8 independent chains", BENCH_CHAINS8},
+    {"distinct", "distinct outputs (0 deps)", BENCH_DISTINCT},
+    {"deps1", "1 dep per task", BENCH_DEPS1},
+    {"deps2", "2 deps per task", BENCH_DEPS2},
+    {"deps3", "3 deps per task", BENCH_DEPS3},
 };
 
 double median(std::vector<double> v) {
@@ -73,8 +79,13 @@ Options parse(int argc, char** argv) {
       o.tasks = std::strtoull(argv[++i], nullptr, 10);
     } else if (a == "--reps" && i + 1 < argc) {
       o.reps = std::atoi(argv[++i]);
+    } else if (a == "--pattern" && i + 1 < argc) {
+      o.only = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: %s [--tasks N] [--reps R] [--quick]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--tasks N] [--reps R] [--quick] [--pattern chain|fan-in|chains8|"
+                   "distinct|deps1|deps2|deps3]\n",
+                   argv[0]);
       std::exit(2);
     }
   }
@@ -86,18 +97,20 @@ Options parse(int argc, char** argv) {
 }
 
 struct Result {
-  double simpler_ns = 0;  // per task
+  double simpler_ns = 0;        // per task, every slot its own buffer
+  double simpler_views_ns = 0;  // per task, slots are views of one buffer
   double omp_ns = 0;
 };
 
 Result measure(SimplerPatternRunner& runner, std::vector<float>& omp_slots, int pattern,
                const Options& o) {
   const uint64_t tasks = bench_pattern_tasks(pattern, o.tasks);
-  std::vector<double> s_full, s_empty;
+  std::vector<double> s_full, s_empty, v_full;
   runner.run(pattern, tasks);  // warm up: first touch of rings and slot pages
   for (int r = 0; r < o.reps; ++r) {
     s_full.push_back(runner.run(pattern, tasks));
     s_empty.push_back(runner.run(pattern, 0));
+    v_full.push_back(runner.run(pattern, tasks, /*views=*/true));
   }
   settle();
   run_omp_pattern(pattern, tasks, omp_slots.data(), kOmpThreads, 1);  // warm up
@@ -106,6 +119,7 @@ Result measure(SimplerPatternRunner& runner, std::vector<float>& omp_slots, int 
   settle();
   Result res;
   res.simpler_ns = (median(s_full) - median(s_empty)) / static_cast<double>(tasks);
+  res.simpler_views_ns = (median(v_full) - median(s_empty)) / static_cast<double>(tasks);
   res.omp_ns = (median(g.full) - median(g.empty)) / static_cast<double>(tasks);
   return res;
 }
@@ -130,17 +144,19 @@ int main(int argc, char** argv) {
                 "threads; libgomp with %d threads\n",
                 static_cast<unsigned long long>(o.tasks), o.reps,
                 std::thread::hardware_concurrency(), kOmpThreads);
-    std::printf("%-28s %16s %16s %12s  %s\n", "pattern", "simpler ns/task", "libgomp ns/task",
-                "ratio", "target <= 0.60x");
+    std::printf("%-28s %16s %16s %12s  %-16s %s\n", "pattern", "simpler ns/task",
+                "libgomp ns/task", "ratio", "target <= 0.60x", "simpler, slots as views");
     Result results[BENCH_PATTERN_COUNT];
     for (const Row& row : kRows) {
+      if (!o.only.empty() && o.only != row.key) continue;
       const Result r = measure(runner, omp_slots, row.pattern, o);
       results[row.pattern] = r;
       const double ratio = r.simpler_ns / r.omp_ns;
-      std::printf("%-28s %16.1f %16.1f %11.2fx  %s\n", row.name, r.simpler_ns, r.omp_ns, ratio,
-                  verdict(r.simpler_ns, r.omp_ns, ratio, 0.6));
+      std::printf("%-28s %16.1f %16.1f %11.2fx  %-16s %.1f\n", row.name, r.simpler_ns, r.omp_ns,
+                  ratio, verdict(r.simpler_ns, r.omp_ns, ratio, 0.6), r.simpler_views_ns);
       std::fflush(stdout);
     }
+    if (!o.only.empty()) return 0;
     const double dep_ratio = results[BENCH_DEPS3].simpler_ns / results[BENCH_DISTINCT].simpler_ns;
     const double omp_dep_ratio = results[BENCH_DEPS3].omp_ns / results[BENCH_DISTINCT].omp_ns;
     std::printf("3-dep / 0-dep cost: simpler %.2fx (target <= 2.00x: %s), libgomp %.2fx\n",

@@ -65,7 +65,7 @@ SimplerPatternRunner::SimplerPatternRunner(const std::string& orchestration_path
   for (const auto& [func_id, signature] : shapes)
     children.emplace_back(func_id, CoreCallable::build(signature, kernel));
   const ArgDirection signature[] = {ArgDirection::INOUT, ArgDirection::SCALAR,
-                                    ArgDirection::SCALAR};
+                                    ArgDirection::SCALAR, ArgDirection::SCALAR};
   state_->callable = ChipCallable::build(signature, "bench_pattern", orchestration, children);
 
   std::string error;
@@ -82,7 +82,7 @@ SimplerPatternRunner::SimplerPatternRunner(const std::string& orchestration_path
 
 SimplerPatternRunner::~SimplerPatternRunner() = default;
 
-double SimplerPatternRunner::run(int pattern, uint64_t tasks) {
+double SimplerPatternRunner::run(int pattern, uint64_t tasks, bool views) {
   if (bench_pattern_slots(pattern, tasks) > state_->max_slots)
     throw std::runtime_error("SimplerPatternRunner::run: more tasks than the slot buffer holds");
   ChipStorageTaskArgs args{};
@@ -91,6 +91,7 @@ double SimplerPatternRunner::run(int pattern, uint64_t tasks) {
                                     DataType::FLOAT32, AddressSpace::DEVICE));
   args_add_scalar(args, static_cast<uint64_t>(pattern));
   args_add_scalar(args, tasks);
+  args_add_scalar(args, views ? 1 : 0);
   std::string error;
   const auto start = std::chrono::steady_clock::now();
   const int rc = state_->engine->execute(*state_->program, args, nullptr, &error);

@@ -21,8 +21,9 @@ class SimplerPatternRunner {
   SimplerPatternRunner& operator=(const SimplerPatternRunner&) = delete;
 
   // Wall time in ns of one execute() of `tasks` tasks of `pattern` (0 tasks: the fixed
-  // cost of a run). Throws std::runtime_error if the run fails.
-  double run(int pattern, uint64_t tasks);
+  // cost of a run). `views`: the slots are views of one buffer instead of one buffer
+  // each. Throws std::runtime_error if the run fails.
+  double run(int pattern, uint64_t tasks, bool views = false);
 
  private:
   struct State;

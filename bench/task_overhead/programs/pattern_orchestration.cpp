@@ -1,7 +1,9 @@
 // Orchestration of the per-task overhead benchmark: submits `tasks` empty-kernel tasks of
 // one pattern (../patterns.h) over slots of the entry's tensor 0, so the runtime infers
 // exactly the dependencies the libgomp reference declares.
-//   args: tensor 0 = slot buffer (float32, DEVICE); scalar 0 = pattern; scalar 1 = tasks.
+//   args: tensor 0 = slot buffer (float32, DEVICE); scalar 0 = pattern; scalar 1 = tasks;
+//         scalar 2 = layout: 0 = every slot is its own buffer (like libgomp's depend
+//         objects: one address each), 1 = every slot is a view of the one entry buffer.
 #include "../patterns.h"
 #include "simpler/orch/orchestration_api.h"
 
@@ -10,12 +12,19 @@
 
 namespace {
 
-ChipTensor slot(const ChipTensor& buffer, uint64_t index) {
+ChipTensor slot(const ChipTensor& buffer, uint64_t index, bool views) {
   ChipTensor t = buffer;
-  t.start_offset = buffer.start_offset + static_cast<int64_t>(index);
   t.ndims = 1;
   t.shapes[0] = 1;
   t.strides[0] = 1;
+  if (views) {
+    t.start_offset = buffer.start_offset + static_cast<int64_t>(index);
+  } else {
+    t.buffer.addr = buffer.buffer.addr +
+                    (static_cast<uint64_t>(buffer.start_offset) + index) * sizeof(float);
+    t.buffer.size = sizeof(float);
+    t.start_offset = 0;
+  }
   return t;
 }
 
@@ -23,7 +32,8 @@ ChipTensor slot(const ChipTensor& buffer, uint64_t index) {
 // ~3.8 KB descriptor per task, which would add a fixed cost that is not the runtime's.
 class Submitter {
  public:
-  Submitter(const SimplerOrchApi* api, const ChipTensor& buffer) : api_(api), buffer_(buffer) {
+  Submitter(const SimplerOrchApi* api, const ChipTensor& buffer, bool views)
+      : api_(api), buffer_(buffer), views_(views) {
     desc_.core_type = SIMPLER_CORE_AIV;
     desc_.block_num = 1;
   }
@@ -33,7 +43,7 @@ class Submitter {
     desc_.func_id = kernel;
     uint32_t count = 0;
     for (const auto& [mode, index] : tensors) {
-      desc_.tensors[count].tensor = slot(buffer_, index);
+      desc_.tensors[count].tensor = slot(buffer_, index, views_);
       desc_.tensors[count].mode = static_cast<uint32_t>(mode);
       ++count;
     }
@@ -44,6 +54,7 @@ class Submitter {
  private:
   const SimplerOrchApi* api_;
   ChipTensor buffer_;
+  bool views_;
   SimplerTaskDesc desc_{};
   SimplerTaskResult result_{};
 };
@@ -96,9 +107,9 @@ int run(Submitter& s, int pattern, uint64_t n) {
 
 extern "C" __attribute__((visibility("default"))) int bench_pattern(
     const ChipStorageTaskArgs* args, const SimplerOrchApi* api) {
-  if (args->tensor_count < 1 || args->scalar_count < 2)
-    return api->fatal(api->rt, "bench_pattern: expects 1 tensor (slots) and 2 scalars "
-                               "(pattern, tasks)");
+  if (args->tensor_count < 1 || args->scalar_count < 3)
+    return api->fatal(api->rt, "bench_pattern: expects 1 tensor (slots) and 3 scalars "
+                               "(pattern, tasks, layout)");
   const int pattern = static_cast<int>(args->scalars[0]);
   const uint64_t tasks = args->scalars[1];
   if (pattern < 0 || pattern >= BENCH_PATTERN_COUNT)
@@ -106,6 +117,6 @@ extern "C" __attribute__((visibility("default"))) int bench_pattern(
   const ChipTensor& buffer = args->tensors[0];
   if (static_cast<uint64_t>(buffer.shapes[0]) < bench_pattern_slots(pattern, tasks))
     return api->fatal(api->rt, "bench_pattern: slot buffer too small for the task count");
-  Submitter submitter(api, buffer);
+  Submitter submitter(api, buffer, args->scalars[2] != 0);
   return run(submitter, pattern, tasks);
 }

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Builds simpler (scripts/build.sh, default build dir) and runs every benchmark, printing
+# their tables. Benchmarks are not tests: they print figures and ratios to anchors
+# measured in the same run. See docs/performance.md.
+# Usage: scripts/bench.sh [--quick] [--no-build] [--build-dir DIR]
+#   --quick       short runs (smoke check of the benchmarks themselves)
+#   --no-build    use an existing build
+#   --build-dir   a build other than build/ (implies --no-build)
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+quick=()
+build=1
+dir="$here/build"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) quick=(--quick) ;;
+    --no-build) build=0 ;;
+    --build-dir) dir=$(cd "$2" && pwd); build=0; shift ;;
+    *) echo "bench.sh: unknown argument $1 (use --quick, --no-build, --build-dir DIR)" >&2; exit 2 ;;
+  esac
+  shift
+done
+if [ "$build" = 1 ]; then
+  "$here/scripts/build.sh" >/dev/null
+fi
+bin="$dir/bin"
+for b in tensor_map_bench task_overhead_bench kernel_launch_bench; do
+  if [ ! -x "$bin/$b" ]; then
+    echo "bench.sh: $bin/$b is missing (build it: scripts/build.sh)" >&2
+    exit 1
+  fi
+done
+export OMP_NUM_THREADS=2
+
+echo "== machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+echo "== tensor map (bench/tensor_map)"
+"$bin/tensor_map_bench" "${quick[@]}"
+echo
+echo "== per-task overhead vs libgomp (bench/task_overhead)"
+"$bin/task_overhead_bench" "${quick[@]}"
+echo
+echo "== kernel_launch from C++ (bench/kernel_launch)"
+"$bin/kernel_launch_bench" "${quick[@]}"
+echo
+
+# futex system calls made by the launching thread while the device is busy: strace the
+# probe mode, which brackets each window with getppid() on the launching thread.
+echo "== futex calls per launch on the caller's thread, device busy (strace)"
+probe_launches=2000
+[ ${#quick[@]} -gt 0 ] && probe_launches=200
+if command -v strace >/dev/null 2>&1; then
+  trace=$(mktemp)
+  out=$(mktemp)
+  trap 'rm -f "$trace" "$out"' EXIT
+  if strace -f -qq -e trace=futex,getppid -o "$trace" \
+      "$bin/kernel_launch_bench" --futex-probe "$probe_launches" >"$out" 2>&1; then
+    tid=$(awk '/^caller_tid/ {print $2}' "$out")
+    # Window 1 lies between the 1st and 2nd getppid of the caller, window 2 between the
+    # 3rd and 4th. A blocking futex shows as "futex(... <unfinished ...>" (counted once).
+    awk -v tid="$tid" -v n="$probe_launches" '
+      $1 == tid && /getppid\(/ { m++; next }
+      $1 == tid && /futex\(/ { if (m == 1) held++; else if (m == 3) running++ }
+      END {
+        printf "stream held by a host function:   %d futex calls in %d launches (%.4f per launch)\n", held, n, held / n
+        printf "stream running earlier launches:  %d futex calls in %d launches (%.4f per launch)\n", running, n, running / n
+        printf "target 0 per launch: %s\n", (held + running == 0) ? "met" : "MISSED"
+      }' "$trace"
+  else
+    echo "strace could not trace the probe (ptrace not permitted?):"
+    sed -n 1,5p "$out"
+    echo "see the getrusage voluntary-context-switch line of kernel_launch_bench instead"
+  fi
+else
+  echo "strace is not installed (apt-get install strace); see the getrusage voluntary-"
+  echo "context-switch line of kernel_launch_bench instead"
+fi
+echo
+
+echo "== kernel_launch from Python (bench/kernel_launch/launch_bench.py)"
+# The Python module must come from the same build: otherwise two copies of the sim
+# driver would be loaded (the module's and the runtime build's) and kernel mode refuses.
+py_lib_dir=$(/usr/bin/python3 -c "import sys; sys.path.insert(0, '$here/python'); import simpler._native, simpler._build_info as b; print(b.LIB_DIR)" 2>/dev/null || true)
+if [ -z "$py_lib_dir" ]; then
+  echo "the Python module is not built (scripts/build.sh builds it into python/simpler)"
+elif [ "$py_lib_dir" != "$dir/lib" ]; then
+  echo "python/simpler/_native was built by $py_lib_dir, not by $dir: skipped (run"
+  echo "scripts/bench.sh without --build-dir, or rebuild the module from this build)"
+else
+  SIMPLER_BUILD_DIR="$dir" /usr/bin/python3 "$here/bench/kernel_launch/launch_bench.py" "${quick[@]}"
+fi
