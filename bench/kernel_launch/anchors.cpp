@@ -18,7 +18,7 @@ void empty_host_fn(void*) {}
 }  // namespace
 
 void collect_spsc_submit(size_t samples, size_t batch, double timer_overhead,
-                         std::vector<double>& out) {
+                         std::vector<double>& out, std::vector<double>& amortized) {
   SpscRing ring(4096);
   std::atomic<bool> stop{false};
   std::thread consumer([&] {
@@ -28,15 +28,21 @@ void collect_spsc_submit(size_t samples, size_t batch, double timer_overhead,
     }
   });
   const HandoffMessage message{1, &ring, nullptr, {}};
-  collect_latency(
-      [&] {
-        while (!ring.try_push(message)) std::this_thread::yield();
-      },
-      // The consumer may be descheduled on a busy machine: yield rather than spin.
-      [&] {
-        while (ring.popped() != ring.pushed()) std::this_thread::yield();
-      },
-      samples, batch, timer_overhead, out);
+  auto push = [&] {
+    while (!ring.try_push(message)) std::this_thread::yield();
+  };
+  // The consumer may be descheduled on a busy machine: yield rather than spin.
+  auto drain = [&] {
+    while (ring.popped() != ring.pushed()) std::this_thread::yield();
+  };
+  collect_latency(push, drain, samples, batch, timer_overhead, out);
+  for (size_t done = 0; done + batch <= samples; done += batch) {
+    const auto a = Clock::now();
+    for (size_t i = 0; i < batch; ++i) push();
+    const auto b = Clock::now();
+    amortized.push_back((ns_between(a, b) - timer_overhead) / static_cast<double>(batch));
+    drain();
+  }
   stop.store(true);
   consumer.join();
 }

@@ -12,10 +12,12 @@
 
 namespace simpler::bench {
 
-// Appends `samples` producer-side push costs (ns) to `out`. The consumer thread spins
-// only while this call runs.
+// Appends `samples` producer-side push costs (ns) to `out`, each push timed on its own,
+// and `samples / batch` amortized costs (ns per push of a whole batch timed at once, no
+// timer in between: a push is cheaper than the clock's resolution) to `amortized`. The
+// consumer thread spins only while this call runs.
 void collect_spsc_submit(size_t samples, size_t batch, double timer_overhead,
-                         std::vector<double>& out);
+                         std::vector<double>& out, std::vector<double>& amortized);
 
 // Appends `samples` enqueue costs (ns) of an empty host function on `stream`.
 void collect_host_func_enqueue(sim_stream_t stream, size_t samples, size_t batch,

@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -77,8 +78,8 @@ int futex_probe(const Options& o) {
   return 0;
 }
 
-void print_row(const char* name, const Latency& l, double spsc_p50, const char* note) {
-  std::printf("%-38s %9.0f %9.0f %10.1fx  %s\n", name, l.p50, l.p99, l.p50 / spsc_p50, note);
+void print_row(const char* name, const Latency& l, double spsc_ns, const char* note) {
+  std::printf("%-38s %9.0f %9.0f %10.1fx  %s\n", name, l.p50, l.p99, l.p50 / spsc_ns, note);
 }
 
 const char* verdict(bool met) { return met ? "met" : "MISSED"; }
@@ -97,18 +98,19 @@ int run(const Options& o) {
 
   // Warm up every path (lazy executor threads, pools, first-touch), then interleave.
   const size_t per_round = o.samples / o.rounds;
-  std::vector<double> spsc, host;
+  std::vector<double> spsc, spsc_amortized, host;
   std::vector<std::vector<double>> chip(launchers.size());
   {
     std::vector<double> scratch;
-    collect_spsc_submit(o.batch * 8, o.batch, overhead, scratch);
+    std::vector<double> scratch2;
+    collect_spsc_submit(o.batch * 8, o.batch, overhead, scratch, scratch2);
     collect_host_func_enqueue(host_stream, o.batch * 8, o.batch, overhead, scratch);
     for (auto& l : launchers)
       collect_latency([&] { l->launch(); }, [&] { l->synchronize(); }, o.batch * 8, o.batch,
                       overhead, scratch);
   }
   for (size_t r = 0; r < o.rounds; ++r) {
-    collect_spsc_submit(per_round, o.batch, overhead, spsc);
+    collect_spsc_submit(per_round, o.batch, overhead, spsc, spsc_amortized);
     collect_host_func_enqueue(host_stream, per_round, o.batch, overhead, host);
     for (size_t i = 0; i < launchers.size(); ++i) {
       Launcher& l = *launchers[i];
@@ -119,21 +121,27 @@ int run(const Options& o) {
   sim_stream_destroy(host_stream);
 
   const Latency spsc_l = summarize(spsc);
+  // The ratio denominator: a push costs less than the clock's resolution, so per-push
+  // timings are mostly timer noise; the median of batch-amortized costs is stable.
+  const double spsc_ns = std::max(1.0, summarize(spsc_amortized).p50);
   std::printf("kernel_launch_bench: %zu samples per row (%zu rounds, %zu launches between "
               "synchronizations), 4 DEVICE tensor args, %u hardware threads; timer overhead "
               "%.0f ns subtracted\n",
               spsc_l.samples, o.rounds, o.batch, std::thread::hardware_concurrency(), overhead);
+  std::printf("(b) SPSC submit amortized over batches of %zu pushes: %.1f ns per push "
+              "(the denominator of the ratio column)\n",
+              o.batch, spsc_ns);
   std::printf("%-38s %9s %9s %11s  %s\n", "enqueue path", "p50 ns", "p99 ns", "p50/SPSC", "");
-  print_row("(b) SPSC submit, spinning consumer", spsc_l, spsc_l.p50, "anchor");
-  print_row("(a) sim_launch_host_func (empty fn)", summarize(host), spsc_l.p50, "anchor");
+  print_row("(b) SPSC submit, spinning consumer", spsc_l, spsc_ns, "anchor (timed per push)");
+  print_row("(a) sim_launch_host_func (empty fn)", summarize(host), spsc_ns, "anchor");
   Latency worker_l;
   for (size_t i = 0; i < launchers.size(); ++i) {
     const Latency l = summarize(chip[i]);
     if (i == 0) worker_l = l;
-    print_row(launchers[i]->name(), l, spsc_l.p50, "");
+    print_row(launchers[i]->name(), l, spsc_ns, "");
   }
   std::printf("target C++ Worker p50 <= 500 ns: %s; <= 15x SPSC submit: %s\n",
-              verdict(worker_l.p50 <= 500), verdict(worker_l.p50 <= 15 * spsc_l.p50));
+              verdict(worker_l.p50 <= 500), verdict(worker_l.p50 <= 15 * spsc_ns));
 
   // Sustained: back-to-back launches of the empty program on one stream, then one sync.
   for (size_t i : {size_t{0}, size_t{2}}) {

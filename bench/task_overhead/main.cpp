@@ -5,9 +5,9 @@
 // ns/task = (median T(tasks) - median T(0)) / tasks, where T is the wall time of one
 // round: simpler, one Engine::execute of an orchestration submitting the tasks (T(0): an
 // orchestration submitting none, i.e. waking the engine's threads and the completion
-// handshake); libgomp, inside one parallel region, one thread creating the tasks then
-// `taskwait` (T(0): a bare taskwait). Patterns alternate between the two runtimes so the
-// machine's background load hits both alike.
+// handshake); libgomp, inside a parallel region (its start is not timed), one thread
+// creating the tasks then `taskwait` (T(0): a bare taskwait). Repetitions alternate
+// between the two runtimes so the machine's background load hits both alike.
 //
 // Every slot (the unit a dependency is tracked on) is its own buffer, as every libgomp
 // depend object is its own address. The last column repeats simpler's run with the
@@ -105,22 +105,25 @@ struct Result {
 Result measure(SimplerPatternRunner& runner, std::vector<float>& omp_slots, int pattern,
                const Options& o) {
   const uint64_t tasks = bench_pattern_tasks(pattern, o.tasks);
-  std::vector<double> s_full, s_empty, v_full;
-  runner.run(pattern, tasks);  // warm up: first touch of rings and slot pages
-  for (int r = 0; r < o.reps; ++r) {
+  std::vector<double> s_full, s_empty, v_full, g_full, g_empty;
+  // Warm up: first touch of rings, slot pages and libgomp's task pool.
+  runner.run(pattern, tasks);
+  run_omp_pattern(pattern, tasks, omp_slots.data(), kOmpThreads, 1);
+  for (int r = 0; r < o.reps; ++r) {  // interleaved, so load changes hit both runtimes
+    settle();
     s_full.push_back(runner.run(pattern, tasks));
     s_empty.push_back(runner.run(pattern, 0));
     v_full.push_back(runner.run(pattern, tasks, /*views=*/true));
+    settle();
+    const simpler::bench::OmpTimes g =
+        run_omp_pattern(pattern, tasks, omp_slots.data(), kOmpThreads, 1);
+    g_full.push_back(g.full[0]);
+    g_empty.push_back(g.empty[0]);
   }
-  settle();
-  run_omp_pattern(pattern, tasks, omp_slots.data(), kOmpThreads, 1);  // warm up
-  const simpler::bench::OmpTimes g = run_omp_pattern(pattern, tasks, omp_slots.data(),
-                                                     kOmpThreads, o.reps);
-  settle();
   Result res;
   res.simpler_ns = (median(s_full) - median(s_empty)) / static_cast<double>(tasks);
   res.simpler_views_ns = (median(v_full) - median(s_empty)) / static_cast<double>(tasks);
-  res.omp_ns = (median(g.full) - median(g.empty)) / static_cast<double>(tasks);
+  res.omp_ns = (median(g_full) - median(g_empty)) / static_cast<double>(tasks);
   return res;
 }
 
