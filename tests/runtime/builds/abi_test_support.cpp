@@ -72,3 +72,25 @@ void BothBuilds::SetUp() {
 void BothBuilds::TearDown() { sim_clear_faults(); }
 
 }  // namespace simpler::test
+
+namespace simpler::test {
+
+ChipTensor f32_tensor(uint64_t addr, std::vector<int64_t> shape, AddressSpace space) {
+  return make_tensor(addr, shape, DataType::FLOAT32, space);
+}
+
+DeviceBuffer::DeviceBuffer(size_t bytes) {
+  if (sim_malloc(&ptr_, bytes) != SIMPLER_OK) throw std::runtime_error("sim_malloc failed");
+}
+
+DeviceBuffer::~DeviceBuffer() { EXPECT_STATUS(SIMPLER_OK, sim_free(ptr_)); }
+
+void DeviceBuffer::upload(const void* src, size_t bytes) {
+  ASSERT_STATUS(SIMPLER_OK, sim_memcpy(ptr_, src, bytes, SIM_MEMCPY_HOST_TO_DEVICE));
+}
+
+void DeviceBuffer::download(void* dst, size_t bytes) const {
+  ASSERT_STATUS(SIMPLER_OK, sim_memcpy(dst, ptr_, bytes, SIM_MEMCPY_DEVICE_TO_HOST));
+}
+
+}  // namespace simpler::test

@@ -62,6 +62,7 @@ struct BuildParam {
   bool kernel_mode;
 };
 std::string build_param_name(const ::testing::TestParamInfo<BuildParam>& info);
+inline void PrintTo(const BuildParam& p, std::ostream* os) { *os << p.name; }
 class BothBuilds : public ::testing::TestWithParam<BuildParam> {
  protected:
   void SetUp() override;
@@ -73,5 +74,37 @@ class BothBuilds : public ::testing::TestWithParam<BuildParam> {
                            ::testing::Values(::simpler::test::BuildParam{"tmr", &::simpler::test::tmr_library, true}, \
                                              ::simpler::test::BuildParam{"hbg", &::simpler::test::hbg_library, false}), \
                            ::simpler::test::build_param_name)
+
+}  // namespace simpler::test
+
+namespace simpler::test {
+
+// The bytes of a callable, as the ABI takes them.
+inline std::vector<uint8_t> image_of(const ChipCallable& c) { return {c.bytes().begin(), c.bytes().end()}; }
+
+// A contiguous float32 tensor over host or device memory.
+ChipTensor f32_tensor(uint64_t addr, std::vector<int64_t> shape, AddressSpace space);
+inline ChipTensor host_f32(std::vector<float>& data, std::vector<int64_t> shape) {
+  return f32_tensor(reinterpret_cast<uint64_t>(data.data()), std::move(shape), AddressSpace::HOST);
+}
+inline ChipTensor host_f32(std::vector<float>& data) {
+  return host_f32(data, {static_cast<int64_t>(data.size())});
+}
+
+// Device memory owned by the test itself (the "framework"), on the current device.
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  uint64_t addr() const { return reinterpret_cast<uint64_t>(ptr_); }
+  void upload(const void* src, size_t bytes);
+  void download(void* dst, size_t bytes) const;
+  ChipTensor f32(std::vector<int64_t> shape) const { return f32_tensor(addr(), std::move(shape), AddressSpace::DEVICE); }
+
+ private:
+  void* ptr_ = nullptr;
+};
 
 }  // namespace simpler::test

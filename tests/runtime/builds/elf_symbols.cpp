@@ -4,7 +4,6 @@
 
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <stdexcept>
 #include <vector>
 
@@ -22,9 +21,11 @@ T read_at(const std::vector<char>& file, uint64_t offset) {
 }  // namespace
 
 std::set<std::string> exported_dynamic_symbols(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw std::runtime_error("cannot open " + path);
-  const std::vector<char> file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<char> file(static_cast<size_t>(in.tellg()));
+  in.seekg(0);
+  if (!in.read(file.data(), static_cast<std::streamsize>(file.size()))) throw std::runtime_error("cannot read " + path);
   const auto header = read_at<Elf64_Ehdr>(file, 0);
   if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_ident[EI_CLASS] != ELFCLASS64) {
     throw std::runtime_error(path + " is not an ELF64 file");

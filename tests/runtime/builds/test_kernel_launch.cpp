@@ -1,0 +1,273 @@
+// Kernel mode with real programs (TMR): launches on the caller's stream, what a launch
+// may and may not do, refusals that enqueue nothing, errors reported on the stream,
+// finalize refusing while launches are unfinished, and the arena limits.
+#include <cstdlib>
+#include <cstring>
+
+#include "abi_test_support.h"
+#include "program_catalog.h"
+
+namespace simpler::test {
+namespace {
+
+namespace programs = simpler::test_programs;
+constexpr size_t kN = 16384;
+constexpr size_t kBytes = kN * sizeof(float);
+
+class KernelLaunch : public AbiTest {
+ protected:
+  void SetUp() override {
+    AbiTest::SetUp();
+    ctx_ = std::make_unique<Context>(tmr);
+    SimplerCallConfig config = default_config();
+    ASSERT_STATUS(SIMPLER_OK, tmr.kernel_init(*ctx_, 0, nullptr, 0, nullptr, 0, &config, 42));
+    ASSERT_STATUS(SIMPLER_OK, sim_stream_create(&stream_));
+  }
+  void TearDown() override {
+    if (stream_ != nullptr) {
+      EXPECT_STATUS(SIMPLER_OK, sim_stream_destroy(stream_));
+    }
+    ctx_.reset();
+    AbiTest::TearDown();
+  }
+  SimplerDeviceContext* ctx() const { return ctx_->get(); }
+
+  int64_t prepare(const ChipCallable& callable) {
+    std::vector<uint8_t> image = image_of(callable);
+    int64_t id = -1;
+    EXPECT_STATUS(SIMPLER_OK, tmr.kernel_prepare(ctx(), image.data(), image.size(), &id)) << last_error(tmr, ctx());
+    return id;
+  }
+  static ChipStorageTaskArgs add_scalar_args(const DeviceBuffer& x, const DeviceBuffer& y, float s) {
+    ChipStorageTaskArgs args{};
+    args_add_tensor(args, x.f32({int64_t{kN}}));
+    args_add_tensor(args, y.f32({int64_t{kN}}));
+    args_add_scalar(args, scalar_bits_from_f32(s));
+    return args;
+  }
+  static std::vector<float> download(const DeviceBuffer& b) {
+    std::vector<float> v(kN);
+    b.download(v.data(), kBytes);
+    return v;
+  }
+
+  const RuntimeAbi& tmr = tmr_library().abi();
+  std::unique_ptr<Context> ctx_;
+  sim_stream_t stream_ = nullptr;
+};
+
+TEST_F(KernelLaunch, TwoLaunchesOnTheCallersStreamAreExactAndTakeNothing) {
+  const int64_t id = prepare(programs::add_scalar());
+  ASSERT_EQ(id, 0);
+  std::vector<float> host_x(kN);
+  for (size_t i = 0; i < kN; ++i) host_x[i] = static_cast<float>(i) * 0.5f;
+  DeviceBuffer x(kBytes), y1(kBytes), y2(kBytes);
+  x.upload(host_x.data(), kBytes);
+  const uint64_t committed_before = committed(tmr, ctx());
+  EXPECT_GT(committed_before, 0u);
+
+  sim_reset_counters();
+  ChipStorageTaskArgs args = add_scalar_args(x, y1, 1.5f);
+  ASSERT_STATUS(SIMPLER_OK, tmr.kernel_launch(ctx(), id, &args, stream_)) << last_error(tmr, ctx());
+  std::memset(&args, 0, sizeof args);  // the caller may clear its args at once
+  args = add_scalar_args(x, y2, -3.0f);
+  ASSERT_STATUS(SIMPLER_OK, tmr.kernel_launch(ctx(), id, &args, stream_));
+  EXPECT_EQ(call_count("launch"), 2u);
+  for (const char* op : {"malloc", "free", "stream_create", "stream_destroy", "event_create", "stream_synchronize",
+                         "event_synchronize", "set_device", "device_reset", "memcpy"}) {
+    EXPECT_EQ(call_count(op), 0u) << op;
+  }
+  EXPECT_EQ(committed(tmr, ctx()), committed_before);
+  ASSERT_STATUS(SIMPLER_OK, sim_stream_synchronize(stream_));
+  const std::vector<float> out1 = download(y1), out2 = download(y2);
+  for (size_t i = 0; i < kN; ++i) {
+    ASSERT_EQ(out1[i], host_x[i] + 1.5f) << i;
+    ASSERT_EQ(out2[i], host_x[i] - 3.0f) << i;
+  }
+  ASSERT_STATUS(SIMPLER_OK, tmr.finalize(ctx()));
+  EXPECT_EQ(committed(tmr, ctx()), 0u);
+  EXPECT_EQ(call_count("stream_synchronize"), 1u);  // only ours
+  EXPECT_EQ(call_count("device_reset"), 0u);
+  EXPECT_EQ(call_count("set_device"), 0u);
+  EXPECT_EQ(download(y1), out1);  // caller tensors untouched by finalize
+}
+
+TEST_F(KernelLaunch, TheSameImagePreparedTwiceGivesTwoIdsThatBothWork) {
+  std::vector<uint8_t> image = image_of(programs::add_scalar());
+  const uint64_t before = committed(tmr, ctx());
+  int64_t first = -1, second = -1;
+  ASSERT_STATUS(SIMPLER_OK, tmr.kernel_prepare(ctx(), image.data(), image.size(), &first));
+  ASSERT_STATUS(SIMPLER_OK, tmr.kernel_prepare(ctx(), image.data(), image.size(), &second));
+  EXPECT_EQ(first, 0);
+  EXPECT_EQ(second, 1);
+  EXPECT_EQ(committed(tmr, ctx()), before);  // uploads land in the arena committed at init
+  std::vector<float> host_x(kN, 2.0f);
+  DeviceBuffer x(kBytes), y1(kBytes), y2(kBytes);
+  x.upload(host_x.data(), kBytes);
+  ChipStorageTaskArgs args = add_scalar_args(x, y2, 5.0f);
+  ASSERT_STATUS(SIMPLER_OK, tmr.kernel_launch(ctx(), second, &args, stream_));  // second first
+  args = add_scalar_args(x, y1, 1.0f);
+  ASSERT_STATUS(SIMPLER_OK, tmr.kernel_launch(ctx(), first, &args, stream_));
+  ASSERT_STATUS(SIMPLER_OK, sim_stream_synchronize(stream_));
+  EXPECT_EQ(download(y1), std::vector<float>(kN, 3.0f));
+  EXPECT_EQ(download(y2), std::vector<float>(kN, 7.0f));
+}
+
+TEST_F(KernelLaunch, RefusedLaunchesEnqueueNothing) {
+  const int64_t id = prepare(programs::add_scalar());
+  DeviceBuffer x(kBytes), y(kBytes);
+  std::vector<float> host_x(kN, 1.0f), host(kN, 0.0f);
+  x.upload(host_x.data(), kBytes);
+  sim_reset_counters();
+  auto refused = [&](ChipStorageTaskArgs args, const char* needle) {
+    EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, tmr.kernel_launch(ctx(), id, &args, stream_));
+    EXPECT_NE(last_error(tmr, ctx()).find(needle), std::string::npos) << last_error(tmr, ctx());
+  };
+  ChipStorageTaskArgs args = add_scalar_args(x, y, 1.0f);
+  ChipStorageTaskArgs no_scalar = args;
+  no_scalar.scalar_count = 0;
+  refused(no_scalar, "signature has 3 arguments");
+  ChipStorageTaskArgs host_tensor = args;
+  host_tensor.tensors[1] = host_f32(host);
+  refused(host_tensor, "HOST-space tensor");
+  ChipStorageTaskArgs three_tensors{};
+  args_add_tensor(three_tensors, x.f32({int64_t{kN}}));
+  args_add_tensor(three_tensors, y.f32({int64_t{kN}}));
+  args_add_tensor(three_tensors, y.f32({int64_t{kN}}));
+  refused(three_tensors, "argument 2");
+  ChipStorageTaskArgs too_long = args;
+  too_long.tensors[0] = f32_tensor(x.addr(), {int64_t{kN} + 1}, AddressSpace::DEVICE);
+  too_long.tensors[0].buffer.size += sizeof(float);
+  refused(too_long, "not inside one live device allocation");
+  // A stream of another device.
+  ASSERT_STATUS(SIMPLER_OK, sim_set_device(1));
+  sim_stream_t other = nullptr;
+  ASSERT_STATUS(SIMPLER_OK, sim_stream_create(&other));
+  ASSERT_STATUS(SIMPLER_OK, sim_set_device(0));
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, tmr.kernel_launch(ctx(), id, &args, other));
+  EXPECT_NE(last_error(tmr, ctx()).find("stream"), std::string::npos);
+  EXPECT_STATUS(SIMPLER_OK, sim_stream_destroy(other));
+  // Ids: never minted, out of range.
+  EXPECT_STATUS(PTO_RUNTIME_ERR_CALLABLE_NOT_RESIDENT, tmr.kernel_launch(ctx(), id + 1, &args, stream_));
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, tmr.kernel_launch(ctx(), 1000, &args, stream_));
+  EXPECT_EQ(call_count("launch"), 0u);
+  EXPECT_STATUS(SIMPLER_OK, sim_stream_query(stream_));
+  // A valid launch afterwards is correct.
+  ASSERT_STATUS(SIMPLER_OK, tmr.kernel_launch(ctx(), id, &args, stream_));
+  ASSERT_STATUS(SIMPLER_OK, sim_stream_synchronize(stream_));
+  EXPECT_EQ(download(y), std::vector<float>(kN, 2.0f));
+}
+
+TEST_F(KernelLaunch, AFailureDuringExecutionIsReportedOnTheCallersStream) {
+  const int64_t id = prepare(programs::kernel_fault());
+  DeviceBuffer x(16 * sizeof(float));
+  ChipStorageTaskArgs args{};
+  args_add_tensor(args, x.f32({16}));
+  ASSERT_STATUS(SIMPLER_OK, tmr.kernel_launch(ctx(), id, &args, stream_));  // enqueued fine
+  EXPECT_STATUS(SIMPLER_CHIP_ERR_KERNEL_FAULT, sim_stream_synchronize(stream_));
+  EXPECT_STATUS(SIMPLER_CHIP_ERR_KERNEL_FAULT, sim_stream_query(stream_));  // sticky, named
+  EXPECT_NE(last_error(tmr, ctx()).find("SIMPLER_CHIP_ERR_KERNEL_FAULT"), std::string::npos)
+      << last_error(tmr, ctx());
+  // The failed stream skips later launches; their records still come back, so the
+  // context closes.
+  ASSERT_STATUS(SIMPLER_OK, tmr.kernel_launch(ctx(), id, &args, stream_));
+  EXPECT_STATUS(SIMPLER_CHIP_ERR_KERNEL_FAULT, sim_stream_synchronize(stream_));
+  EXPECT_STATUS(SIMPLER_OK, tmr.finalize(ctx()));
+  EXPECT_STATUS(SIMPLER_OK, sim_stream_destroy(stream_));
+  stream_ = nullptr;
+}
+
+TEST_F(KernelLaunch, FinalizeIsRefusedWhileLaunchesAreUnfinished) {
+  const int64_t id = prepare(programs::sleep());
+  DeviceBuffer x(2 * sizeof(float));
+  const float init[2] = {1.0f, 0.0f};
+  x.upload(init, sizeof init);
+  ChipStorageTaskArgs args{};
+  args_add_tensor(args, x.f32({2}));
+  args_add_scalar(args, 300);
+  ASSERT_STATUS(SIMPLER_OK, tmr.kernel_launch(ctx(), id, &args, stream_));
+  const uint64_t bytes = committed(tmr, ctx());
+  sim_reset_counters();
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE, tmr.finalize(ctx()));
+  EXPECT_NE(last_error(tmr, ctx()).find("busy"), std::string::npos) << last_error(tmr, ctx());
+  EXPECT_EQ(committed(tmr, ctx()), bytes);  // nothing freed
+  EXPECT_EQ(call_count("stream_synchronize"), 0u);
+  EXPECT_EQ(call_count("free"), 0u);
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE, tmr.destroy(ctx()));
+  ASSERT_STATUS(SIMPLER_OK, sim_stream_synchronize(stream_));
+  EXPECT_STATUS(SIMPLER_OK, tmr.finalize(ctx()));
+  float out[2] = {};
+  x.download(out, sizeof out);
+  EXPECT_EQ(out[0], 2.0f);
+}
+
+TEST_F(KernelLaunch, MoreLaunchesInFlightThanThePoolHeldAreAllExecuted) {
+  const int64_t sleep_id = prepare(programs::sleep());
+  const int64_t add_id = prepare(programs::add_scalar());
+  DeviceBuffer gate(2 * sizeof(float)), x(kBytes);
+  std::vector<float> host_x(kN, 1.0f);
+  x.upload(host_x.data(), kBytes);
+  ChipStorageTaskArgs hold{};
+  args_add_tensor(hold, gate.f32({2}));
+  args_add_scalar(hold, 100);
+  ASSERT_STATUS(SIMPLER_OK, tmr.kernel_launch(ctx(), sleep_id, &hold, stream_));  // keeps the others queued
+  constexpr int kLaunches = 80;
+  std::vector<std::unique_ptr<DeviceBuffer>> outputs;
+  for (int i = 0; i < kLaunches; ++i) {
+    outputs.push_back(std::make_unique<DeviceBuffer>(kBytes));
+    ChipStorageTaskArgs args = add_scalar_args(x, *outputs.back(), static_cast<float>(i));
+    ASSERT_STATUS(SIMPLER_OK, tmr.kernel_launch(ctx(), add_id, &args, stream_));
+  }
+  ASSERT_STATUS(SIMPLER_OK, sim_stream_synchronize(stream_));
+  for (int i = 0; i < kLaunches; ++i) {
+    const std::vector<float> out = download(*outputs[i]);
+    ASSERT_EQ(out.front(), 1.0f + i);
+    ASSERT_EQ(out.back(), 1.0f + i);
+  }
+}
+
+TEST_F(KernelLaunch, ArenaLimitsKeepExistingResidents) {
+  std::vector<uint8_t> image = image_of(programs::add_scalar());
+  // A second context whose arena holds exactly two images.
+  ctx_.reset();
+  const std::string arena = std::to_string(2 * image.size() + 64);
+  ASSERT_EQ(setenv("SIMPLER_KERNEL_CODE_ARENA_BYTES", arena.c_str(), 1), 0);
+  ctx_ = std::make_unique<Context>(tmr);
+  SimplerCallConfig config = default_config();
+  const int status = tmr.kernel_init(*ctx_, 0, nullptr, 0, nullptr, 0, &config, 43);
+  unsetenv("SIMPLER_KERNEL_CODE_ARENA_BYTES");
+  ASSERT_STATUS(SIMPLER_OK, status);
+  EXPECT_EQ(prepare(programs::add_scalar()), 0);
+  EXPECT_EQ(prepare(programs::add_scalar()), 1);
+  int64_t id = 9;
+  EXPECT_STATUS(PTO_RUNTIME_ERR_CALLABLE_BYTES_EXCEEDED, tmr.kernel_prepare(ctx(), image.data(), image.size(), &id));
+  EXPECT_EQ(id, -1);
+  DeviceBuffer x(kBytes), y(kBytes);
+  std::vector<float> host_x(kN, 4.0f);
+  x.upload(host_x.data(), kBytes);
+  ChipStorageTaskArgs args = add_scalar_args(x, y, 1.0f);
+  ASSERT_STATUS(SIMPLER_OK, tmr.kernel_launch(ctx(), 1, &args, stream_));
+  ASSERT_STATUS(SIMPLER_OK, sim_stream_synchronize(stream_));
+  EXPECT_EQ(download(y), std::vector<float>(kN, 5.0f));
+}
+
+TEST_F(KernelLaunch, CallableCountLimitKeepsExistingResidents) {
+  std::vector<uint8_t> image = image_of(programs::add_scalar());
+  int64_t id = -1;
+  for (int64_t i = 0; i < 256; ++i) {
+    ASSERT_STATUS(SIMPLER_OK, tmr.kernel_prepare(ctx(), image.data(), image.size(), &id)) << i;
+    ASSERT_EQ(id, i);
+  }
+  EXPECT_STATUS(PTO_RUNTIME_ERR_CALLABLE_COUNT_EXCEEDED, tmr.kernel_prepare(ctx(), image.data(), image.size(), &id));
+  EXPECT_EQ(id, -1);
+  DeviceBuffer x(kBytes), y(kBytes);
+  std::vector<float> host_x(kN, 1.0f);
+  x.upload(host_x.data(), kBytes);
+  ChipStorageTaskArgs args = add_scalar_args(x, y, 2.0f);
+  ASSERT_STATUS(SIMPLER_OK, tmr.kernel_launch(ctx(), 255, &args, stream_));
+  ASSERT_STATUS(SIMPLER_OK, sim_stream_synchronize(stream_));
+  EXPECT_EQ(download(y), std::vector<float>(kN, 3.0f));
+}
+
+}  // namespace
+}  // namespace simpler::test
