@@ -107,13 +107,6 @@ py::list signature_list(std::span<const uint8_t> s) {
   return out;
 }
 
-CoreCallable core_from_view(const CoreCallableView& v) {
-  // The child's image is the exact byte range of its view's container: rebuild it.
-  std::vector<ArgDirection> sig;
-  for (uint8_t b : v.signature) sig.push_back(static_cast<ArgDirection>(b));
-  return CoreCallable::build(sig, v.binary);
-}
-
 template <typename T>
 bool same_image(const T& a, const T& b) {
   return std::equal(a.bytes().begin(), a.bytes().end(), b.bytes().begin(), b.bytes().end());
@@ -192,7 +185,7 @@ void bind_task_interface_callables(py::module_& m) {
           [](const ChipCallable& c) {
             py::list out;
             for (const auto& child : c.view().children) {
-              out.append(py::make_tuple(child.func_id, core_from_view(child.callable)));
+              out.append(py::make_tuple(child.func_id, CoreCallable::from_bytes(child.image)));
             }
             return out;
           },

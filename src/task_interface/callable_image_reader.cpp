@@ -199,7 +199,7 @@ bool parse_chip_callable_image(const void* data, size_t size, ChipCallableView* 
   if (auto e = detail::check_binary(view.binary); !e.empty()) return fail(error, e);
   for (size_t i = 0; i < entries.size(); ++i) {
     const Section& s = sections[4 + i];
-    ChipCallableView::Child child{entries[i].func_id, {}};
+    ChipCallableView::Child child{entries[i].func_id, {}, bytes_of(img, s)};
     std::string child_error;
     if (!parse_core_callable_image(img.data + s.offset, s.length, &child.callable,
                                    &child_error)) {

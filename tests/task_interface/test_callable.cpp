@@ -106,6 +106,8 @@ TEST(ChipCallable, BuildRoundTripWithChildrenSortedByFuncId) {
   EXPECT_EQ(str(v.children[0].callable.binary), "k0");
   EXPECT_EQ(str(v.children[1].callable.binary), "kernel five");
   EXPECT_EQ(v.children[1].callable.signature.size(), 2u);
+  EXPECT_TRUE(std::equal(v.children[1].image.begin(), v.children[1].image.end(),
+                         k5.bytes().begin(), k5.bytes().end()));
   for (const auto& child : v.children) {
     EXPECT_TRUE(inside(child.callable.binary, chip.bytes()));
     EXPECT_TRUE(inside(child.callable.signature, chip.bytes()));

@@ -49,6 +49,7 @@ bool parse_copy(const std::vector<uint8_t>& img, size_t size) {
   for (const auto& c : v.children) {
     EXPECT_TRUE(inside(c.callable.signature, copy.get(), size));
     EXPECT_TRUE(inside(c.callable.binary, copy.get(), size));
+    EXPECT_TRUE(inside(c.image, copy.get(), size));
     EXPECT_GE(c.func_id, 0);
     EXPECT_LE(c.func_id, CHIP_MAX_FUNC_ID);
   }

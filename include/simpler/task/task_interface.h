@@ -101,6 +101,7 @@ struct ChipCallableView {
   struct Child {
     int32_t func_id;
     CoreCallableView callable;
+    std::span<const uint8_t> image;  // the embedded CoreCallable image (its exact bytes)
   };
   std::vector<Child> children;  // sorted by func_id, unique
 };
