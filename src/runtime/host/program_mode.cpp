@@ -10,10 +10,16 @@
 namespace simpler::rt::host {
 namespace {
 
-// The device job's handle keeps the run alive until its cleanup ran.
-struct JobHandle {
+}  // namespace
+
+// The device job's handle keeps the run alive until its cleanup ran. The ProgramMode
+// outlives every launched job (finalize waits for them).
+struct ProgramMode::JobHandle {
   std::shared_ptr<ProgramRun> run;
+  ProgramMode* owner;
 };
+
+namespace {
 
 SimplerCallConfig default_config() {
   SimplerCallConfig c{};
@@ -196,6 +202,8 @@ void ProgramMode::finish_job(void* p) {
   ProgramRun& run = *handle->run;
   std::lock_guard<std::mutex> lock(run.mutex);
   if (!run.executed) {
+    // Only the driver fails our jobs (they return 0): the stream is sticky from now on.
+    handle->owner->stream_failed_.store(true, std::memory_order_release);
     run.status = SIMPLER_CHIP_ERR_DEVICE_FAULT;
     run.error = "the run's device job was skipped by an earlier error on the context's stream";
   }
@@ -204,13 +212,13 @@ void ProgramMode::finish_job(void* p) {
 }
 
 void ProgramMode::renew_stream_after_error() {
-  // Runs report their status through their own record, so the stream only turns sticky
-  // when the driver itself failed a job (e.g. an injected launch fault); that run was
-  // reported as skipped, and later runs get a fresh stream.
+  // A run whose job the driver skipped left the stream with a sticky error; later runs
+  // get a fresh stream (destroy waits for what is still queued on the old one).
+  if (stream_ != nullptr && !stream_failed_.load(std::memory_order_acquire)) return;
   if (stream_ != nullptr) {
-    if (sim_stream_query(stream_) >= SIMPLER_OK) return;
     check_driver(sim_stream_destroy(stream_), "replacing the context's failed stream");
     stream_ = nullptr;
+    stream_failed_.store(false, std::memory_order_relaxed);
   }
   ScopedDevice on_device(device_);
   check_driver(sim_stream_create(&stream_), "replacing the context's failed stream");
@@ -223,7 +231,7 @@ void ProgramMode::launch_run(uint64_t run_id) {
   if (run->launched) fail(PTO_RUNTIME_ERR_INVALID_STATE, run_name(run_id) + " was already launched");
   if (run->finalizing) fail(PTO_RUNTIME_ERR_INVALID_STATE, run_name(run_id) + " is being finalized");
   renew_stream_after_error();
-  auto handle = std::make_unique<JobHandle>(JobHandle{run});
+  auto handle = std::make_unique<JobHandle>(JobHandle{run, this});
   check_driver(sim_launch_device_job(stream_, &ProgramMode::run_job, handle.get(), &ProgramMode::finish_job),
                "enqueueing " + run_name(run_id));
   (void)handle.release();  // owned by the job's cleanup now

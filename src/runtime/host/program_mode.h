@@ -7,6 +7,7 @@
 // recreates it when no run is outstanding (else PTO_RUNTIME_ERR_PREPARED_INCOMPATIBLE).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -73,6 +74,7 @@ class ProgramMode {
   void renew_stream_after_error();  // mutex_ held
   bool holds_resources_locked() const;  // mutex_ held
 
+  struct JobHandle;
   static int run_job(void* job);
   static void finish_job(void* job);
 
@@ -84,6 +86,7 @@ class ProgramMode {
   Phase phase_ = Phase::Opening;
   DeviceClaim claim_;
   sim_stream_t stream_ = nullptr;
+  std::atomic<bool> stream_failed_{false};  // set by a skipped job's cleanup
   std::unique_ptr<Engine> engine_;
   SimplerCallConfig engine_config_{};
   std::map<int64_t, std::unique_ptr<ProgramCallable>> callables_;
