@@ -180,6 +180,9 @@ def pointer_device(ptr: int, nbytes: int = 1) -> int:
 # ---- streams and events ----------------------------------------------------------------
 
 _live_streams: "weakref.WeakSet[Stream]" = weakref.WeakSet()
+# Keep-alive lists of streams that could not be destroyed when collected (rare: injected
+# faults); leaking them is safer than freeing memory a stream may still touch.
+_never_freed: list[list[Any]] = []
 
 
 class Stream:
@@ -209,10 +212,10 @@ class Stream:
 
     def synchronize(self) -> None:
         """Wait until everything enqueued so far ran; raise the stream's sticky error, if any."""
-        try:
-            _sim.stream_synchronize(self._handle)
-        finally:
-            self._keepalive.clear()
+        _sim.stream_synchronize(self._handle)
+        # Only after a successful wait: a refused call (e.g. an injected fault) may not
+        # have waited, and the stream may still read these buffers.
+        self._keepalive.clear()
 
     def query(self) -> bool:
         """True when idle, False while work is pending; raises the sticky error, if any."""
@@ -277,8 +280,11 @@ class Stream:
             return
         try:
             _sim.stream_destroy(self._handle)
-        except Exception:  # already gone (device_reset) or interpreter shutting down
-            pass
+        except Exception:
+            # Not destroyed (or already gone via device_reset): pending operations might
+            # still use the kept buffers and callables, so they are never freed.
+            if self._keepalive:
+                _never_freed.append(self._keepalive)
 
     def __repr__(self) -> str:
         state = "destroyed" if self._destroyed else "live"

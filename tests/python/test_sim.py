@@ -331,3 +331,30 @@ def test_stream_destroy_fault_keeps_the_stream_for_retry():
     stream.synchronize()  # still alive
     stream.destroy()
     sim.clear_faults()
+
+
+def test_stream_keeps_async_callables_alive_until_a_successful_synchronize():
+    import gc
+    import weakref
+
+    class Callback:
+        def __call__(self) -> None:
+            pass
+
+    gate = threading.Event()
+    stream = sim.Stream()
+    stream.host_func(lambda: gate.wait(30))
+    callback = Callback()
+    alive = weakref.ref(callback)
+    stream.host_func(callback)
+    del callback
+    sim.inject_fault("stream_synchronize")
+    with pytest.raises(SimError):
+        stream.synchronize()  # refused without waiting: the callback is still queued
+    gc.collect()
+    assert alive() is not None
+    gate.set()
+    stream.synchronize()
+    gc.collect()
+    assert alive() is None
+    stream.destroy()
