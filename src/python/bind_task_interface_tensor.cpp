@@ -16,10 +16,9 @@ HostBufferLease::HostBufferLease(py::handle obj) {
     PyErr_Clear();  // not writable (bytes, read-only arrays): export read-only instead
     if (PyObject_GetBuffer(obj.ptr(), &view_, PyBUF_RECORDS_RO) != 0) {
       PyErr_Clear();
-      throw py::type_error(std::string("ChipTensor.from_array: a ") +
-                           Py_TYPE(obj.ptr())->tp_name +
-                           " does not export a strided buffer (pass a numpy array, bytearray, "
-                           "memoryview or another buffer-protocol object)");
+      throw py::type_error(std::string("expected a buffer-protocol object (numpy array, "
+                                       "bytearray, memoryview, ...), got ") +
+                           Py_TYPE(obj.ptr())->tp_name);
     }
   }
 }
