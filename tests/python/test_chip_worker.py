@@ -1,0 +1,116 @@
+"""simpler.task_interface.ChipWorker (Python wrapper of the C++ ChipWorker)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import simpler
+from simpler import sim
+from simpler.errors import (PTO_RUNTIME_ERR_INVALID_ARGUMENT, PTO_RUNTIME_ERR_INVALID_STATE,
+                            ChipWorkerError, UnsupportedRuntimeOperation)
+from simpler.task_interface import CallConfig, ChipStorageTaskArgs, ChipTensor, ChipWorker, DataType
+
+
+def bins(runtime="tensormap_and_ringbuffer"):
+    return simpler.find_build("a2a3sim", runtime)
+
+
+def test_static_probe():
+    assert ChipWorker.probe_kernel_mode_supported(bins()) is True
+    assert ChipWorker.probe_kernel_mode_supported(bins("host_build_graph")) is False
+
+
+def test_program_mode_lifecycle_and_memory():
+    w = ChipWorker()
+    assert w.state == "NEW" and w.kernel_mode_supported is False
+    w.init(1, bins())
+    assert w.state == "INITIALIZED" and w.mode == "program"
+    ptr = w.malloc(256)
+    assert w.committed_device_memory() >= 256
+    data = np.arange(64, dtype=np.float32)
+    w.copy_to(ptr, data)
+    out = np.empty_like(data)
+    w.copy_from(out, ptr)
+    np.testing.assert_array_equal(out, data)
+    w.free(ptr)
+    w.finalize()
+    w.finalize()  # idempotent
+    assert w.state == "CLOSED"
+    with pytest.raises(ChipWorkerError) as err:
+        w.init(1, bins())
+    assert err.value.code == PTO_RUNTIME_ERR_INVALID_STATE
+
+
+def test_program_mode_run(add_scalar_callable):
+    w = ChipWorker()
+    w.init(2, bins())
+    try:
+        handle = w.register(add_scalar_callable)
+        x = np.arange(128, dtype=np.float32)
+        y = np.zeros_like(x)
+        args = ChipStorageTaskArgs()
+        args.add_tensor(ChipTensor.from_array(x))
+        args.add_tensor(ChipTensor.from_array(y))
+        args.add_scalar_f32(3.0)
+        w.run(handle, args)
+        np.testing.assert_array_equal(y, x + 3)
+    finally:
+        w.finalize()
+
+
+def test_kernel_mode(add_scalar_callable):
+    sim.set_device(0)
+    stream = sim.Stream()
+    x = np.arange(256, dtype=np.float32)
+    dx, dy = sim.malloc(x.nbytes), sim.malloc(x.nbytes)
+    sim.memcpy_htod(dx, x)
+    args = ChipStorageTaskArgs()
+    args.add_tensor(ChipTensor.make(dx, (256,), DataType.FLOAT32))
+    args.add_tensor(ChipTensor.make(dy, (256,), DataType.FLOAT32))
+    args.add_scalar_f32(-1.0)
+    w = ChipWorker()
+    w.kernel_init(0, bins(), CallConfig())
+    try:
+        assert w.kernel_mode_supported is True
+        assert w.generation > 0
+        cid = w.kernel_prepare_callable(add_scalar_callable)
+        with pytest.raises(ChipWorkerError, match="caller_stream") as err:
+            w.kernel_launch(cid, args, 0)
+        assert err.value.code == PTO_RUNTIME_ERR_INVALID_ARGUMENT
+        w.kernel_launch(cid, args, stream.handle)
+        stream.synchronize()
+        y = np.empty_like(x)
+        sim.memcpy_dtoh(y, dy)
+        np.testing.assert_array_equal(y, x - 1)
+    finally:
+        w.finalize()
+        sim.free(dx)
+        sim.free(dy)
+        stream.destroy()
+    assert w.state == "CLOSED" and w.committed_device_memory() == 0
+
+
+def test_kernel_init_on_hbg_is_unsupported():
+    sim.set_device(0)
+    w = ChipWorker()
+    with pytest.raises(UnsupportedRuntimeOperation, match="kernel mode") as err:
+        w.kernel_init(0, bins("host_build_graph"), CallConfig())
+    assert isinstance(err.value, NotImplementedError)
+    assert err.value.status_name == "PTO_RUNTIME_ERR_UNSUPPORTED"
+    assert w.state == "FAILED"
+    w.finalize()  # nothing bound: no-op
+
+
+def test_unloadable_build_names_the_path(tmp_path):
+    garbage = tmp_path / "libhost_runtime.so"
+    garbage.write_bytes(b"not an ELF file")
+    real = bins()
+    broken = simpler.RuntimeBins(platform=real.platform, runtime=real.runtime,
+                                 host_lib_path=str(garbage), sim_context_path=real.sim_context_path)
+    w = ChipWorker()
+    with pytest.raises(ChipWorkerError, match="cannot load runtime build") as err:
+        w.init(0, broken)
+    assert str(garbage) in str(err.value)
+    assert w.state == "NEW"  # nothing bound: a retry with a good build is allowed
+    w.init(0, real)
+    w.finalize()
