@@ -150,13 +150,10 @@ void Scheduler::complete(TaskSlot& task) {
   }
   const uint64_t id = task.id;
   task.done_id.store(id, std::memory_order_release);  // last touch of the slot
-  // One fence serves both wake-up checks. This thread takes one released task itself;
-  // parked schedulers are woken only for the others.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (chip_.orchestrator_parker.has_sleepers()) chip_.orchestrator_parker.notify_all();
-  if (released > 1 && chip_.scheduler_parker.has_sleepers()) {
-    chip_.scheduler_parker.notify(released - 1);
-  }
+  // The orchestrator may wait for this completion. This thread takes one released task
+  // itself; parked schedulers are woken only for the others.
+  chip_.orchestrator_parker.notify_all();
+  if (released > 1) chip_.scheduler_parker.notify(released - 1);
 }
 
 bool Scheduler::has_work() const {
