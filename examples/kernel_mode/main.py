@@ -61,6 +61,7 @@ def main() -> int:
     sim.memcpy_dtoh(y, y_dev)
     sim.free(x_dev)
     sim.free(y_dev)
+    stream.destroy()
 
     expected = x + np.float32(SCALAR)
     mismatches = int(np.count_nonzero(y != expected))
