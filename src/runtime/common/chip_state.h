@@ -26,6 +26,9 @@ struct ChipState {
   ReadyQueue<TaskSlot> ready[kCoreTypeCount];
   Parker scheduler_parker;     // schedulers with nothing to dispatch
   Parker orchestrator_parker;  // the orchestrator waiting for a completion
+  // The task the parked orchestrator waits for: only its completion wakes it (one
+  // wake-up per wait instead of one per completed task).
+  std::atomic<uint64_t> awaited_task{0};
   Edge closed_fanout{nullptr, nullptr};  // address marks a completed task's fanout list
   std::atomic<bool> shutdown{false};
 

@@ -171,7 +171,7 @@ bool Orchestrator::value_access(const char* api, const ChipTensor* t, int64_t in
     }
     // Conservative ordering: every task submitted so far (a superset of the tensor's
     // readers and writers) has completed.
-    if (!wait_all_completed()) return false;
+    if (!wait_all_done(/*stop_on_error=*/true)) return false;
   }
   *addr = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(t->buffer.addr)) + offset;
   return true;

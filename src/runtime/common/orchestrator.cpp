@@ -103,9 +103,7 @@ void Orchestrator::finish() {
   } else {
     release_deferred();
   }
-  for (uint64_t id = std::max(done_cursor_, run_first_); id < head_; ++id) {
-    wait_for_completion(id, /*stop_on_error=*/false);
-  }
+  wait_all_done(/*stop_on_error=*/false);
   // Every task completed: all rings are empty again.
   scopes_.clear();
   tmap_.clear();
@@ -356,14 +354,18 @@ bool Orchestrator::make_room(const char* what, const char* knob, int32_t deadloc
                               " cannot hold what a single task needs (raise " + knob + ")");
       return false;
     }
-    if (chip_.slot(tail_).done_id.load(std::memory_order_acquire) == tail_) {
+    const TaskSlot& oldest = chip_.slot(tail_);
+    if (oldest.done_id.load(std::memory_order_acquire) == tail_) {
+      if (!pinned(oldest)) continue;  // it completed just now: reclaim it
       fail(deadlock_code,
            std::string(kind) + ": the " + what + " is full and its oldest task (" +
                std::to_string(tail_) + ") is pinned by a scope that is still open; a scope " +
                "can hold at most what the ring holds — close scopes sooner or raise " + knob);
       return false;
     }
-    wait_for_completion(tail_, /*stop_on_error=*/true);
+    // Free a batch, not one slot: one wake-up per batch instead of one per task.
+    const uint64_t batch = std::max<uint64_t>(1, chip_.window / 8);
+    wait_for_completion(std::min(tail_ + batch, head_) - 1, /*stop_on_error=*/true);
   }
 }
 
@@ -385,6 +387,7 @@ void Orchestrator::wait_for_completion(uint64_t id, bool stop_on_error) {
     if (done()) return;
     cpu_relax();
   }
+  chip_.awaited_task.store(id, std::memory_order_relaxed);
   for (;;) {
     const uint32_t ticket = chip_.orchestrator_parker.prepare_wait();
     if (done()) {
@@ -400,13 +403,17 @@ void Orchestrator::wait_for_completion(uint64_t id, bool stop_on_error) {
   }
 }
 
-bool Orchestrator::wait_all_completed() {
+bool Orchestrator::wait_all_done(bool stop_on_error) {
   release_deferred();
   for (;;) {
     advance_done_cursor();
-    if (done_cursor_ == head_) return true;
-    if (chip_.status.failed()) return false;
-    wait_for_completion(done_cursor_, /*stop_on_error=*/true);
+    if (done_cursor_ >= head_) return true;
+    if (stop_on_error && chip_.status.failed()) return false;
+    // Wait for the newest unfinished task first: usually the last to finish, so the
+    // whole wait costs one wake-up.
+    const uint64_t newest = head_ - 1;
+    const bool newest_done = chip_.slot(newest).done_id.load(std::memory_order_acquire) == newest;
+    wait_for_completion(newest_done ? done_cursor_ : newest, stop_on_error);
   }
 }
 
@@ -459,7 +466,10 @@ bool Orchestrator::wait_for_heap() {
     return false;
   }
   release_deferred();
-  wait_for_completion(done_cursor_, /*stop_on_error=*/true);
+  // Every task before free_after must finish; the newest of them usually finishes last.
+  const uint64_t last = oldest.free_after - 1;
+  const bool last_done = chip_.slot(last).done_id.load(std::memory_order_acquire) == last;
+  wait_for_completion(last_done ? done_cursor_ : last, /*stop_on_error=*/true);
   return !chip_.status.failed();
 }
 

@@ -118,7 +118,7 @@ class Orchestrator {
   bool link(TaskSlot& producer, TaskSlot& consumer);
   bool value_access(const char* api, const ChipTensor* t, int64_t index, const void* buf,
                     size_t size, uint8_t** addr);
-  bool wait_all_completed();
+  bool wait_all_done(bool stop_on_error);
   void wait_for_completion(uint64_t id, bool stop_on_error);
   void advance_done_cursor();
   void release_deferred();

@@ -28,16 +28,20 @@ class Parker {
 
   // Call after publishing work. Wakes at most `count` parked threads.
   void notify(int count) {
-    store_load_barrier();
-    if (sleepers_.load(std::memory_order_relaxed) > 0) wake(count);
+    if (has_waiters_after_publish()) wake(count);
   }
   void notify_one() { notify(1); }
   void notify_all() { notify(1 << 30); }
-  bool has_sleepers() const { return sleepers_.load(std::memory_order_relaxed) > 0; }
+  // For targeted wake-ups: orders the caller's earlier stores before this check, like
+  // notify(); the caller then decides whether to wake().
+  bool has_waiters_after_publish() {
+    store_load_barrier();
+    return sleepers_.load(std::memory_order_acquire) > 0;
+  }
+  void wake(int count);
+  void wake_all() { wake(1 << 30); }
 
  private:
-  void wake(int count);
-
   // Orders the caller's earlier stores before its later loads (Dekker). A fence costs no
   // cache-line traffic; TSan does not model fences, so its builds use a seq_cst RMW on
   // sleepers_ instead (RMWs on one variable are totally ordered: same guarantee).

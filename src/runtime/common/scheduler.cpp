@@ -152,7 +152,10 @@ void Scheduler::complete(TaskSlot& task) {
   task.done_id.store(id, std::memory_order_release);  // last touch of the slot
   // The orchestrator may wait for this completion. This thread takes one released task
   // itself; parked schedulers are woken only for the others.
-  chip_.orchestrator_parker.notify_all();
+  if (chip_.orchestrator_parker.has_waiters_after_publish() &&
+      chip_.awaited_task.load(std::memory_order_relaxed) == id) {
+    chip_.orchestrator_parker.wake_all();
+  }
   if (released > 1) chip_.scheduler_parker.notify(released - 1);
 }
 

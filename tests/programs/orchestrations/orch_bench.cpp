@@ -1,6 +1,8 @@
 // orch_bench [INOUT scratch (float32, >= 16 * 64 elements), SCALAR pattern, SCALAR tasks,
-// SCALAR param]: `tasks` empty-kernel tasks over 1-element views of scratch spaced 16
-// elements (64 bytes) apart, so distinct views never overlap. Patterns:
+// SCALAR param]: `tasks` empty-kernel tasks over 1-element tensors inside scratch, spaced
+// 16 elements (64 bytes) apart. Each is described as its own 4-byte buffer (like the
+// addresses of `#pragma omp task depend`), so the tensor map keys them separately;
+// distinct ones never overlap. Patterns:
 //   0 chain          every task INOUT on view 0                       (1 dependency each)
 //   1 independent    task i writes view i % slots                     (distinct outputs)
 //   2 chains         `param` (default 8) independent INOUT chains, round robin
@@ -22,7 +24,13 @@ extern "C" int orch_bench(const ChipStorageTaskArgs* args, const SimplerOrchApi*
   int64_t param = static_cast<int64_t>(args->scalars[2]);
   const int64_t slots = scratch.shapes[0] / 16;
   if (slots < 64) return api->fatal(api->rt, "orch_bench: scratch needs >= 1024 float32 elements");
-  auto view = [&](int64_t i) { return element_view(scratch, 16 * (i % slots)); };
+  auto view = [&](int64_t i) {
+    ChipTensor t = element_view(scratch, 16 * (i % slots));
+    t.buffer.addr += static_cast<uint64_t>(t.start_offset) * sizeof(float);
+    t.buffer.size = sizeof(float);
+    t.start_offset = 0;
+    return t;
+  };
   SimplerTaskResult r;
   switch (pattern) {
     case 0:
