@@ -1,6 +1,7 @@
 // KernelCompiler's content-addressed cache: hits skip the compiler, keys separate what
 // differs, writes are atomic, a damaged entry is rebuilt, an unwritable cache is harmless.
 #include <fstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -98,6 +99,23 @@ TEST(KernelCompilerCache, UnwritableCacheStillReturnsTheImage) {
   KernelCompiler compiler(cached_in(blocker / "kernels"));
   EXPECT_FALSE(compiler.compile_kernel(test::kProbeKernel, CoreType::AIV).empty());
   EXPECT_EQ(compiler.stats().cache_write_failures, 1u);
+}
+
+TEST(KernelCompilerCache, ConcurrentCompilesShareOneCompleteEntry) {
+  ScratchDir cache;
+  KernelCompiler compiler(cached_in(cache.path()));
+  std::vector<uint8_t> images[3];
+  std::vector<std::thread> threads;
+  for (auto& image : images)
+    threads.emplace_back([&] { image = compiler.compile_kernel(test::kProbeKernel, CoreType::AIV); });
+  for (auto& t : threads) t.join();
+  EXPECT_FALSE(images[0].empty());
+  EXPECT_EQ(images[0], images[1]);
+  EXPECT_EQ(images[0], images[2]);
+  const KernelCompilerStats stats = compiler.stats();
+  EXPECT_EQ(stats.compiler_runs + stats.cache_hits, 3u);
+  EXPECT_EQ(stats.cache_write_failures, 0u);
+  EXPECT_EQ(cache_entries(cache.path()).size(), 1u);  // racing renames leave one entry, no temps
 }
 
 TEST(KernelCompilerCache, DisabledCacheNeverTouchesTheDirectory) {
