@@ -7,6 +7,7 @@
 #pragma GCC visibility pop
 
 #include <cstdint>
+#include <cstring>
 #include <new>
 
 #include "driver.h"
@@ -41,9 +42,18 @@ inline sim_event_t event_handle(uint64_t token) {
   return reinterpret_cast<sim_event_t>(static_cast<uintptr_t>(token));
 }
 
+// A C caller may pass any int as a SimMemcpyKind; its bytes are read without loading an
+// out-of-range enum value (undefined in C++).
+inline int raw_kind(const SimMemcpyKind& kind) {
+  int raw = 0;
+  static_assert(sizeof raw == sizeof kind);
+  std::memcpy(&raw, &kind, sizeof raw);
+  return raw;
+}
+
 // Arguments of a copy: a known kind, non-null ends, and the device side(s) inside one
 // live allocation each. A zero-byte copy is valid and does nothing.
 int validate_copy(const Driver& driver, const void* dst, const void* src, std::size_t size,
-                  SimMemcpyKind kind);
+                  int kind);
 
 }  // namespace simpler::sim

@@ -11,7 +11,7 @@ using simpler::sim::Operation;
 namespace simpler::sim {
 
 int validate_copy(const Driver& driver, const void* dst, const void* src, std::size_t size,
-                  SimMemcpyKind kind) {
+                  int kind) {
   if (kind != SIM_MEMCPY_HOST_TO_DEVICE && kind != SIM_MEMCPY_DEVICE_TO_HOST &&
       kind != SIM_MEMCPY_DEVICE_TO_DEVICE)
     return SIM_ERR_INVALID_VALUE;
@@ -72,7 +72,8 @@ int sim_memset(void* device_ptr, int value, size_t size) {
 int sim_memcpy(void* dst, const void* src, size_t size, SimMemcpyKind kind) {
   return guarded([&] {
     Driver& driver = simpler::sim::counted(Operation::kMemcpy);
-    if (int status = simpler::sim::validate_copy(driver, dst, src, size, kind); status != SIMPLER_OK)
+    const int kind_value = simpler::sim::raw_kind(kind);
+    if (int status = simpler::sim::validate_copy(driver, dst, src, size, kind_value); status != SIMPLER_OK)
       return status;
     if (int fault = driver.stats().take_fault(Operation::kMemcpy)) return fault;
     if (size != 0) std::memmove(dst, src, size);

@@ -86,11 +86,12 @@ int sim_memcpy_async(void* dst, const void* src, size_t size, SimMemcpyKind kind
                      sim_stream_t stream) {
   return guarded([&] {
     Driver& driver = simpler::sim::counted(Operation::kMemcpy);
-    if (int status = simpler::sim::validate_copy(driver, dst, src, size, kind); status != SIMPLER_OK)
+    const int kind_value = simpler::sim::raw_kind(kind);
+    if (int status = simpler::sim::validate_copy(driver, dst, src, size, kind_value); status != SIMPLER_OK)
       return status;
     StreamOp op;
     op.kind = StreamOpKind::kMemcpy;
-    op.copy_kind = kind;
+    op.copy_kind = static_cast<SimMemcpyKind>(kind_value);  // validated above
     op.dst = dst;
     op.src = src;
     op.size = size;
