@@ -107,6 +107,19 @@ TEST_F(LifecycleTest, BackToBackRunsReuseTheThreads) {
   EXPECT_EQ(thread_count(), threads) << "execute() must not create threads";
 }
 
+TEST_F(LifecycleTest, ThreadsAreOneOrchestratorPlusSchedulers) {
+  const int before = thread_count();
+  {
+    SimplerCallConfig config = default_config();
+    config.aicpu_thread_num = 3;  // 1 orchestrator + 2 schedulers
+    auto e = make_engine(config);
+    EXPECT_EQ(thread_count(), before + 3);
+  }
+  EXPECT_EQ(thread_count(), before) << "threads must be joined on destruction";
+  auto e = make_engine();  // default: 4 AICPU threads
+  EXPECT_EQ(thread_count(), before + 4);
+}
+
 TEST_F(LifecycleTest, IdleEngineThreadsPark) {
   auto e = make_engine();
   auto program = load(test_programs::bench());

@@ -182,6 +182,22 @@ TEST_F(TmrOnlyTest, SmallRingsApplyBackPressureAndStayCorrect) {
   check_dag(*e, *dag, 1024);
 }
 
+TEST_F(TmrOnlyTest, TinyWindowUnderConstantBackPressure) {
+  // Every submit waits for the window: exercises reclaim racing with completions.
+  SimplerCallConfig config = default_config();
+  config.task_window_size = 4;
+  config.dep_pool_size = 16;
+  auto e = make_engine(config);
+  auto program = load(test_programs::bench());
+  DeviceBuffer scratch(4096 * 4);
+  for (const auto& [pattern, param] :
+       std::vector<std::pair<uint64_t, uint64_t>>{{0, 0}, {1, 0}, {2, 8}, {3, 3}, {4, 3}}) {
+    std::string error;
+    ASSERT_EQ(run(*e, *program, make_args({scratch.tensor({4096})}, {pattern, 2000, param}), &error), SIMPLER_OK)
+        << "pattern " << pattern << ": " << error;
+  }
+}
+
 TEST_F(TmrOnlyTest, ReadAndWriteValueAreOrderedWithTasks) {
   auto program = load(test_programs::values());
   auto e = make_engine();
