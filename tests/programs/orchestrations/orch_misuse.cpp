@@ -10,6 +10,9 @@
 //   8 64 distinct writes in one scope    -> SIMPLER_CHIP_ERR_TENSORMAP_OVERFLOW (small map)
 //   9 OUT_ALLOC where the kernel says INOUT -> SIMPLER_CHIP_ERR_INVALID_ARGS
 //  10 a bad submit, then a good one: the good one must return the latched error too
+//  11 logs "orch-log-debug" (DEBUG), "orch-log-info" (INFO), "orch-log-error" (ERROR); returns 0
+//  12 alloc_tensor with ndims 0             -> SIMPLER_CHIP_ERR_INVALID_ARGS
+//  13 read_value past the end of x          -> SIMPLER_CHIP_ERR_INVALID_ARGS
 #include "orch_util.h"
 
 using simpler::orch::Scope;
@@ -45,6 +48,20 @@ extern "C" int orch_misuse(const ChipStorageTaskArgs* args, const SimplerOrchApi
     case 10: {
       (void)Task(api, 0, SIMPLER_CORE_AIV, 0).inout(x).scalar_f32(1.0f).submit(&r);
       return Task(api, 0, SIMPLER_CORE_AIV).inout(x).scalar_f32(1.0f).submit(&r);
+    }
+    case 11:
+      api->log(api->rt, SIMPLER_LOG_DEBUG, "orch-log-debug");
+      api->log(api->rt, SIMPLER_LOG_INFO, "orch-log-info");
+      api->log(api->rt, SIMPLER_LOG_ERROR, "orch-log-error");
+      return 0;
+    case 12: {
+      ChipTensor t;
+      const int64_t shape[1] = {4};
+      return api->alloc_tensor(api->rt, 0, shape, CHIP_DT_FLOAT32, &t);
+    }
+    case 13: {
+      float v;
+      return api->read_value(api->rt, &x, x.shapes[0], &v, sizeof v);
     }
     default: return api->fatal(api->rt, "orch_misuse: unknown case");
   }

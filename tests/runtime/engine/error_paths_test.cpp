@@ -1,5 +1,7 @@
 // Every error path of a run: the status names the first error, the message says what
 // happened, execute() returns (bounded time), and the engine runs the next program fine.
+#include <stdlib.h>
+
 #include "engine_test_support.h"
 
 namespace simpler::rt::testing {
@@ -53,6 +55,8 @@ TEST_F(ErrorPathsTest, OrchestrationApiMisuseIsNamed) {
       {8, SIMPLER_CHIP_ERR_TENSORMAP_OVERFLOW, "tensormap_capacity"},
       {9, SIMPLER_CHIP_ERR_INVALID_ARGS, "OUT_ALLOC does not fit the kernel signature's INOUT"},
       {10, SIMPLER_CHIP_ERR_INVALID_ARGS, "block_num 0"},
+      {12, SIMPLER_CHIP_ERR_INVALID_ARGS, "alloc_tensor: ndims 0"},
+      {13, SIMPLER_CHIP_ERR_INVALID_ARGS, "read_value: index 1024 is outside"},
   };
   for (const MisuseCase& c : cases) {
     std::string error;
@@ -60,6 +64,34 @@ TEST_F(ErrorPathsTest, OrchestrationApiMisuseIsNamed) {
     EXPECT_NE(error.find(c.message), std::string::npos) << "case " << c.id << ": " << error;
   }
   expect_engine_still_works(*e);
+}
+
+TEST_F(ErrorPathsTest, OrchestrationLogGoesToStderrWithAPrefix) {
+  auto program = load(test_programs::misuse());
+  DeviceBuffer x(1024 * 4);
+  const char* saved = getenv("SIMPLER_LOG");
+  const std::string saved_value = saved != nullptr ? saved : "";
+  for (const bool debug : {false, true}) {
+    if (debug) {
+      setenv("SIMPLER_LOG", "debug", 1);
+    } else {
+      unsetenv("SIMPLER_LOG");
+    }
+    auto e = make_engine();  // reads SIMPLER_LOG
+    std::string error;
+    ::testing::internal::CaptureStderr();
+    const int rc = run(*e, *program, make_args({x.tensor({1024})}, {11}), &error);
+    const std::string out = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(rc, SIMPLER_OK) << error;
+    EXPECT_NE(out.find("[simpler orch orch_misuse] INFO: orch-log-info"), std::string::npos) << out;
+    EXPECT_NE(out.find("[simpler orch orch_misuse] ERROR: orch-log-error"), std::string::npos) << out;
+    EXPECT_EQ(out.find("orch-log-debug") != std::string::npos, debug) << out;
+  }
+  if (saved != nullptr) {
+    setenv("SIMPLER_LOG", saved_value.c_str(), 1);
+  } else {
+    unsetenv("SIMPLER_LOG");
+  }
 }
 
 TEST_F(ErrorPathsTest, ScopeLargerThanTheTaskWindowIsARingDeadlock) {
