@@ -133,11 +133,8 @@ int KernelMode::run_launch(void* p) {
   auto* record = static_cast<LaunchRecord*>(p);
   KernelMode& self = *record->owner;
   std::string error;
-  int status;
-  {
-    std::lock_guard<std::mutex> lock(self.engine_mutex_);
-    status = self.engine_->execute(*record->program, record->args, nullptr, &error);
-  }
+  // Launches on several streams may overlap; Engine::execute serializes them.
+  const int status = self.engine_->execute(*record->program, record->args, nullptr, &error);
   if (status != SIMPLER_OK) {
     self.errors_.set("kernel launch of callable " + std::to_string(record->callable_id) + " failed: " +
                      simpler_status_name(status) + (error.empty() ? "" : ": " + error));

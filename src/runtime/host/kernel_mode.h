@@ -77,7 +77,6 @@ class KernelMode {
   std::unique_ptr<Engine> engine_;
   std::vector<ResidentCallable> callables_;  // index == id
 
-  std::mutex engine_mutex_;  // launches on different streams share one Engine
   LaunchPool pool_;
   std::atomic<uint64_t> in_flight_{0};
 };

@@ -161,3 +161,28 @@ INSTANTIATE_FOR_BOTH_BUILDS(ContextLifecycle);
 
 }  // namespace
 }  // namespace simpler::test
+
+namespace simpler::test {
+namespace {
+
+using ProgramInitFailure = BothBuilds;
+
+TEST_P(ProgramInitFailure, AFailedInitAfterTheClaimRollsBack) {
+  for (const char* op : {"stream_create", "malloc"}) {
+    SCOPED_TRACE(op);
+    Context ctx(abi());
+    SimplerCallConfig prewarm = default_config();  // the engine allocates at init
+    ASSERT_STATUS(SIMPLER_OK, sim_inject_fault(op, 1, 0));
+    EXPECT_STATUS(SIM_ERR_INJECTED_FAULT, abi().init_device(ctx, 0, &prewarm));
+    sim_clear_faults();
+    EXPECT_EQ(committed(abi(), ctx), 0u);
+    EXPECT_STATUS(SIMPLER_OK, abi().finalize(ctx));
+    Context successor(abi());
+    EXPECT_STATUS(SIMPLER_OK, abi().init_device(successor, 0, &prewarm));
+  }
+}
+
+INSTANTIATE_FOR_BOTH_BUILDS(ProgramInitFailure);
+
+}  // namespace
+}  // namespace simpler::test

@@ -228,3 +228,31 @@ TEST_F(KernelLifecycle, AnUnloadableOrchestrationFailsPrepareAndPoisonsTheContex
 
 }  // namespace
 }  // namespace simpler::test
+
+namespace simpler::test {
+namespace {
+
+TEST_F(KernelLifecycle, AFailedCommitRollsBackAndReleasesTheClaim) {
+  Context ctx(tmr);
+  ASSERT_STATUS(SIMPLER_OK, sim_inject_fault("malloc", 1, 0));  // the code arena
+  EXPECT_STATUS(SIM_ERR_INJECTED_FAULT, init(tmr, ctx, 0));
+  EXPECT_NE(last_error(tmr, ctx).find("code arena"), std::string::npos) << last_error(tmr, ctx);
+  EXPECT_EQ(committed(tmr, ctx), 0u);
+  EXPECT_STATUS(SIMPLER_OK, tmr.finalize(ctx));  // what the caller does after such a failure
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE, init(tmr, ctx, 0));  // latched
+  Context successor(tmr);
+  EXPECT_STATUS(SIMPLER_OK, init(tmr, successor, 0));  // the claim was released
+}
+
+TEST_F(KernelLifecycle, TwoDevicesHaveIndependentKernelContexts) {
+  Context on0(tmr);
+  Context on1(tmr);
+  ASSERT_STATUS(SIMPLER_OK, init(tmr, on0, 0));
+  ASSERT_STATUS(SIMPLER_OK, sim_set_device(1));
+  EXPECT_STATUS(SIMPLER_OK, init(tmr, on1, 1));
+  ASSERT_STATUS(SIMPLER_OK, sim_set_device(0));
+  EXPECT_GT(committed(tmr, on1), 0u);
+}
+
+}  // namespace
+}  // namespace simpler::test
