@@ -31,17 +31,24 @@ for b in tensor_map_bench task_overhead_bench kernel_launch_bench; do
   fi
 done
 export OMP_NUM_THREADS=2
+failed=()
+# One failing benchmark does not hide the others' tables.
+run() {
+  local name=$1
+  shift
+  "$@" || { echo "bench.sh: $name failed (exit $?)"; failed+=("$name"); }
+}
 
 echo "== machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "== tensor map (bench/tensor_map)"
-"$bin/tensor_map_bench" "${quick[@]}"
+run tensor_map_bench "$bin/tensor_map_bench" "${quick[@]}"
 echo
 echo "== per-task overhead vs libgomp (bench/task_overhead)"
-"$bin/task_overhead_bench" "${quick[@]}"
+run task_overhead_bench "$bin/task_overhead_bench" "${quick[@]}"
 echo
 echo "== kernel_launch from C++ (bench/kernel_launch)"
-"$bin/kernel_launch_bench" "${quick[@]}"
+run kernel_launch_bench "$bin/kernel_launch_bench" "${quick[@]}"
 echo
 
 # futex system calls made by the launching thread while the device is busy: strace the
@@ -87,5 +94,10 @@ elif [ "$py_lib_dir" != "$dir/lib" ]; then
   echo "python/simpler/_native was built by $py_lib_dir, not by $dir: skipped (run"
   echo "scripts/bench.sh without --build-dir, or rebuild the module from this build)"
 else
-  SIMPLER_BUILD_DIR="$dir" /usr/bin/python3 "$here/bench/kernel_launch/launch_bench.py" "${quick[@]}"
+  run launch_bench.py env SIMPLER_BUILD_DIR="$dir" /usr/bin/python3 \
+    "$here/bench/kernel_launch/launch_bench.py" "${quick[@]}"
+fi
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "bench.sh: failed: ${failed[*]}"
+  exit 1
 fi
