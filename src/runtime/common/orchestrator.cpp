@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "engine_defaults.h"
 #include "simpler/abi/status.h"
@@ -12,7 +13,10 @@
 namespace simpler::rt {
 namespace {
 
-constexpr int kCompletionSpins = 4000;
+// Waiting for a completion: a short busy spin, a few yields (the scheduler that will
+// complete the task may need this CPU), then park.
+constexpr int kCompletionSpins = 1000;
+constexpr int kCompletionYields = 16;
 
 AccessKind access_kind(uint32_t mode) {
   switch (mode) {
@@ -386,6 +390,10 @@ void Orchestrator::wait_for_completion(uint64_t id, bool stop_on_error) {
   for (int i = 0; i < kCompletionSpins; ++i) {
     if (done()) return;
     cpu_relax();
+  }
+  for (int i = 0; i < kCompletionYields; ++i) {
+    if (done()) return;
+    std::this_thread::yield();
   }
   chip_.awaited_task.store(id, std::memory_order_relaxed);
   for (;;) {
