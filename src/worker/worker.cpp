@@ -241,10 +241,9 @@ uint64_t Worker::committed_device_memory() {
   WorkerCore& c = *core_;
   std::lock_guard lock(c.lifecycle_mu);
   if (!c.chip) return 0;
-  if (c.mode == ExecutionMode::KERNEL) {
-    std::lock_guard klock(c.kernel_mu);
-    return c.chip->committed_device_memory();
-  }
+  // Kernel mode: a query, answered even while a launch holds the kernel lock; the
+  // lifecycle lock alone keeps the context from being torn down meanwhile.
+  if (c.mode == ExecutionMode::KERNEL) return c.chip->committed_device_memory();
   std::lock_guard plock(c.program_mu);
   return c.chip->committed_device_memory();
 }
