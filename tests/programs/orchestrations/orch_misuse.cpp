@@ -13,6 +13,8 @@
 //  11 logs "orch-log-debug" (DEBUG), "orch-log-info" (INFO), "orch-log-error" (ERROR); returns 0
 //  12 alloc_tensor with ndims 0             -> SIMPLER_CHIP_ERR_INVALID_ARGS
 //  13 read_value past the end of x          -> SIMPLER_CHIP_ERR_INVALID_ARGS
+//  14 checks runtime allocations (OUT_ALLOC and alloc_tensor): DEVICE, >= 1024-byte
+//     aligned, contiguous with the asked shape, distinct; returns 0 or calls fatal
 #include "orch_util.h"
 
 using simpler::orch::Scope;
@@ -62,6 +64,25 @@ extern "C" int orch_misuse(const ChipStorageTaskArgs* args, const SimplerOrchApi
     case 13: {
       float v;
       return api->read_value(api->rt, &x, x.shapes[0], &v, sizeof v);
+    }
+    case 14: {
+      Scope scope(api);
+      TEST_ORCH_TRY(Task(api, 0, SIMPLER_CORE_AIV).inout(x).scalar_f32(1.0f).submit(&r));
+      if (r.output_count != 0) return api->fatal(api->rt, "case 14: output_count of a task without OUT_ALLOC");
+      ChipTensor a, b;
+      const int64_t shape[2] = {3, 5};
+      TEST_ORCH_TRY(api->alloc_tensor(api->rt, 2, shape, CHIP_DT_FLOAT32, &a));
+      TEST_ORCH_TRY(api->alloc_tensor(api->rt, 2, shape, CHIP_DT_FLOAT32, &b));
+      const ChipTensor* all[2] = {&a, &b};
+      for (const ChipTensor* t : all) {
+        if (t->space != CHIP_SPACE_DEVICE || t->buffer.addr % 1024 != 0 || t->buffer.size != 60 ||
+            t->ndims != 2 || t->shapes[0] != 3 || t->shapes[1] != 5 || t->strides[0] != 5 || t->strides[1] != 1 ||
+            t->start_offset != 0) {
+          return api->fatal(api->rt, "case 14: alloc_tensor returned a bad tensor");
+        }
+      }
+      if (a.buffer.addr == b.buffer.addr) return api->fatal(api->rt, "case 14: two live allocations share memory");
+      return 0;
     }
     default: return api->fatal(api->rt, "orch_misuse: unknown case");
   }

@@ -94,6 +94,14 @@ TEST_F(ErrorPathsTest, OrchestrationLogGoesToStderrWithAPrefix) {
   }
 }
 
+TEST_F(ErrorPathsTest, RuntimeAllocationsAreAlignedDeviceTensors) {
+  auto program = load(test_programs::misuse());
+  auto e = make_engine();
+  DeviceBuffer x(1024 * 4);
+  std::string error;
+  EXPECT_EQ(run(*e, *program, make_args({x.tensor({1024})}, {14}), &error), SIMPLER_OK) << error;
+}
+
 TEST_F(ErrorPathsTest, ScopeLargerThanTheTaskWindowIsARingDeadlock) {
   auto program = load(test_programs::ring_deadlock());
   SimplerCallConfig config = default_config();
