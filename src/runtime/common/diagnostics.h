@@ -1,7 +1,11 @@
 // simpler runtime — the diagnostics files of a run (internal).
 //
 // With CallConfig flags and an output_prefix, Engine::execute writes after the run:
-//   SIMPLER_CFG_DEP_GRAPH  <prefix>deps.dot        the inferred dependency graph (DOT)
+//   SIMPLER_CFG_DEP_GRAPH  <prefix>deps.dot        the inferred dependency graph (DOT): one
+//                                                  node per task, one edge per dependency on
+//                                                  a task still in the window at submit time
+//                                                  (HBG: every dependency) and per
+//                                                  add_dependency
 //   SIMPLER_CFG_SWIMLANE   <prefix>swimlane.json   one event per kernel block: core, start,
 //                                                  end (Chrome trace format, microseconds)
 //   SIMPLER_CFG_DUMP_ARGS  <prefix>args.txt        the entry arguments
