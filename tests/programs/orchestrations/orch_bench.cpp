@@ -4,7 +4,9 @@
 // addresses of `#pragma omp task depend`), so the tensor map keys them separately;
 // distinct ones never overlap. Patterns:
 //   0 chain          every task INOUT on view 0                       (1 dependency each)
-//   1 independent    task i writes view i % slots                     (distinct outputs)
+//   1 independent    task i writes view i % slots                     (distinct outputs;
+//                    truly independent when slots = numel/16 exceeds the task window,
+//                    else task i also waits for task i - slots: WAW)
 //   2 chains         `param` (default 8) independent INOUT chains, round robin
 //   3 fan-in         groups of `param` (1..3) producers writing distinct views, then one
 //                    consumer reading all of them and writing its own view
