@@ -11,18 +11,26 @@ RunHandle::RunHandle(std::shared_ptr<detail::WorkerCore> core, std::shared_ptr<d
     : core_(std::move(core)), record_(std::move(record)) {}
 
 bool RunHandle::done() const {
-  std::lock_guard lock(core_->program_mu);
-  if (record_->finished) return true;
+  if (record_->finished.load(std::memory_order_acquire)) return true;
+  // Non-blocking: while another thread holds the worker (a blocking run, a wait slice),
+  // the run is reported as not (yet observed) done.
+  std::unique_lock lock(core_->program_mu, std::try_to_lock);
+  if (!lock.owns_lock() || record_->finished.load()) return record_->finished.load();
+  bool finished = false;
   try {
-    if (!core_->chip->poll(record_->run_id)) return false;
+    finished = core_->chip->poll(record_->run_id);
   } catch (...) {
-    record_->error = std::current_exception();
-    record_->finished = true;
-    core_->in_flight.erase(record_->run_id);
+    fail(std::current_exception());
     return true;
   }
-  core_->complete_run(*record_);
-  return true;
+  if (finished) core_->complete_run(*record_);
+  return finished;
+}
+
+void RunHandle::fail(std::exception_ptr error) const {
+  core_->in_flight.erase(record_->run_id);
+  record_->error = std::move(error);
+  record_->finished.store(true, std::memory_order_release);
 }
 
 void RunHandle::wait(std::optional<std::chrono::microseconds> timeout) const {
@@ -33,7 +41,7 @@ void RunHandle::wait(std::optional<std::chrono::microseconds> timeout) const {
   for (;;) {
     {
       std::lock_guard lock(core_->program_mu);
-      if (record_->finished) break;
+      if (record_->finished.load()) break;
       auto slice = kSlice;
       if (timeout) {
         const auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now());
@@ -43,9 +51,7 @@ void RunHandle::wait(std::optional<std::chrono::microseconds> timeout) const {
       try {
         finished = core_->chip->wait(record_->run_id, slice);
       } catch (...) {
-        record_->error = std::current_exception();
-        record_->finished = true;
-        core_->in_flight.erase(record_->run_id);
+        fail(std::current_exception());
         break;
       }
       if (finished) {

@@ -18,12 +18,13 @@
 
 namespace simpler::detail {
 
-// One submitted program-mode run. Guarded by WorkerCore::program_mu.
+// One submitted program-mode run. Written under WorkerCore::program_mu; `finished` is
+// published last (release), after which the record never changes again.
 struct RunRecord {
   uint64_t run_id = 0;
   std::vector<std::pair<uint64_t, uint64_t>> host_ranges;  // HOST tensors it stages: (addr, bytes)
-  bool finished = false;
   std::exception_ptr error;
+  std::atomic<bool> finished{false};
 };
 
 struct WorkerCore {

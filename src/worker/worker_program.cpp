@@ -63,14 +63,14 @@ std::vector<std::pair<uint64_t, uint64_t>> host_ranges_of(const ChipStorageTaskA
 void Worker::require_program_api(const char* api) const { require_program_mode(*core_, api); }
 
 void WorkerCore::complete_run(RunRecord& record) {
-  if (record.finished) return;
-  record.finished = true;
+  if (record.finished.load()) return;
   in_flight.erase(record.run_id);
   try {
     chip->finalize_run(record.run_id);
   } catch (...) {
     record.error = std::current_exception();
   }
+  record.finished.store(true, std::memory_order_release);
 }
 
 void WorkerCore::drain_runs() {

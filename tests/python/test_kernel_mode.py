@@ -12,7 +12,7 @@ from simpler.errors import (PTO_RUNTIME_ERR_INVALID_ARGUMENT, PTO_RUNTIME_ERR_IN
                             ChipWorkerError, UnsupportedRuntimeOperation)
 from simpler.task_interface import CallConfig, ChipStorageTaskArgs, ChipTensor, DataType
 
-from conftest import run_in_thread
+from conftest import PROGRAMS, run_in_thread
 
 N = 16384
 
@@ -329,7 +329,7 @@ def test_unloadable_orchestration_poisons_the_context_which_still_closes(device0
     stream, t = device0
     sig = [D.IN, D.OUT, D.SCALAR]
     kernel = CoreCallable.build(sig, compiler.compile_kernel(
-        (__import__("conftest").PROGRAMS / "add_scalar_kernel.cpp").read_text(), "aiv"))
+        (PROGRAMS / "add_scalar_kernel.cpp").read_text(), "aiv"))
     garbage = ChipCallable.build(sig, "add_scalar_entry", b"\x7fELF but not really" * 8,
                                  children=[(0, kernel)])
     w = kernel_worker()

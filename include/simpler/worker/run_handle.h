@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <exception>
 #include <memory>
 #include <optional>
 
@@ -24,6 +25,8 @@ class RunHandle {
   void wait(std::optional<std::chrono::microseconds> timeout = std::nullopt) const;
 
  private:
+  void fail(std::exception_ptr error) const;  // worker lock held: the run ends with `error`
+
   std::shared_ptr<detail::WorkerCore> core_;
   std::shared_ptr<detail::RunRecord> record_;
 };
