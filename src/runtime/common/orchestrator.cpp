@@ -4,19 +4,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <thread>
 
+#include "backoff.h"
 #include "engine_defaults.h"
 #include "simpler/abi/status.h"
 #include "tensor_shape.h"
 
 namespace simpler::rt {
 namespace {
-
-// Waiting for a completion: a short busy spin, a few yields (the scheduler that will
-// complete the task may need this CPU), then park.
-constexpr int kCompletionSpins = 1000;
-constexpr int kCompletionYields = 16;
 
 AccessKind access_kind(uint32_t mode) {
   switch (mode) {
@@ -387,13 +382,9 @@ void Orchestrator::wait_for_completion(uint64_t id, bool stop_on_error) {
     return slot.done_id.load(std::memory_order_acquire) == id ||
            (stop_on_error && chip_.status.failed());
   };
-  for (int i = 0; i < kCompletionSpins; ++i) {
+  Backoff backoff(kOrchestratorSpinBudget);
+  while (backoff.spin()) {
     if (done()) return;
-    cpu_relax();
-  }
-  for (int i = 0; i < kCompletionYields; ++i) {
-    if (done()) return;
-    std::this_thread::yield();
   }
   chip_.awaited_task.store(id, std::memory_order_relaxed);
   for (;;) {

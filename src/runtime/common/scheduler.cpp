@@ -4,17 +4,12 @@
 #include <chrono>
 #include <cstring>
 #include <string>
-#include <thread>
 
+#include "backoff.h"
 #include "simpler/abi/status.h"
 
 namespace simpler::rt {
 namespace {
-
-// Idle policy: a short busy spin (cheap to resume in a steady stream of tasks), a few
-// yields (let the orchestrator or another scheduler use this CPU), then park.
-constexpr int kSpinPauses = 2000;
-constexpr int kSpinYields = 16;
 
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -167,13 +162,9 @@ bool Scheduler::has_work() const {
 }
 
 void Scheduler::idle() {
-  for (int i = 0; i < kSpinPauses; ++i) {
+  Backoff backoff(kSchedulerSpinBudget);
+  while (backoff.spin()) {
     if (has_work() || chip_.shutdown.load(std::memory_order_relaxed)) return;
-    cpu_relax();
-  }
-  for (int i = 0; i < kSpinYields; ++i) {
-    if (has_work() || chip_.shutdown.load(std::memory_order_relaxed)) return;
-    std::this_thread::yield();
   }
   const uint32_t ticket = chip_.scheduler_parker.prepare_wait();
   if (has_work() || chip_.shutdown.load(std::memory_order_acquire)) {
