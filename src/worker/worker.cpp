@@ -191,6 +191,20 @@ void Worker::init(const std::optional<CallConfig>& prewarm_config,
   c.state.store(WorkerState::READY);
 }
 
+// Takes `lock` within `grace`. close() is rare and the holder is a short prepare/launch, so
+// it retries every millisecond (sleeping in between) rather than making every launch pay
+// for a wake-up notification. (std::timed_mutex is avoided: TSan does not model it.)
+static bool lock_within_grace(std::unique_lock<std::mutex>& lock, std::chrono::milliseconds grace) {
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  for (;;) {
+    if (lock.try_lock()) return true;
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return false;
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+        deadline - now, std::chrono::milliseconds(1)));
+  }
+}
+
 void Worker::close() {
   WorkerCore& c = *core_;
   std::lock_guard lock(c.lifecycle_mu);
@@ -215,7 +229,7 @@ void Worker::close() {
   c.teardown_pending = true;
   if (c.mode == ExecutionMode::KERNEL) {
     std::unique_lock klock(c.kernel_mu, std::defer_lock);
-    if (!klock.try_lock_for(std::chrono::milliseconds(c.close_grace_ms.load()))) {
+    if (!lock_within_grace(klock, std::chrono::milliseconds(c.close_grace_ms.load()))) {
       throw WorkerTimeoutError(
           "Worker.close: a kernel prepare/launch still holds the worker after the " +
           std::to_string(c.close_grace_ms.load()) +

@@ -55,7 +55,7 @@ struct WorkerCore {
   std::unordered_map<uint64_t, std::shared_ptr<RunRecord>> in_flight;
 
   // ---- kernel mode: one lock linearizes prepare/launch against the native finalize -----
-  std::timed_mutex kernel_mu;
+  std::mutex kernel_mu;
   std::vector<std::shared_ptr<const ChipCallable>> kernel_images;  // kept until teardown succeeds
   std::unordered_set<int64_t> minted_ids;
 
