@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -69,59 +68,13 @@ struct Engine::Impl {
   std::mutex execute_mutex;  // one run at a time
   bool released = false;
 
-  // Orchestrator thread hand-off.
-  std::mutex run_mutex;
-  std::condition_variable run_cv;
-  uint64_t runs_requested = 0;
-  uint64_t runs_finished = 0;
-  bool stopping = false;
-  const ChipStorageTaskArgs* run_args = nullptr;
-
   uint64_t progress() const {
     uint64_t p = orchestrator->progress();
     for (const auto& s : schedulers) p += s->progress();
     return p;
   }
 
-  void orchestrator_main() {
-    uint64_t handled = 0;
-    for (;;) {
-      const ChipStorageTaskArgs* args = nullptr;
-      {
-        std::unique_lock<std::mutex> lock(run_mutex);
-        run_cv.wait(lock, [&] { return stopping || runs_requested != handled; });
-        if (stopping) return;
-        args = run_args;
-        handled = runs_requested;
-      }
-      orchestrator->run(*args);
-      {
-        std::lock_guard<std::mutex> lock(run_mutex);
-        runs_finished = handled;
-      }
-      run_cv.notify_all();
-    }
-  }
-
-  // TMR: hand the run to the orchestrator thread, poll the watchdog until it finished.
-  void run_on_orchestrator_thread(const ChipStorageTaskArgs& args) {
-    std::unique_lock<std::mutex> lock(run_mutex);
-    run_args = &args;
-    const uint64_t ticket = ++runs_requested;
-    run_cv.notify_all();
-    while (runs_finished != ticket) {
-      run_cv.wait_for(lock, watchdog.slice());
-      if (runs_finished != ticket) watchdog.poll();
-    }
-    run_args = nullptr;
-  }
-
   void stop_threads() {
-    {
-      std::lock_guard<std::mutex> lock(run_mutex);
-      stopping = true;
-    }
-    run_cv.notify_all();
     chip.shutdown.store(true, std::memory_order_release);
     chip.scheduler_parker.notify_all();
     for (std::thread& t : threads) {
@@ -229,9 +182,7 @@ int Engine::create(const EngineOptions& options, std::unique_ptr<Engine>* out, s
       impl->schedulers.push_back(std::make_unique<Scheduler>(chip, first, count));
       first += count;
     }
-    Impl* raw = impl.get();
     for (auto& s : impl->schedulers) impl->threads.emplace_back([s = s.get()] { s->run(); });
-    impl->threads.emplace_back([raw] { raw->orchestrator_main(); });
   } catch (const std::exception& e) {
     impl->stop_threads();
     (void)impl->free_heap(nullptr);
@@ -285,16 +236,14 @@ int Engine::execute(const LoadedProgram& program, const ChipStorageTaskArgs& arg
   run.build_graph_first = I.build_graph_first;
   run.record_graph = (config.flags & SIMPLER_CFG_DEP_GRAPH) != 0;
   run.debug_log = I.debug_log;
-  run.watchdog = I.build_graph_first ? &I.watchdog : nullptr;
+  run.watchdog = &I.watchdog;
   I.orchestrator->begin_run(P, run);
   I.watchdog.arm(watchdog_ms);
 
   const int64_t start = now_ns();
-  if (I.build_graph_first) {
-    I.orchestrator->run(args);  // the caller is the orchestrator; its waits poll the watchdog
-  } else {
-    I.run_on_orchestrator_thread(args);
-  }
+  // The calling thread is the orchestrator of its run (no hand-off, no wake-up of another
+  // thread); its waits for completions poll the watchdog.
+  I.orchestrator->run(args);
   const int64_t end = now_ns();
   int status = I.chip.status.code();
   if (status != SIMPLER_OK) err = I.chip.status.message();

@@ -5,9 +5,11 @@
 // program at a time. Threads park when idle. Everything it allocates on the device goes
 // through the sim driver on the engine's device, so committed_bytes() is exact.
 //
-// Threads: one orchestrator thread and min(aicpu_thread_num - 1, clusters) scheduler
-// threads, started by create() and parked between runs (no thread is created per
-// execute()). Each scheduler owns whole clusters and runs their cores' kernels itself.
+// Threads: min(aicpu_thread_num - 1, clusters) scheduler threads, started by create() and
+// parked between runs (no thread is created per execute()). The remaining AICPU thread,
+// the orchestrator, is the thread that calls execute(): it runs the orchestration inline,
+// so a run costs no hand-off to another thread. Each scheduler owns whole clusters and
+// runs their cores' kernels itself.
 // Defaults for zero SimplerCallConfig fields (engine_defaults.h): task window 1024 tasks,
 // heap ring 64 MiB (device memory, sim_malloc'd once at create), dependency pool 16384
 // edges, tensor map 65536 entries, watchdog 10000 ms, aicpu_thread_num from the device
@@ -77,8 +79,8 @@ class Engine {
   // itself succeeded). After an error the tasks not yet started are skipped; kernels
   // already running are waited for (a simulated core cannot be preempted), so execute()
   // returns once every started kernel returned. Calls are serialized (thread-safe).
-  // TMR runs the orchestration on the orchestrator thread; build_graph_first runs it on
-  // the calling thread.
+  // Both modes run the orchestration on the calling thread, which also polls the watchdog
+  // while it waits for completions.
   int execute(const LoadedProgram& program, const ChipStorageTaskArgs& args,
               const SimplerCallConfig* run_config, std::string* error);
 

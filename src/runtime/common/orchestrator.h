@@ -20,7 +20,7 @@
 // task keeps its guard until the orchestration returned; a ring that fills up during the
 // build is PTO_RUNTIME_ERR_CAPACITY_EXCEEDED (the tensor map: TENSORMAP_OVERFLOW).
 //
-// Used by one thread at a time: the orchestrator thread (TMR) or the caller (HBG).
+// Used by one thread at a time: the caller of Engine::execute (both modes).
 #pragma once
 
 #include <atomic>
@@ -60,7 +60,7 @@ struct RunOptions {
   bool build_graph_first = false;
   bool record_graph = false;
   bool debug_log = false;
-  Watchdog* watchdog = nullptr;  // polled while waiting (HBG: the caller is the orchestrator)
+  Watchdog* watchdog = nullptr;  // polled while waiting (the caller of execute() is the orchestrator)
 };
 
 class Orchestrator;

@@ -107,17 +107,18 @@ TEST_F(LifecycleTest, BackToBackRunsReuseTheThreads) {
   EXPECT_EQ(thread_count(), threads) << "execute() must not create threads";
 }
 
-TEST_F(LifecycleTest, ThreadsAreOneOrchestratorPlusSchedulers) {
+// The orchestrator is the thread calling execute(); only the schedulers are own threads.
+TEST_F(LifecycleTest, ThreadsAreTheSchedulersOnly) {
   const int before = thread_count();
   {
     SimplerCallConfig config = default_config();
-    config.aicpu_thread_num = 3;  // 1 orchestrator + 2 schedulers
+    config.aicpu_thread_num = 3;  // the caller as orchestrator + 2 schedulers
     auto e = make_engine(config);
-    EXPECT_EQ(thread_count(), before + 3);
+    EXPECT_EQ(thread_count(), before + 2);
   }
   EXPECT_EQ(thread_count(), before) << "threads must be joined on destruction";
   auto e = make_engine();  // default: 4 AICPU threads
-  EXPECT_EQ(thread_count(), before + 4);
+  EXPECT_EQ(thread_count(), before + 3);
 }
 
 TEST_F(LifecycleTest, IdleEngineThreadsPark) {
