@@ -9,7 +9,9 @@
 // 10,000 keys — and prints each scenario as a ratio to it.
 //
 // Heap allocations inside the timed passes are counted: the map must not allocate per
-// access once warm. Usage: tensor_map_bench [--quick]
+// access once warm. Usage: tensor_map_bench [--quick] [--only N] [--index-above N]
+// (--only: one scenario row, counted from 1, for profiling; --index-above: the map's
+// linear-scan limit per reader/writer set, to find the crossover to its interval trees).
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -98,8 +100,8 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-Timing run(const Stream& s) {
-  TensorMap map(1 << 20);
+Timing run(const Stream& s, size_t index_above) {
+  TensorMap map(1 << 20, index_above);
   std::vector<uint64_t> deps;
   deps.reserve(4096);
   uint64_t task = 0;
@@ -245,7 +247,21 @@ double reference_unordered_map(size_t ops) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  bool quick = false;
+  size_t only = 0;
+  size_t index_above = TensorMap::kDefaultIndexAbove;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0) {
+      quick = true;
+    } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+      only = std::strtoul(argv[++i], nullptr, 10);
+    } else if (std::strcmp(argv[i], "--index-above") == 0 && i + 1 < argc) {
+      index_above = std::strtoul(argv[++i], nullptr, 10);
+    } else {
+      std::fprintf(stderr, "usage: tensor_map_bench [--quick] [--only N] [--index-above N]\n");
+      return 2;
+    }
+  }
   const size_t scale = quick ? 1 : 8;
   std::mt19937_64 rng(7);
   std::vector<Stream> streams;
@@ -261,8 +277,10 @@ int main(int argc, char** argv) {
               reference);
   std::printf("%-76s %8s %8s %8s %9s %7s %9s\n", "scenario", "median", "best", "x ref",
               "live avg", "deps/t", "allocs/1M");
-  for (const Stream& s : streams) {
-    const Timing t = run(s);
+  for (size_t i = 0; i < streams.size(); ++i) {
+    if (only != 0 && only != i + 1) continue;
+    const Stream& s = streams[i];
+    const Timing t = run(s, index_above);
     // Operator new calls per million access() calls in the measured pass (growth of a
     // buffer's scan array past its largest size so far; zero once every size was seen).
     const double per_million =

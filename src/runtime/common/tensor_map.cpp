@@ -5,6 +5,7 @@
 
 #include "common/overlap.h"
 #include "common/tensor_map_index.h"
+#include "common/tensor_map_interval_tree.h"
 
 namespace simpler::rt {
 namespace {
@@ -37,16 +38,29 @@ struct Entry {
   bool write;          // which of the buffer's arrays holds the ScanRecord
 };
 
+// The readers or the writers of one buffer. A few are scanned linearly (one contiguous
+// array beats any index). A set of more than `index_above` records gets an interval tree
+// over their byte ranges (nodes numbered by entry) when it is next searched, and keeps
+// it while searches pay for its upkeep: it is dropped when the set shrinks to a quarter
+// of the limit, or after more inserts and erases than it has records without a search
+// (the readers of a buffer nobody writes are never searched, so never indexed).
+struct ScanSet {
+  std::vector<ScanRecord> records;  // keeps its capacity when the buffer is recycled
+  uint32_t root = IntervalForest::kNil;
+  bool indexed = false;
+  uint32_t updates_unsearched = 0;  // tree inserts and erases since the last search
+};
+
 // Readers and writers are kept apart: a read only has to look at the writers, and
 // buffers that many tasks read (weights) collect many readers.
 struct BufferRecord {
   uint64_t addr = 0;
-  std::vector<ScanRecord> writers;  // both keep their capacity when the record is recycled
-  std::vector<ScanRecord> readers;
+  ScanSet writers;
+  ScanSet readers;
   uint32_t next_free = kNil;
 
-  std::vector<ScanRecord>& scan(bool write) { return write ? writers : readers; }
-  bool empty() const { return writers.empty() && readers.empty(); }
+  ScanSet& scan(bool write) { return write ? writers : readers; }
+  bool empty() const { return writers.records.empty() && readers.records.empty(); }
 };
 
 struct TaskRecord {
@@ -57,7 +71,7 @@ struct TaskRecord {
 }  // namespace
 
 struct TensorMap::Impl {
-  explicit Impl(size_t cap) : capacity(cap) {
+  Impl(size_t cap, size_t index_above_records) : capacity(cap), index_above(index_above_records) {
     if (cap > kMaxCapacity)
       throw std::invalid_argument("TensorMap capacity " + std::to_string(cap) +
                                   " exceeds the maximum of " + std::to_string(kMaxCapacity) +
@@ -68,6 +82,7 @@ struct TensorMap::Impl {
   }
 
   size_t capacity;
+  size_t index_above;
   size_t live = 0;
 
   std::vector<Entry> entries;
@@ -77,6 +92,7 @@ struct TensorMap::Impl {
   std::vector<BufferRecord> buffers;
   uint32_t free_buffer = kNil;
   FlatIndex buffer_index;  // addr -> BufferRecord
+  IntervalForest ranges;   // node n = entry n, in its ScanSet's tree while that is indexed
 
   std::vector<TaskRecord> tasks;
   uint32_t free_task = kNil;
@@ -136,31 +152,37 @@ struct TensorMap::Impl {
     free_task = rec;
   }
 
+  // Grows the side arrays first, so that a throw leaves the entry pool untouched.
   uint32_t take_entry(bool needs_geometry) {
-    uint32_t n;
-    if (free_entry != kNil) {
-      n = free_entry;
-      free_entry = entries[n].task_next;
-    } else {
-      entries.emplace_back();
-      n = static_cast<uint32_t>(entries.size() - 1);
-    }
+    const uint32_t n = free_entry != kNil ? free_entry : static_cast<uint32_t>(entries.size());
     if (needs_geometry && geometry.size() <= n) geometry.resize(n + 1);
+    ranges.reserve_nodes(n + 1);
+    if (n == free_entry) free_entry = entries[n].task_next;
+    else entries.emplace_back();
     return n;
   }
 
   // Every allocation happens before the first link is made, so a throw leaves the map
   // consistent (at worst with an empty buffer or task record, which is harmless).
+  // `heir` is a covered entry of the same set with the same byte range whose tree node
+  // the new entry takes over, or kNil.
   void insert(uint64_t task, uint64_t addr, uint32_t found_buffer, const ViewGeometry& g,
-              bool write) {
+              bool write, uint32_t heir) {
     const uint32_t b = buffer_record(addr, found_buffer);
     const uint32_t t = task_record(task);
-    std::vector<ScanRecord>& scan = buffers[b].scan(write);
+    ScanSet& set = buffers[b].scan(write);
+    std::vector<ScanRecord>& scan = set.records;
     if (scan.size() == scan.capacity()) scan.reserve(2 * scan.size() + 4);
     const uint32_t n = take_entry(!g.dense);
     scan.push_back(ScanRecord{g.lo, g.hi, task, n, static_cast<uint16_t>(g.elem_size), write,
                               g.dense});
     if (!g.dense) copy_geometry(g, geometry[n]);
+    if (heir != kNil) {
+      ranges.replace(set.root, heir, n);
+    } else if (set.indexed) {
+      ranges.insert(set.root, n, g.lo, g.hi);
+      note_update(set);
+    }
     const uint32_t head = tasks[t].head;
     entries[n] = Entry{b, static_cast<uint32_t>(scan.size() - 1), t, kNil, head, write};
     if (head != kNil) entries[head].task_prev = n;
@@ -169,16 +191,23 @@ struct TensorMap::Impl {
   }
 
   // Swap-removes the entry's scan record.
-  void unlink_from_buffer(uint32_t n, bool release_empty_buffer) {
+  // `in_tree` is false when the entry's tree node was already handed on (see insert).
+  void unlink_from_buffer(uint32_t n, bool release_empty_buffer, bool in_tree = true) {
     const Entry& e = entries[n];
     BufferRecord& buffer = buffers[e.buffer];
-    std::vector<ScanRecord>& scan = buffer.scan(e.write);
+    ScanSet& set = buffer.scan(e.write);
+    std::vector<ScanRecord>& scan = set.records;
+    if (set.indexed && in_tree) ranges.erase(set.root, n);
     const ScanRecord& last = scan.back();
     if (last.entry != n) {
       scan[e.slot] = last;
       entries[last.entry].slot = e.slot;
     }
     scan.pop_back();
+    if (set.indexed) {
+      if (scan.size() * 4 < index_above) drop_index(set);
+      else note_update(set);
+    }
     if (release_empty_buffer && buffer.empty()) release_buffer(e.buffer);
   }
 
@@ -196,25 +225,55 @@ struct TensorMap::Impl {
     --live;
   }
 
-  // Appends the tasks of the entries in `scan` that the probe conflicts with, and notes
-  // those a write hides.
-  void scan_conflicts(const std::vector<ScanRecord>& scan, uint64_t task, bool write,
-                      std::vector<uint64_t>& deps, size_t deps_before) {
+  static void drop_index(ScanSet& set) {
+    set.indexed = false;  // its nodes are simply abandoned
+    set.root = IntervalForest::kNil;
+  }
+
+  static void note_update(ScanSet& set) {
+    if (++set.updates_unsearched > set.records.size()) drop_index(set);
+  }
+
+  void build_index(ScanSet& set) {
+    for (const ScanRecord& r : set.records) ranges.insert(set.root, r.entry, r.lo, r.hi);
+    set.indexed = true;
+  }
+
+  // The exact test of the probe against an entry whose byte range meets the probe's:
+  // records a dependency when they overlap, and notes the entry if this write hides it.
+  void consider(const ScanRecord& e, uint64_t task, bool write, std::vector<uint64_t>& deps,
+                size_t deps_before) {
     const ViewGeometry& g = probe;
-    for (const ScanRecord& e : scan) {
+    Relation r;
+    if (e.dense && g.dense) r = {true, g.lo <= e.lo && e.hi <= g.hi};
+    else if (e.dense) r = relate(g, interval_geometry(e.lo, e.hi, e.elem_size, dense_scratch));
+    else r = relate(g, geometry[e.entry]);
+    if (!r.overlap) return;
+    if (e.task != task && (deps.size() == deps_before || deps.back() != e.task))
+      deps.push_back(e.task);
+    // A covered entry is hidden for good: whoever overlaps it later overlaps this
+    // write and so waits for it, and this write waits for the entry.
+    if (write && r.covers) covered.push_back(e.entry);
+  }
+
+  // Appends the tasks of the entries in `set` that the probe conflicts with, and notes
+  // those a write hides.
+  void scan_conflicts(ScanSet& set, uint64_t task, bool write, std::vector<uint64_t>& deps,
+                      size_t deps_before) {
+    const ViewGeometry& g = probe;
+    if (!set.indexed && set.records.size() > index_above) build_index(set);
+    if (set.indexed) {
+      set.updates_unsearched = 0;
+      ranges.query(set.root, g.lo, g.hi, [&](uint32_t n) {
+        consider(set.records[entries[n].slot], task, write, deps, deps_before);
+      });
+      return;
+    }
+    for (const ScanRecord& e : set.records) {
       // One branch, not two: the range test is data dependent, and mispredicted
       // branches dominated the scan.
       if (!((e.lo < g.hi) & (g.lo < e.hi))) continue;
-      Relation r;
-      if (e.dense && g.dense) r = {true, g.lo <= e.lo && e.hi <= g.hi};
-      else if (e.dense) r = relate(g, interval_geometry(e.lo, e.hi, e.elem_size, dense_scratch));
-      else r = relate(g, geometry[e.entry]);
-      if (!r.overlap) continue;
-      if (e.task != task && (deps.size() == deps_before || deps.back() != e.task))
-        deps.push_back(e.task);
-      // A covered entry is hidden for good: whoever overlaps it later overlaps this
-      // write and so waits for it, and this write waits for the entry.
-      if (write && r.covers) covered.push_back(e.entry);
+      consider(e, task, write, deps, deps_before);
     }
   }
 
@@ -236,10 +295,22 @@ struct TensorMap::Impl {
       deps.resize(deps_before);
       return false;
     }
+    // A write usually hides an entry with the very same byte range (a rewritten tile or
+    // slice): the new entry then takes its tree node as is.
+    uint32_t heir = kNil;
+    if (write && b != FlatIndex::kNone && buffers[b].writers.indexed) {
+      for (uint32_t n : covered) {
+        if (entries[n].write && ranges.same_range(n, g.lo, g.hi)) {
+          heir = n;
+          break;
+        }
+      }
+    }
     // Insert before dropping: if an allocation throws, nothing has been dropped yet.
-    insert(task, view.buffer.addr, b, g, write);
+    insert(task, view.buffer.addr, b, g, write, heir);
     for (uint32_t n : covered) {
-      unlink_from_buffer(n, /*release_empty_buffer=*/false);  // the new entry is there
+      // The new entry is in this buffer, so it stays.
+      unlink_from_buffer(n, /*release_empty_buffer=*/false, /*in_tree=*/n != heir);
       unlink_from_task(n);
       free_entry_slot(n);
     }
@@ -261,6 +332,7 @@ struct TensorMap::Impl {
 
   void clear() {
     entries.clear();
+    ranges.clear();
     buffers.clear();
     tasks.clear();
     free_entry = free_buffer = free_task = recent_task_rec = kNil;
@@ -270,7 +342,9 @@ struct TensorMap::Impl {
   }
 };
 
-TensorMap::TensorMap(size_t capacity) : impl_(new Impl(capacity)) {}
+TensorMap::TensorMap(size_t capacity) : TensorMap(capacity, kDefaultIndexAbove) {}
+
+TensorMap::TensorMap(size_t capacity, size_t index_above) : impl_(new Impl(capacity, index_above)) {}
 
 TensorMap::~TensorMap() { delete impl_; }
 

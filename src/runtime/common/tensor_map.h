@@ -15,7 +15,8 @@
 // int64 overflow) is treated as touching its whole buffer. No edge links accesses whose
 // byte ranges are apart, nor tiles/slices (equal strides and dtype) with disjoint boxes.
 // Implementation: common/tensor_map.cpp (pools, per-buffer scan arrays, per-task lists),
-// common/overlap.{h,cpp} (view geometry), common/tensor_map_index.h (hash index).
+// common/overlap.{h,cpp} (view geometry), common/tensor_map_index.h (hash index),
+// common/tensor_map_interval_tree.h (byte-range trees for buffers with many live views).
 #pragma once
 
 #include <cstddef>
@@ -34,6 +35,11 @@ class TensorMap {
   // with use up to `capacity` entries and is then reused (no allocation per access in
   // steady state); growth may throw std::bad_alloc, leaving the map consistent.
   explicit TensorMap(size_t capacity);
+  // The same, with the number of readers (or writers) of one buffer above which their
+  // byte ranges are indexed in a tree instead of scanned; tests pass 0 to index every
+  // buffer. Behaviour (the returned edges) does not depend on it, only speed.
+  static constexpr size_t kDefaultIndexAbove = 64;
+  TensorMap(size_t capacity, size_t index_above);
   ~TensorMap();
   TensorMap(const TensorMap&) = delete;
   TensorMap& operator=(const TensorMap&) = delete;

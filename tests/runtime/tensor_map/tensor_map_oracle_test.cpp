@@ -96,11 +96,14 @@ struct Config {
   size_t capacity;
   bool lagged_retire;  // retire some time after finishing, in any order
   size_t tasks = 1500;
+  // Readers/writers per buffer above which the map indexes byte ranges in a tree; the
+  // default leaves these small buffers on the linear scan, 0 and 2 force the tree paths.
+  size_t index_above = TensorMap::kDefaultIndexAbove;
 };
 
 class Oracle {
  public:
-  explicit Oracle(const Config& cfg) : cfg_(cfg), rng_(cfg.seed), map_(cfg.capacity) {}
+  explicit Oracle(const Config& cfg) : cfg_(cfg), rng_(cfg.seed), map_(cfg.capacity, cfg.index_above) {}
 
   void run() {
     for (size_t j = 0; j < cfg_.tasks; ++j) {
@@ -386,15 +389,20 @@ std::vector<Config> oracle_configs() {
     configs.push_back({seed, 1 << 16, true});
     configs.push_back({seed, 16, false});
     configs.push_back({seed, 24, true});
+    configs.push_back({seed, 1 << 16, true, 1500, 0});
+    configs.push_back({seed, 1 << 16, false, 1500, 2});
+    configs.push_back({seed, 24, true, 1500, 8});
   }
   return configs;
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, TensorMapOracle, ::testing::ValuesIn(oracle_configs()),
                          [](const ::testing::TestParamInfo<Config>& info) {
+                           const bool tree = info.param.index_above != TensorMap::kDefaultIndexAbove;
                            return "seed" + std::to_string(info.param.seed) + "_cap" +
                                   std::to_string(info.param.capacity) +
-                                  (info.param.lagged_retire ? "_lagged" : "_prompt");
+                                  (info.param.lagged_retire ? "_lagged" : "_prompt") +
+                                  (tree ? "_tree" + std::to_string(info.param.index_above) : "");
                          });
 
 }  // namespace

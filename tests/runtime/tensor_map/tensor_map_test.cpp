@@ -272,5 +272,36 @@ TEST(TensorMap, ManyBuffersAndTasksStayConsistent) {
   EXPECT_EQ(map.live_entries(), 1999u);  // 1007, 3007 and 9000 are covered by 9001
 }
 
+// Far more live views of one buffer than the linear-scan limit: the byte-range index must
+// find exactly the overlapping ones, through inserts, covering writes, retires, and the
+// shrink back to a linear scan.
+TEST(TensorMap, ManyViewsOfOneBufferKeepExactEdges) {
+  constexpr uint64_t kSlices = 4 * TensorMap::kDefaultIndexAbove + 7;
+  TensorMap map(10000);
+  for (uint64_t i = 0; i < kSlices; ++i)
+    EXPECT_EQ(deps_of(map, i, slice1d(kA, i * 16, i * 16 + 16), AccessKind::Write), Ids{});
+  for (uint64_t i = 0; i < kSlices; ++i)  // a reader inside each slice
+    EXPECT_EQ(deps_of(map, 1000 + i, slice1d(kA, i * 16 + 8, i * 16 + 12), AccessKind::Read),
+              Ids{i});
+  EXPECT_EQ(deps_of(map, 2000, slice1d(kA, 16 * 5 + 15, 16 * 7 + 1), AccessKind::Read),
+            (Ids{5, 6, 7}));
+  // A write over slices 10..12 waits for their writers and readers and hides them.
+  EXPECT_EQ(deps_of(map, 3000, slice1d(kA, 160, 208), AccessKind::Write),
+            (Ids{10, 11, 12, 1010, 1011, 1012}));
+  EXPECT_EQ(map.live_entries(), 2 * kSlices + 1 + 1 - 6);
+  EXPECT_EQ(deps_of(map, 3001, slice1d(kA, 170, 171), AccessKind::Read), Ids{3000});
+  // 2-D tiles of the same buffer seen as a 16-column matrix: exact per-dimension test
+  // inside the byte-range candidates (rows 2..3 x cols 4..7 meets slices 2 and 3 only).
+  EXPECT_EQ(deps_of(map, 3002, tile(kA, 16, 2, 4, 2, 4), AccessKind::Read), (Ids{2, 3}));
+  for (uint64_t i = 0; i < kSlices; ++i) {
+    map.retire(i);
+    map.retire(1000 + i);
+  }
+  EXPECT_EQ(map.live_entries(), 4u);  // 2000, 3000, 3001, 3002
+  EXPECT_EQ(deps_of(map, 4000, slice1d(kA, 0, 16 * kSlices), AccessKind::Write),
+            (Ids{2000, 3000, 3001, 3002}));
+  EXPECT_EQ(map.live_entries(), 1u);
+}
+
 }  // namespace
 }  // namespace simpler::rt
