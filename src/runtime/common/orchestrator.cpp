@@ -105,7 +105,9 @@ void Orchestrator::finish() {
   wait_all_done(/*stop_on_error=*/false);
   // Every task completed: all rings are empty again.
   scopes_.clear();
-  tmap_.clear();
+  // A run that submitted nothing left the map as the previous run's clear() did (an
+  // empty program, e.g. a no-op kernel-mode launch, stays a few hundred ns).
+  if (head_ != run_first_) tmap_.clear();
   tail_ = done_cursor_ = head_;
   arena_.release_all();
   pool_tail_ = pool_head_;
