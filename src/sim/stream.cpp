@@ -1,5 +1,7 @@
 #include "stream.h"
 
+#include <pthread.h>
+
 #include <cstring>
 #include <system_error>
 #include <utility>
@@ -74,6 +76,8 @@ bool Stream::pop_or_park(StreamOp* out) {
 }
 
 void Stream::executor_main() {
+  // Named so tools (and tests) can tell stream executors from other threads.
+  pthread_setname_np(pthread_self(), "sim-stream");
   t_executing_stream = this;
   StreamOp op;
   while (pop_or_park(&op)) {
