@@ -38,29 +38,31 @@ struct Entry {
   bool write;          // which of the buffer's arrays holds the ScanRecord
 };
 
-// The readers or the writers of one buffer. A few are scanned linearly (one contiguous
-// array beats any index). A set of more than `index_above` records gets an interval tree
-// over their byte ranges (nodes numbered by entry) when it is next searched, and keeps
-// it while searches pay for its upkeep: it is dropped when the set shrinks to a quarter
-// of the limit, or after more inserts and erases than it has records without a search
-// (the readers of a buffer nobody writes are never searched, so never indexed).
-struct ScanSet {
-  std::vector<ScanRecord> records;  // keeps its capacity when the buffer is recycled
-  uint32_t root = IntervalForest::kNil;
-  bool indexed = false;
-  uint32_t updates_unsearched = 0;  // tree inserts and erases since the last search
-};
-
 // Readers and writers are kept apart: a read only has to look at the writers, and
-// buffers that many tasks read (weights) collect many readers.
+// buffers that many tasks read (weights) collect many readers. 64 bytes: the common
+// case of few entries per buffer touches one cache line per buffer.
 struct BufferRecord {
   uint64_t addr = 0;
-  ScanSet writers;
-  ScanSet readers;
+  std::vector<ScanRecord> writers;  // both keep their capacity when the record is recycled
+  std::vector<ScanRecord> readers;
   uint32_t next_free = kNil;
 
-  ScanSet& scan(bool write) { return write ? writers : readers; }
-  bool empty() const { return writers.records.empty() && readers.records.empty(); }
+  std::vector<ScanRecord>& scan(bool write) { return write ? writers : readers; }
+  bool empty() const { return writers.empty() && readers.empty(); }
+};
+
+// The readers or the writers of one buffer are scanned linearly while few (one contiguous
+// array beats any index). A set of more than `index_above` records gets an interval tree
+// over their byte ranges (nodes numbered by entry) when it is next searched, and keeps
+// it while searches pay for its upkeep: it is dropped when the set shrinks below a
+// quarter of the limit, or after more inserts and erases than it has records without a
+// search (the readers of a buffer nobody writes are never searched, so never indexed).
+// Kept apart from BufferRecord and only looked at for sets of at least a quarter of the
+// limit, which an indexed set always is.
+struct SetIndex {
+  uint32_t root = IntervalForest::kNil;
+  uint32_t updates_unsearched = 0;  // tree inserts and erases since the last search
+  bool built = false;
 };
 
 struct TaskRecord {
@@ -92,7 +94,8 @@ struct TensorMap::Impl {
   std::vector<BufferRecord> buffers;
   uint32_t free_buffer = kNil;
   FlatIndex buffer_index;  // addr -> BufferRecord
-  IntervalForest ranges;   // node n = entry n, in its ScanSet's tree while that is indexed
+  std::vector<SetIndex> set_index;  // [2 * record + write] for each BufferRecord
+  IntervalForest ranges;            // node n = entry n, in its set's tree while that is built
 
   std::vector<TaskRecord> tasks;
   uint32_t free_task = kNil;
@@ -112,6 +115,7 @@ struct TensorMap::Impl {
       rec = free_buffer;
       free_buffer = buffers[rec].next_free;
     } else {
+      set_index.resize(2 * buffers.size() + 2);
       buffers.emplace_back();
       rec = static_cast<uint32_t>(buffers.size() - 1);
     }
@@ -121,6 +125,8 @@ struct TensorMap::Impl {
   }
 
   void release_buffer(uint32_t rec) {
+    set_index[2 * rec] = SetIndex{};
+    set_index[2 * rec + 1] = SetIndex{};
     buffer_index.erase(buffers[rec].addr);
     buffers[rec].next_free = free_buffer;
     free_buffer = rec;
@@ -170,18 +176,17 @@ struct TensorMap::Impl {
               bool write, uint32_t heir) {
     const uint32_t b = buffer_record(addr, found_buffer);
     const uint32_t t = task_record(task);
-    ScanSet& set = buffers[b].scan(write);
-    std::vector<ScanRecord>& scan = set.records;
+    std::vector<ScanRecord>& scan = buffers[b].scan(write);
     if (scan.size() == scan.capacity()) scan.reserve(2 * scan.size() + 4);
     const uint32_t n = take_entry(!g.dense);
     scan.push_back(ScanRecord{g.lo, g.hi, task, n, static_cast<uint16_t>(g.elem_size), write,
                               g.dense});
     if (!g.dense) copy_geometry(g, geometry[n]);
     if (heir != kNil) {
-      ranges.replace(set.root, heir, n);
-    } else if (set.indexed) {
-      ranges.insert(set.root, n, g.lo, g.hi);
-      note_update(set);
+      ranges.replace(set_index[2 * b + write].root, heir, n);
+    } else if (SetIndex* index = built_index(b, write)) {
+      ranges.insert(index->root, n, g.lo, g.hi);
+      note_update(*index, scan.size());
     }
     const uint32_t head = tasks[t].head;
     entries[n] = Entry{b, static_cast<uint32_t>(scan.size() - 1), t, kNil, head, write};
@@ -195,18 +200,18 @@ struct TensorMap::Impl {
   void unlink_from_buffer(uint32_t n, bool release_empty_buffer, bool in_tree = true) {
     const Entry& e = entries[n];
     BufferRecord& buffer = buffers[e.buffer];
-    ScanSet& set = buffer.scan(e.write);
-    std::vector<ScanRecord>& scan = set.records;
-    if (set.indexed && in_tree) ranges.erase(set.root, n);
+    std::vector<ScanRecord>& scan = buffer.scan(e.write);
+    SetIndex* index = built_index(e.buffer, e.write);
+    if (index != nullptr && in_tree) ranges.erase(index->root, n);
     const ScanRecord& last = scan.back();
     if (last.entry != n) {
       scan[e.slot] = last;
       entries[last.entry].slot = e.slot;
     }
     scan.pop_back();
-    if (set.indexed) {
-      if (scan.size() * 4 < index_above) drop_index(set);
-      else note_update(set);
+    if (index != nullptr) {
+      if (scan.size() * 4 < index_above) *index = SetIndex{};  // its nodes are abandoned
+      else note_update(*index, scan.size());
     }
     if (release_empty_buffer && buffer.empty()) release_buffer(e.buffer);
   }
@@ -225,23 +230,20 @@ struct TensorMap::Impl {
     --live;
   }
 
-  static void drop_index(ScanSet& set) {
-    set.indexed = false;  // its nodes are simply abandoned
-    set.root = IntervalForest::kNil;
+  // The tree of buffer `b`'s writers or readers, or null while they are scanned.
+  SetIndex* built_index(uint32_t b, bool write) {
+    if (buffers[b].scan(write).size() * 4 < index_above) return nullptr;  // never indexed
+    SetIndex& index = set_index[2 * b + write];
+    return index.built ? &index : nullptr;
   }
 
-  static void note_update(ScanSet& set) {
-    if (++set.updates_unsearched > set.records.size()) drop_index(set);
-  }
-
-  void build_index(ScanSet& set) {
-    for (const ScanRecord& r : set.records) ranges.insert(set.root, r.entry, r.lo, r.hi);
-    set.indexed = true;
+  static void note_update(SetIndex& index, size_t records) {
+    if (++index.updates_unsearched > records) index = SetIndex{};  // abandons its nodes
   }
 
   // The exact test of the probe against an entry whose byte range meets the probe's:
   // records a dependency when they overlap, and notes the entry if this write hides it.
-  void consider(const ScanRecord& e, uint64_t task, bool write, std::vector<uint64_t>& deps,
+  inline __attribute__((always_inline)) void consider(const ScanRecord& e, uint64_t task, bool write, std::vector<uint64_t>& deps,
                 size_t deps_before) {
     const ViewGeometry& g = probe;
     Relation r;
@@ -256,20 +258,35 @@ struct TensorMap::Impl {
     if (write && r.covers) covered.push_back(e.entry);
   }
 
-  // Appends the tasks of the entries in `set` that the probe conflicts with, and notes
-  // those a write hides.
-  void scan_conflicts(ScanSet& set, uint64_t task, bool write, std::vector<uint64_t>& deps,
-                      size_t deps_before) {
+  // The indexed path of scan_conflicts, out of line to keep the linear scan tight.
+  __attribute__((noinline)) void search_tree(uint32_t root,
+                                             const std::vector<ScanRecord>& records,
+                                             uint64_t task, bool write,
+                                             std::vector<uint64_t>& deps, size_t deps_before) {
+    ranges.query(root, probe.lo, probe.hi, [&](uint32_t n) {
+      consider(records[entries[n].slot], task, write, deps, deps_before);
+    });
+  }
+
+  // Appends the tasks of the entries among buffer `b`'s writers (or readers) that the
+  // probe conflicts with, and notes those a write hides.
+  void scan_conflicts(uint32_t b, bool writers, uint64_t task, bool write,
+                      std::vector<uint64_t>& deps, size_t deps_before) {
     const ViewGeometry& g = probe;
-    if (!set.indexed && set.records.size() > index_above) build_index(set);
-    if (set.indexed) {
-      set.updates_unsearched = 0;
-      ranges.query(set.root, g.lo, g.hi, [&](uint32_t n) {
-        consider(set.records[entries[n].slot], task, write, deps, deps_before);
-      });
-      return;
+    const std::vector<ScanRecord>& records = buffers[b].scan(writers);
+    if (records.size() * 4 >= index_above) {
+      SetIndex& index = set_index[2 * b + writers];
+      if (!index.built && records.size() > index_above) {
+        for (const ScanRecord& r : records) ranges.insert(index.root, r.entry, r.lo, r.hi);
+        index.built = true;
+      }
+      if (index.built) {
+        index.updates_unsearched = 0;
+        search_tree(index.root, records, task, write, deps, deps_before);
+        return;
+      }
     }
-    for (const ScanRecord& e : set.records) {
+    for (const ScanRecord& e : records) {
       // One branch, not two: the range test is data dependent, and mispredicted
       // branches dominated the scan.
       if (!((e.lo < g.hi) & (g.lo < e.hi))) continue;
@@ -288,8 +305,8 @@ struct TensorMap::Impl {
 
     const uint32_t b = buffer_index.find(view.buffer.addr);
     if (b != FlatIndex::kNone) {
-      scan_conflicts(buffers[b].writers, task, write, deps, deps_before);
-      if (write) scan_conflicts(buffers[b].readers, task, write, deps, deps_before);
+      scan_conflicts(b, /*writers=*/true, task, write, deps, deps_before);
+      if (write) scan_conflicts(b, /*writers=*/false, task, write, deps, deps_before);
     }
     if (live - covered.size() + 1 > capacity) {
       deps.resize(deps_before);
@@ -298,7 +315,7 @@ struct TensorMap::Impl {
     // A write usually hides an entry with the very same byte range (a rewritten tile or
     // slice): the new entry then takes its tree node as is.
     uint32_t heir = kNil;
-    if (write && b != FlatIndex::kNone && buffers[b].writers.indexed) {
+    if (write && b != FlatIndex::kNone && built_index(b, /*write=*/true) != nullptr) {
       for (uint32_t n : covered) {
         if (entries[n].write && ranges.same_range(n, g.lo, g.hi)) {
           heir = n;
@@ -333,6 +350,7 @@ struct TensorMap::Impl {
   void clear() {
     entries.clear();
     ranges.clear();
+    set_index.clear();
     buffers.clear();
     tasks.clear();
     free_entry = free_buffer = free_task = recent_task_rec = kNil;
