@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include <array>
 #include <cstring>
 #include <system_error>
 #include <utility>
@@ -13,6 +14,8 @@ namespace simpler::sim {
 namespace {
 
 constexpr std::size_t kInitialRingCapacity = 256;
+// Ops the executor takes out of the ring per critical section.
+constexpr std::size_t kExecutorBatch = 64;
 
 // The stream whose executor runs on this thread (detects self-waits that would deadlock).
 thread_local const Stream* t_executing_stream = nullptr;
@@ -58,17 +61,20 @@ int Stream::enqueue(StreamOp&& op) {
   return SIMPLER_OK;
 }
 
-bool Stream::pop_or_park(StreamOp* out) {
+std::size_t Stream::pop_batch_or_park(StreamOp* out, std::size_t max) {
   spin_until([&] { return published_tail_.load(std::memory_order_acquire) != head_; },
              kExecutorSpin);
   std::unique_lock lock(queue_mutex_);
   for (;;) {
     if (head_ != tail_) {
-      *out = std::move(ring_[head_ & (ring_.size() - 1)]);
-      ++head_;
-      return true;
+      // Take everything queued (up to max) in one critical section: the launcher meets
+      // the executor on this mutex once per batch, not once per op.
+      std::size_t n = 0;
+      const uint64_t mask = ring_.size() - 1;
+      for (; n < max && head_ != tail_; ++n, ++head_) out[n] = std::move(ring_[head_ & mask]);
+      return n;
     }
-    if (stopping_) return false;
+    if (stopping_) return 0;
     executor_parked_ = true;
     work_cv_.wait(lock);
     executor_parked_ = false;
@@ -79,19 +85,22 @@ void Stream::executor_main() {
   // Named so tools (and tests) can tell stream executors from other threads.
   pthread_setname_np(pthread_self(), "sim-stream");
   t_executing_stream = this;
-  StreamOp op;
-  while (pop_or_park(&op)) {
-    execute(op);
-    completed_.fetch_add(1, std::memory_order_seq_cst);
-    if (sync_waiters_.load(std::memory_order_seq_cst) != 0) {
-      { std::lock_guard lock(done_mutex_); }
-      done_cv_.notify_all();
+  std::array<StreamOp, kExecutorBatch> batch;
+  while (const std::size_t count = pop_batch_or_park(batch.data(), batch.size())) {
+    for (std::size_t i = 0; i < count; ++i) {
+      StreamOp& op = batch[i];
+      execute(op);
+      completed_.fetch_add(1, std::memory_order_seq_cst);
+      if (sync_waiters_.load(std::memory_order_seq_cst) != 0) {
+        { std::lock_guard lock(done_mutex_); }
+        done_cv_.notify_all();
+      }
+      // Signalled after the completion count, so whoever saw the event reached also sees
+      // the stream idle if the record was its last operation. Signalled even when skipped
+      // by a sticky error: waiters must not hang.
+      if (op.kind == StreamOpKind::kRecordEvent) op.event->signal(op.event_generation);
+      op.event.reset();
     }
-    // Signalled after the completion count, so whoever saw the event reached also sees
-    // the stream idle if the record was its last operation. Signalled even when skipped
-    // by a sticky error: waiters must not hang.
-    if (op.kind == StreamOpKind::kRecordEvent) op.event->signal(op.event_generation);
-    op.event.reset();
   }
   t_executing_stream = nullptr;
 }

@@ -1,6 +1,7 @@
 // A stream: an in-order queue of operations executed by one lazily started executor
 // thread. Enqueue is a short critical section on a growable ring (no allocation in the
-// steady state) and wakes the executor only when it is parked. The first failing
+// steady state) and wakes the executor only when it is parked; the executor takes queued
+// ops out in batches, so a busy launcher and executor meet on the mutex once per batch. The first failing
 // operation latches the stream's sticky status; later operations are skipped (device-job
 // cleanups and event records still run, so nothing leaks and no waiter hangs).
 #pragma once
@@ -42,7 +43,8 @@ class Stream {
 
  private:
   void executor_main();
-  bool pop_or_park(StreamOp* out);
+  // Moves up to max queued ops to out (0: stopping). Spins briefly, then parks.
+  std::size_t pop_batch_or_park(StreamOp* out, std::size_t max);
   void execute(StreamOp& op);
   int copy(const StreamOp& op) const;
   void wait_completed(uint64_t target);

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <string>
 
 #include "host/abi_error.h"
@@ -114,11 +115,12 @@ void KernelMode::launch(int64_t callable_id, const ChipStorageTaskArgs& args, si
   record->owner = this;
   record->program = callable.program.get();
   record->callable_id = callable_id;
-  // Copy only what is in use: the caller may reuse `args` as soon as we return.
-  record->args.tensor_count = args.tensor_count;
-  record->args.scalar_count = args.scalar_count;
-  std::memcpy(record->args.tensors, args.tensors, sizeof(ChipTensor) * args.tensor_count);
-  std::memcpy(record->args.scalars, args.scalars, sizeof(uint64_t) * args.scalar_count);
+  try {
+    record->store_args(args);
+  } catch (const std::bad_alloc&) {
+    pool_.release(record);  // the C ABI boundary reports the bad_alloc
+    throw;
+  }
 
   in_flight_.fetch_add(1, std::memory_order_relaxed);
   status = sim_launch_device_job(stream, &KernelMode::run_launch, record, &KernelMode::finish_launch);
@@ -134,7 +136,11 @@ int KernelMode::run_launch(void* p) {
   KernelMode& self = *record->owner;
   std::string error;
   // Launches on several streams may overlap; Engine::execute serializes them.
-  const int status = self.engine_->execute(*record->program, record->args, nullptr, &error);
+  // Per executor thread, so overlapping launches on several streams never share it; a
+  // thread's scratch stays cache-hot however many records are in flight.
+  thread_local ChipStorageTaskArgs scratch;
+  const int status =
+      self.engine_->execute(*record->program, record->expanded_args(scratch), nullptr, &error);
   if (status != SIMPLER_OK) {
     self.errors_.set("kernel launch of callable " + std::to_string(record->callable_id) + " failed: " +
                      simpler_status_name(status) + (error.empty() ? "" : ": " + error));

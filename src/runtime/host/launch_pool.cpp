@@ -1,13 +1,38 @@
 #include "host/launch_pool.h"
 
+#include <cstring>
+
 namespace simpler::rt::host {
+
+void LaunchRecord::store_args(const ChipStorageTaskArgs& args) {
+  tensor_count = args.tensor_count;
+  scalar_count = args.scalar_count;
+  uses_spill = tensor_count > kInlineTensors || scalar_count > kInlineScalars;
+  if (!uses_spill) {
+    std::memcpy(tensors, args.tensors, sizeof(ChipTensor) * tensor_count);
+    std::memcpy(scalars, args.scalars, sizeof(uint64_t) * scalar_count);
+    return;
+  }
+  if (!spill) spill = std::make_unique_for_overwrite<ChipStorageTaskArgs>();
+  spill->tensor_count = tensor_count;
+  spill->scalar_count = scalar_count;
+  std::memcpy(spill->tensors, args.tensors, sizeof(ChipTensor) * tensor_count);
+  std::memcpy(spill->scalars, args.scalars, sizeof(uint64_t) * scalar_count);
+}
+
+const ChipStorageTaskArgs& LaunchRecord::expanded_args(ChipStorageTaskArgs& scratch) const {
+  if (uses_spill) return *spill;
+  scratch.tensor_count = tensor_count;
+  scratch.scalar_count = scalar_count;
+  std::memcpy(scratch.tensors, tensors, sizeof(ChipTensor) * tensor_count);
+  std::memcpy(scratch.scalars, scalars, sizeof(uint64_t) * scalar_count);
+  return scratch;
+}
 
 LaunchPool::LaunchPool() { grow(kInitialRecords); }
 
 void LaunchPool::grow(size_t count) {
-  // Not value-initialized: a record's args (4 KiB) are written per launch, only as far as
-  // they are used, so untouched pages of a large pool cost nothing.
-  auto chunk = std::make_unique_for_overwrite<LaunchRecord[]>(count);
+  auto chunk = std::make_unique<LaunchRecord[]>(count);
   for (size_t i = 0; i < count; ++i) {
     chunk[i].next_free = free_;
     free_ = &chunk[i];

@@ -1,7 +1,8 @@
 // simpler runtime host — preallocated kernel-mode launch records.
 //
 // A launch copies the caller's args into a record taken from the pool and hands it to a
-// device job; the job's cleanup gives it back. The pool starts with kInitialRecords and
+// device job; the job's cleanup gives it back. Records are reused last-released first, so
+// the hot (cached) ones come back first. The pool starts with kInitialRecords and
 // only grows (in chunks) when more launches are in flight than it has ever held, so the
 // steady-state launch path allocates nothing.
 //
@@ -12,6 +13,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -26,12 +28,31 @@ namespace simpler::rt::host {
 
 class KernelMode;
 
+// Compact: a launch with few args (the common case) fits inline, so records stay a few
+// hundred bytes instead of a full 4 KiB ChipStorageTaskArgs and a launcher running ahead
+// of the device touches few fresh pages. Larger arg lists go to `spill`, allocated the
+// first time this record needs it and kept for its later reuses.
 struct LaunchRecord {
-  LaunchRecord* next_free = nullptr;  // first: growing the pool touches one line per record
+  static constexpr uint32_t kInlineTensors = 4;
+  static constexpr uint32_t kInlineScalars = 8;
+
+  LaunchRecord* next_free = nullptr;
   KernelMode* owner = nullptr;
   const LoadedProgram* program = nullptr;
   int64_t callable_id = -1;
-  ChipStorageTaskArgs args;  // only the used tensors/scalars are written per launch
+  bool uses_spill = false;
+  uint32_t tensor_count = 0;
+  uint32_t scalar_count = 0;
+  ChipTensor tensors[kInlineTensors];
+  uint64_t scalars[kInlineScalars];
+  std::unique_ptr<ChipStorageTaskArgs> spill;
+
+  // Copies the used part of args (the caller may reuse them at once). Throws
+  // std::bad_alloc only when a first large launch on this record cannot get its spill.
+  void store_args(const ChipStorageTaskArgs& args);
+  // The args as the engine takes them: the spill, or the inline args expanded into
+  // scratch (only the used part is written).
+  const ChipStorageTaskArgs& expanded_args(ChipStorageTaskArgs& scratch) const;
 };
 
 class LaunchPool {
