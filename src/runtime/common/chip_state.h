@@ -31,10 +31,31 @@ struct ChipState {
   std::atomic<uint64_t> awaited_task{0};
   Edge closed_fanout{nullptr, nullptr};  // address marks a completed task's fanout list
   std::atomic<bool> shutdown{false};
+  // Per core type, indexed by core id: 1 while a scheduler's mailbox or the helping
+  // orchestrator runs a block on that core, so no core ever runs two blocks at once.
+  std::unique_ptr<std::atomic<uint32_t>[]> core_claimed[kCoreTypeCount];
+  uint32_t core_count[kCoreTypeCount] = {0, 0};
 
   // ---- per run ----
   RunStatus status;
   std::atomic<bool> record_swimlane{false};
+
+  void init_cores(uint32_t clusters) {
+    core_count[SIMPLER_CORE_AIC] = clusters;
+    core_count[SIMPLER_CORE_AIV] = 2 * clusters;
+    for (int type = 0; type < kCoreTypeCount; ++type) {
+      core_claimed[type] = std::make_unique<std::atomic<uint32_t>[]>(core_count[type]);
+      for (uint32_t i = 0; i < core_count[type]; ++i) core_claimed[type][i].store(0, std::memory_order_relaxed);
+    }
+  }
+  bool claim_core(uint32_t type, uint32_t id) {
+    std::atomic<uint32_t>& c = core_claimed[type][id];
+    uint32_t free = 0;
+    return c.load(std::memory_order_relaxed) == 0 &&
+           c.compare_exchange_strong(free, 1, std::memory_order_acquire, std::memory_order_relaxed);
+  }
+  void release_core(uint32_t type, uint32_t id) { core_claimed[type][id].store(0, std::memory_order_release); }
+  bool has_ready() const { return !ready[0].looks_empty() || !ready[1].looks_empty(); }
 
   TaskSlot& slot(uint64_t id) { return slots[id & window_mask]; }
   Edge* closed() { return &closed_fanout; }

@@ -159,6 +159,7 @@ int Engine::create(const EngineOptions& options, std::unique_ptr<Engine>* out, s
     chip.window = window;
     chip.window_mask = window - 1;
     chip.slots = std::make_unique<TaskSlot[]>(window);
+    chip.init_cores(static_cast<uint32_t>(topology.clusters));
     for (auto& queue : chip.ready) queue.reset(2 * window);
 
     if (int rc = sim_malloc(&impl->heap, impl->heap_bytes); rc != SIMPLER_OK) {
@@ -185,11 +186,10 @@ int Engine::create(const EngineOptions& options, std::unique_ptr<Engine>* out, s
       first += count;
     }
     for (auto& s : impl->schedulers) {
-      impl->threads.emplace_back([s = s.get()] {
-        // Named so profilers (and the thread-accounting tests) can tell schedulers apart.
-        pthread_setname_np(pthread_self(), "simpler-sched");
-        s->run();
-      });
+      impl->threads.emplace_back([s = s.get()] { s->run(); });
+      // Named so profilers (and the thread-accounting tests) can tell schedulers apart;
+      // named here, not in the thread, so the name is set when create() returns.
+      pthread_setname_np(impl->threads.back().native_handle(), "simpler-sched");
     }
   } catch (const std::exception& e) {
     impl->stop_threads();
@@ -269,6 +269,8 @@ int Engine::execute(const LoadedProgram& program, const ChipStorageTaskArgs& arg
   if (config.flags & (SIMPLER_CFG_SWIMLANE | SIMPLER_CFG_PROFILING)) {
     std::vector<SwimlaneEvent> events;
     for (const auto& s : I.schedulers) events.insert(events.end(), s->events().begin(), s->events().end());
+    const std::vector<SwimlaneEvent>& helped = I.orchestrator->helper().events();
+    events.insert(events.end(), helped.begin(), helped.end());
     if (config.flags & SIMPLER_CFG_SWIMLANE) {
       written = write_swimlane(prefix + "swimlane.json", events, start, &diag_error) && written;
     }

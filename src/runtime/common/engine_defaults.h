@@ -24,4 +24,9 @@ inline constexpr uint64_t kHeapAlignment = 1024;  // runtime-allocated tensors
 inline constexpr uint32_t kMaxBlockNum = 65535;   // SPMD width of one task
 inline constexpr size_t kMaxScopeDepth = 256;
 
+// A submit wakes a parked scheduler only when this many tasks of its core type are ready
+// (the orchestrator drains fewer itself when it waits), and at most once per stride.
+inline constexpr uint64_t kWakeDepth = 2;
+inline constexpr uint64_t kWakeStride = 8;
+
 }  // namespace simpler::rt

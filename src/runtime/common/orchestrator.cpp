@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "backoff.h"
 #include "engine_defaults.h"
@@ -54,7 +55,7 @@ const char* direction_name(uint8_t d) {
 }  // namespace
 
 Orchestrator::Orchestrator(ChipState& chip, const OrchestratorSizes& sizes)
-    : chip_(chip), tmap_(sizes.tensormap_capacity) {
+    : chip_(chip), helper_(chip), tmap_(sizes.tensormap_capacity) {
   api_ = make_orch_api(this);
   arena_.reset(sizes.arena_bytes);
   arena_mem_ = std::make_unique<uint8_t[]>(sizes.arena_bytes);
@@ -74,6 +75,8 @@ void Orchestrator::begin_run(const LoadedProgram::Impl& program, const RunOption
   head_ += 1;
   tail_ = done_cursor_ = run_first_ = head_;
   deferred_ = nullptr;
+  last_wake_head_ = 0;
+  helper_.begin_run();
   building_ = false;
   orchestration_ns_ = 0;
   nodes_.clear();
@@ -298,7 +301,14 @@ bool Orchestrator::link(TaskSlot& producer, TaskSlot& consumer) {
 void Orchestrator::drop_guard(TaskSlot& task, bool wake) {
   if (task.pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     chip_.enqueue_ready(task);
-    if (wake) chip_.scheduler_parker.notify_one();
+    // The orchestrator drains ready tasks itself whenever it waits (help_once), so a
+    // parked scheduler is woken only once tasks pile up, and at most once per
+    // kWakeStride submits: a futex wake costs microseconds on a small VM.
+    if (wake && chip_.ready[task.core_type].size_hint() >= kWakeDepth &&
+        head_ >= last_wake_head_ + kWakeStride) {
+      last_wake_head_ = head_;
+      chip_.scheduler_parker.notify_one();
+    }
   }
 }
 
@@ -378,22 +388,46 @@ void Orchestrator::advance_done_cursor() {
   }
 }
 
+bool Orchestrator::help_once() {
+  if (!chip_.has_ready()) return false;
+  // The watchdog must still see a kernel that runs too long on this thread: poll before
+  // (starts the no-progress interval) and after (before the block counts as progress).
+  if (options_.watchdog != nullptr) options_.watchdog->poll();
+  if (!helper_.run_one()) return false;
+  if (options_.watchdog != nullptr) options_.watchdog->poll();
+  bump_progress();
+  return true;
+}
+
 void Orchestrator::wait_for_completion(uint64_t id, bool stop_on_error) {
   TaskSlot& slot = chip_.slot(id);
   auto done = [&] {
     return slot.done_id.load(std::memory_order_acquire) == id ||
            (stop_on_error && chip_.status.failed());
   };
-  Backoff backoff(kOrchestratorSpinBudget);
-  while (backoff.spin()) {
-    if (done()) return;
-  }
-  chip_.awaited_task.store(id, std::memory_order_relaxed);
   for (;;) {
+    Backoff backoff(kOrchestratorSpinBudget);
+    for (;;) {
+      if (done()) return;
+      if (help_once()) {
+        backoff = Backoff(kOrchestratorSpinBudget);  // ran a block: a fresh spin budget
+        continue;
+      }
+      if (!backoff.spin()) break;
+    }
+    if (chip_.has_ready()) {
+      // Ready work this thread cannot take (every core of its type is busy): make sure
+      // the schedulers are awake for it, and keep the watchdog looking.
+      chip_.scheduler_parker.notify_all();
+      if (options_.watchdog != nullptr) options_.watchdog->poll();
+      std::this_thread::yield();
+      continue;
+    }
+    chip_.awaited_task.store(id, std::memory_order_relaxed);
     const uint32_t ticket = chip_.orchestrator_parker.prepare_wait();
-    if (done()) {
+    if (done() || chip_.has_ready()) {
       chip_.orchestrator_parker.cancel_wait();
-      return;
+      continue;
     }
     if (options_.watchdog != nullptr) {
       chip_.orchestrator_parker.wait(ticket, options_.watchdog->slice().count());

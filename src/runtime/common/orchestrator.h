@@ -30,6 +30,7 @@
 
 #include "byte_ring.h"
 #include "chip_state.h"
+#include "helper.h"
 #include "loaded_program.h"
 #include "simpler/orch/orchestration_api.h"
 #include "tensor_map.h"
@@ -84,6 +85,8 @@ class Orchestrator {
   int64_t orchestration_ns() const { return orchestration_ns_; }
   const std::vector<GraphNode>& graph_nodes() const { return nodes_; }
   const std::vector<GraphEdge>& graph_edges() const { return edges_; }
+  // Blocks the orchestrator executed itself while waiting (helper.h), with their trace.
+  const Helper& helper() const { return helper_; }
 
   // ---- SimplerOrchApi (orch_api.cpp wires the C table to these) ----
   int submit(const SimplerTaskDesc* desc, SimplerTaskResult* result);
@@ -120,6 +123,7 @@ class Orchestrator {
                     size_t size, uint8_t** addr);
   bool wait_all_done(bool stop_on_error);
   void wait_for_completion(uint64_t id, bool stop_on_error);
+  bool help_once();
   void advance_done_cursor();
   void release_deferred();
   void drop_guard(TaskSlot& task, bool wake);
@@ -128,6 +132,7 @@ class Orchestrator {
   int status() const { return chip_.status.code(); }
 
   ChipState& chip_;
+  Helper helper_;
   TensorMap tmap_;
   SimplerOrchApi api_{};
 
@@ -137,6 +142,7 @@ class Orchestrator {
   uint64_t done_cursor_ = 1;  // every id below completed
   uint64_t run_first_ = 1;    // first id of this run
   TaskSlot* deferred_ = nullptr;  // TMR: the latest task, guard still held
+  uint64_t last_wake_head_ = 0;   // head_ when a submit last woke a parked scheduler
 
   ByteRing arena_;
   std::unique_ptr<uint8_t[]> arena_mem_;

@@ -67,6 +67,13 @@ class ReadyQueue {
     }
   }
 
+  // Queued items now; a hint like looks_empty().
+  uint64_t size_hint() const {
+    const uint64_t enq = enqueue_pos_.load(std::memory_order_acquire);
+    const uint64_t deq = dequeue_pos_.load(std::memory_order_acquire);
+    return enq > deq ? enq - deq : 0;
+  }
+
   // A hint for idle checks: may be stale by the time the caller acts on it.
   bool looks_empty() const {
     return enqueue_pos_.load(std::memory_order_acquire) ==

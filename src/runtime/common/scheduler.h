@@ -8,6 +8,8 @@
 // dependents. The cores are executed by the scheduler thread itself, so dozens of
 // simulated cores cost no extra OS threads and no hand-off latency on a small host.
 // With nothing to dispatch it spins briefly, then parks on ChipState::scheduler_parker.
+// A core is claimed (ChipState::claim_core) while its mailbox holds a block: the
+// orchestrator's helping path may borrow an unclaimed core of this scheduler meanwhile.
 #pragma once
 
 #include <atomic>
@@ -15,22 +17,12 @@
 #include <memory>
 #include <vector>
 
+#include "block_runner.h"
 #include "chip_state.h"
 #include "simpler/abi/chip_types.h"
 #include "simpler/kernel/kernel_abi.h"
 
 namespace simpler::rt {
-
-// One kernel execution (one block of a task) for the swimlane trace.
-struct SwimlaneEvent {
-  uint64_t task_id;
-  int32_t func_id;
-  uint32_t block_idx;
-  uint32_t core_type;
-  uint32_t core_id;
-  int64_t start_ns;  // steady clock
-  int64_t end_ns;
-};
 
 class Scheduler {
  public:
@@ -58,17 +50,13 @@ class Scheduler {
     uint32_t type = 0;
     uint32_t id = 0;  // index within its type on the device
     Mailbox mailbox;
-    int32_t fault = 0;
-    SimplerKernelContext context{};
-    int64_t argv[1 + CHIP_MAX_SIGNATURE] = {};  // argv[0] = &context, kernel sees argv + 1
   };
 
   bool step();
-  Core& next_core(uint32_t type);
+  Core* claim_idle_core(uint32_t type);  // nullptr: every core of the type is claimed
   void post(Core& core, TaskSlot& task, uint32_t block_idx);
   void execute(Core& core);  // what the core does with its mailbox
   void harvest(Core& core);
-  void complete(TaskSlot& task);
   bool has_work() const;
   void idle();
 

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <thread>
+#include <chrono>
 
 #include "engine_test_support.h"
 
@@ -129,6 +131,40 @@ TEST_F(DiagnosticsTest, SpmdBlocksSpreadOverCores) {
   EXPECT_EQ(blocks.size(), 48u);
   EXPECT_EQ(*blocks.rbegin(), 47);
   EXPECT_GT(cores.size(), 1u) << "all blocks ran on one core";
+}
+
+// Blocks run by the schedulers' mailboxes and by the orchestrator's helping path (which
+// borrows idle cores) never overlap on one core, and each block runs exactly once.
+TEST_F(DiagnosticsTest, NoCoreRunsTwoBlocksAtOnce) {
+  auto e = make_engine();
+  auto program = load(test_programs::spmd());
+  DeviceBuffer y(4 * 48 * 4);
+  const SimplerCallConfig cfg = config(SIMPLER_CFG_SWIMLANE);
+  for (int round = 0; round < 3; ++round) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // schedulers park
+    std::string error;
+    ASSERT_EQ(run(*e, *program, make_args({y.tensor({4 * 48}, DataType::INT32)}, {48, SIMPLER_CORE_AIV}), &error,
+                  &cfg),
+              SIMPLER_OK)
+        << error;
+    const std::string json = slurp(prefix() + "swimlane.json");
+    const std::vector<int64_t> blocks = numbers_after(json, "\"block\":");
+    const std::vector<int64_t> cores = numbers_after(json, "\"core\":");
+    const std::vector<int64_t> starts = numbers_after(json, "\"start_ns\":");
+    const std::vector<int64_t> ends = numbers_after(json, "\"end_ns\":");
+    ASSERT_EQ(blocks.size(), 48u);
+    ASSERT_EQ(cores.size(), 48u);
+    ASSERT_EQ(starts.size(), 48u);
+    ASSERT_EQ(ends.size(), 48u);
+    EXPECT_EQ(std::set<int64_t>(blocks.begin(), blocks.end()).size(), 48u) << "a block ran twice";
+    for (size_t i = 0; i < 48; ++i) {
+      for (size_t j = i + 1; j < 48; ++j) {
+        if (cores[i] != cores[j]) continue;
+        EXPECT_TRUE(ends[i] <= starts[j] || ends[j] <= starts[i])
+            << "AIV core " << cores[i] << " ran blocks " << blocks[i] << " and " << blocks[j] << " at once";
+      }
+    }
+  }
 }
 
 TEST_F(DiagnosticsTest, UnwritablePrefixFailsASuccessfulRun) {

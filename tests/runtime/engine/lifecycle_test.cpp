@@ -8,6 +8,8 @@
 
 #include <chrono>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "engine_test_support.h"
 
@@ -154,6 +156,27 @@ TEST_F(LifecycleTest, IdleEngineThreadsPark) {
   const double used = process_cpu_seconds() - before;
   // Four spinning threads would burn ~300 ms per thread; parked ones burn ~nothing.
   EXPECT_LT(used, 0.05) << "engine threads use CPU while idle: " << used << " s in 300 ms";
+}
+
+// With every scheduler parked, a submit does not wake one per task: the orchestrator runs
+// ready blocks itself while it waits. Every block must still run once, with its own
+// block_idx (each writes its index into its slice), on both core types.
+TEST_F(LifecycleTest, RunsCompleteWhileSchedulersAreParked) {
+  auto e = make_engine();
+  auto program = load(test_programs::spmd());
+  for (const auto& [blocks, core] : std::vector<std::pair<uint32_t, uint32_t>>{
+           {1, SIMPLER_CORE_AIV}, {48, SIMPLER_CORE_AIV}, {1, SIMPLER_CORE_AIC}, {20, SIMPLER_CORE_AIC}}) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // past the bounded spin: parked
+    const int64_t n = 4 * blocks;
+    DeviceBuffer y(n * 4);
+    y.upload(std::vector<int32_t>(n, -1));
+    std::string error;
+    ASSERT_EQ(run(*e, *program, make_args({y.tensor({n}, DataType::INT32)}, {uint64_t{blocks}, uint64_t{core}}), &error),
+              SIMPLER_OK)
+        << error;
+    const auto hy = y.download<int32_t>();
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hy[i], i / 4) << "blocks " << blocks << " element " << i;
+  }
 }
 
 TEST_F(LifecycleTest, EnginesOnTwoDevicesRunConcurrently) {

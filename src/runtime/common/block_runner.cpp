@@ -1,0 +1,89 @@
+// Running a block as a core, completing tasks.
+#include "block_runner.h"
+
+#include <chrono>
+#include <cstring>
+#include <string>
+
+#include "simpler/abi/status.h"
+
+namespace simpler::rt {
+namespace {
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+const char* core_type_name(uint32_t type) { return type == SIMPLER_CORE_AIC ? "AIC" : "AIV"; }
+
+void complete(ChipState& chip, TaskSlot& task) {
+  Edge* edge = task.fanout.exchange(chip.closed(), std::memory_order_acq_rel);
+  int released = 0;
+  while (edge != nullptr) {
+    Edge* next = edge->next;  // read before the decrement: the edge may be recycled after it
+    TaskSlot* consumer = edge->consumer;
+    if (consumer->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      chip.enqueue_ready(*consumer);
+      ++released;
+    }
+    edge = next;
+  }
+  const uint64_t id = task.id;
+  task.done_id.store(id, std::memory_order_release);  // last touch of the slot
+  // The orchestrator may wait for this completion (only that one wakes it).
+  if (chip.orchestrator_parker.has_waiters_after_publish() &&
+      chip.awaited_task.load(std::memory_order_relaxed) == id) {
+    chip.orchestrator_parker.wake_all();
+  }
+  if (released > 1) chip.scheduler_parker.notify(released - 1);
+}
+
+}  // namespace
+
+uint32_t claim_block(ChipState& chip, TaskSlot& task) {
+  const uint32_t block = task.next_block.load(std::memory_order_relaxed);
+  task.next_block.store(block + 1, std::memory_order_relaxed);
+  if (block + 1 < task.block_num) {
+    chip.enqueue_ready(task);  // the remaining blocks go to whichever core is free
+    chip.scheduler_parker.notify_one();
+  }
+  return block;
+}
+
+void run_block(ChipState& chip, TaskSlot& task, uint32_t block_idx, uint32_t core_type,
+               uint32_t core_id, std::vector<SwimlaneEvent>& events) {
+  if (chip.status.failed()) return;  // after an error the remaining tasks are skipped
+  int32_t fault = 0;
+  SimplerKernelContext context{};
+  context.block_idx = block_idx;
+  context.block_num = task.block_num;
+  context.core_type = core_type;
+  context.core_id = core_id;
+  context.fault = &fault;
+  int64_t argv[1 + CHIP_MAX_SIGNATURE];  // argv[0] = &context, the kernel sees argv + 1
+  argv[0] = static_cast<int64_t>(reinterpret_cast<intptr_t>(&context));
+  std::memcpy(&argv[1], task.args, task.arg_count * sizeof(int64_t));
+  const bool traced = chip.record_swimlane.load(std::memory_order_relaxed);
+  const int64_t start = traced ? now_ns() : 0;
+  task.entry(&argv[1]);
+  if (traced) {
+    events.push_back(SwimlaneEvent{task.id, task.func_id, block_idx, core_type, core_id, start, now_ns()});
+  }
+  if (fault != 0) {
+    chip.fail(SIMPLER_CHIP_ERR_KERNEL_FAULT,
+              "kernel func_id " + std::to_string(task.func_id) + " (task " + std::to_string(task.id) +
+                  ", block " + std::to_string(block_idx) + ") on " + core_type_name(core_type) +
+                  " core " + std::to_string(core_id) + " reported fault code " + std::to_string(fault));
+  }
+}
+
+void finish_block(ChipState& chip, TaskSlot& task) {
+  if (task.block_num == 1 ||
+      task.blocks_done.fetch_add(1, std::memory_order_acq_rel) + 1 == task.block_num) {
+    complete(chip, task);
+  }
+}
+
+}  // namespace simpler::rt
