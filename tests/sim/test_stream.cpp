@@ -171,6 +171,30 @@ TEST_F(StreamTest, JobCleanupRunsExactlyOnceForEveryLaunch) {
   EXPECT_EQ(no_cleanup.runs.load(), 1);
 }
 
+// The executor takes queued ops out in batches (up to 64): an error in one batch must
+// still skip the rest of that batch and every later batch, clean each job up exactly
+// once, and signal an event recorded at the very end.
+TEST_F(StreamTest, StickyErrorSkipsWorkAcrossExecutorBatches) {
+  ScopedStream stream;
+  Gate gate;
+  ASSERT_SIM_OK(sim_launch_host_func(stream.get(), Gate::host_fn, &gate));
+  std::vector<JobRecord> jobs(300);
+  jobs[100].result = SIMPLER_CHIP_ERR_KERNEL_FAULT;
+  for (auto& job : jobs) ASSERT_SIM_OK(sim_launch_device_job(stream.get(), record_job, &job, record_cleanup));
+  sim_event_t event = nullptr;
+  ASSERT_SIM_OK(sim_event_create(&event));
+  ASSERT_SIM_OK(sim_event_record(event, stream.get()));
+  EXPECT_STATUS(SIMPLER_NOT_READY, sim_event_query(event));
+  gate.open();
+  EXPECT_SIM_OK(sim_event_synchronize(event));  // signalled although skipped
+  EXPECT_STATUS(SIMPLER_CHIP_ERR_KERNEL_FAULT, sim_stream_synchronize(stream.get()));
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    EXPECT_EQ(jobs[i].runs.load(), i <= 100 ? 1 : 0) << "job " << i;
+    EXPECT_EQ(jobs[i].cleanups.load(), 1) << "job " << i;
+  }
+  EXPECT_SIM_OK(sim_event_destroy(event));
+}
+
 void sleep_then_flag(void* flag) {
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
   static_cast<std::atomic<bool>*>(flag)->store(true);
