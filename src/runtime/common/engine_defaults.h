@@ -26,7 +26,7 @@ inline constexpr size_t kMaxScopeDepth = 256;
 
 // A submit wakes a parked scheduler only when this many tasks of its core type are ready
 // (the orchestrator drains fewer itself when it waits), and at most once per stride.
-inline constexpr uint64_t kWakeDepth = 2;
-inline constexpr uint64_t kWakeStride = 8;
+inline constexpr uint64_t kWakeDepth = 8;
+inline constexpr uint64_t kWakeStride = 64;
 
 }  // namespace simpler::rt
