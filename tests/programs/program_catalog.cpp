@@ -92,6 +92,11 @@ ChipCallable sleep() {
   return chip_callable(paths::orch_sleep, "orch_sleep", {IO, S}, {{0, k(paths::kernel_sleep, {IO, S})}});
 }
 
+ChipCallable many_args() {
+  return chip_callable(paths::orch_many_args, "orch_many_args", {IO, IO, IO, IO, IO, IO, S, S, S, S, S, S, S, S, S, S},
+                       {{0, k(paths::kernel_add_scalar, {I, O, S})}});
+}
+
 ChipCallable values() {
   return chip_callable(paths::orch_values, "orch_values", {IO, O},
                        {{0, k(paths::kernel_add_scalar, {I, O, S})}});

@@ -28,6 +28,8 @@
 //                                                    only by add_dependency
 //   misuse()         [INOUT x(>= 1024 elems), SCALAR case]  API misuse cases (see
 //                                                    orchestrations/orch_misuse.cpp)
+//   many_args()      [INOUT x0..x5, SCALAR s0..s9(i64)]  x_i[0] = sum(s) + i by
+//                                                    write_value (launch-record spill path)
 //   bench()          [INOUT scratch(>= 1024 elems), SCALAR pattern, SCALAR tasks,
 //                     SCALAR param]                  empty-kernel task patterns for the
 //                                                    per-task overhead benchmarks (see
@@ -69,5 +71,6 @@ ChipCallable values();
 ChipCallable explicit_dep();
 ChipCallable misuse();
 ChipCallable bench();
+ChipCallable many_args();
 
 }  // namespace simpler::test_programs

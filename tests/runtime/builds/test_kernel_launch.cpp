@@ -271,3 +271,37 @@ TEST_F(KernelLaunch, CallableCountLimitKeepsExistingResidents) {
 
 }  // namespace
 }  // namespace simpler::test
+
+namespace simpler::test {
+namespace {
+
+// More tensors and scalars than a launch record holds inline: the args must still arrive
+// intact, also when the caller clears them right after launch and launches again.
+TEST_F(KernelLaunch, LaunchesWithManyArgsArriveIntact) {
+  const int64_t id = prepare(programs::many_args());
+  ASSERT_GE(id, 0);
+  std::vector<std::unique_ptr<DeviceBuffer>> first, second;
+  auto launch = [&](std::vector<std::unique_ptr<DeviceBuffer>>& xs, int64_t scalar_base) {
+    ChipStorageTaskArgs args{};
+    for (int i = 0; i < 6; ++i) {
+      xs.push_back(std::make_unique<DeviceBuffer>(64 * sizeof(float)));
+      args_add_tensor(args, xs.back()->f32({64}));
+    }
+    for (int64_t s = 0; s < 10; ++s) args_add_scalar(args, scalar_bits_from_i64(scalar_base + s));
+    ASSERT_STATUS(SIMPLER_OK, tmr.kernel_launch(ctx(), id, &args, stream_)) << last_error(tmr, ctx());
+    std::memset(&args, 0, sizeof args);
+  };
+  launch(first, 0);     // sum 45
+  launch(second, 100);  // sum 1045
+  ASSERT_STATUS(SIMPLER_OK, sim_stream_synchronize(stream_));
+  for (int i = 0; i < 6; ++i) {
+    float v = 0.0f;
+    first[i]->download(&v, sizeof v);
+    EXPECT_EQ(v, 45.0f + static_cast<float>(i)) << "first launch, tensor " << i;
+    second[i]->download(&v, sizeof v);
+    EXPECT_EQ(v, 1045.0f + static_cast<float>(i)) << "second launch, tensor " << i;
+  }
+}
+
+}  // namespace
+}  // namespace simpler::test
