@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "common/engine.h"
+#include "engine/engine.h"
 #include "patterns.h"
 #include "simpler/sim/sim_driver.h"
 #include "simpler/task/task_interface.h"

@@ -24,7 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "common/tensor_map.h"
+#include "engine/tensor_map.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // simpler — locating the installed runtime build for (platform, runtime).
 //
-// Layout written by src/runtime/CMakeLists.txt and src/sim/CMakeLists.txt:
+// Layout written by src/runtimes/CMakeLists.txt and src/sim/CMakeLists.txt:
 //   <lib_dir>/libsimpler_sim.so
 //   <lib_dir>/runtimes/<platform>/<runtime>/libhost_runtime.so
 // The simulator builds carry their AICPU/AICore executors inside libhost_runtime.so, so

@@ -1,0 +1,31 @@
+// simpler runtime host — a ChipCallable held by a context: its bytes in device memory
+// (the code upload), the parsed view into those bytes, and the loaded program.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "engine/engine.h"
+#include "simpler/task/task_interface.h"
+
+namespace simpler::rt::host {
+
+// Full bounds-checked parse of a caller's image. Throws AbiError INVALID_ARGUMENT whose
+// message names the offending field.
+ChipCallableView parse_callable(const void* image, size_t size);
+
+struct ResidentCallable {
+  const uint8_t* bytes = nullptr;  // the uploaded copy (device memory, host-addressable)
+  size_t size = 0;
+  ChipCallableView view;           // views into `bytes`
+  std::vector<ArgDirection> signature;
+  std::unique_ptr<LoadedProgram> program;
+};
+
+// Parses the uploaded copy at `bytes` and loads its program. Throws AbiError: the load
+// failure keeps LoadedProgram::load's own status.
+ResidentCallable make_resident(const uint8_t* bytes, size_t size);
+
+}  // namespace simpler::rt::host

@@ -1,0 +1,208 @@
+#include "abi/kernel_mode.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "abi/abi_error.h"
+#include "abi/arg_check.h"
+#include "abi/driver.h"
+#include "simpler/abi/status.h"
+
+namespace simpler::rt::host {
+
+size_t KernelLimits::arena_bytes_from_environment() {
+  const char* text = std::getenv("SIMPLER_KERNEL_CODE_ARENA_BYTES");
+  if (text == nullptr || *text == '\0') return kDefaultArenaBytes;
+  char* end = nullptr;
+  const unsigned long long value = std::strtoull(text, &end, 10);
+  if (*end != '\0' || text[0] == '-' || value < kMinArenaBytes) {
+    fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT, std::string("SIMPLER_KERNEL_CODE_ARENA_BYTES='") + text +
+                                               "' is not a byte count >= " + std::to_string(kMinArenaBytes));
+  }
+  return static_cast<size_t>(value);
+}
+
+KernelMode::KernelMode(const BuildTraits& traits, int32_t device, uint64_t generation,
+                       ErrorSlot& errors, DeviceClaim claim)
+    : traits_(traits), device_(device), generation_(generation), errors_(errors), claim_(std::move(claim)) {}
+
+KernelMode::~KernelMode() = default;
+
+void KernelMode::commit(const SimplerCallConfig& config, size_t arena_bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  try {
+    arena_.commit(arena_bytes);
+    EngineOptions options;
+    options.device = device_;
+    options.config = config;
+    options.build_graph_first = traits_.build_graph_first;
+    std::string error;
+    int status = Engine::create(options, &engine_, &error);
+    if (status != SIMPLER_OK) fail(status, "creating the kernel-mode engine failed: " + error);
+    if (!engine_) fail(PTO_RUNTIME_ERR_INTERNAL, "Engine::create reported success without an engine");
+    phase_ = Phase::Open;
+  } catch (const AbiError& e) {
+    // Roll back what we took; anything that cannot be released waits for finalize_device.
+    phase_ = Phase::Closing;
+    (void)release_all();
+    // A refusal after the claim must never look like a structural error: the caller
+    // skips finalize_device after INVALID_ARGUMENT / UNSUPPORTED.
+    const bool structural =
+        e.status() == PTO_RUNTIME_ERR_INVALID_ARGUMENT || e.status() == PTO_RUNTIME_ERR_UNSUPPORTED;
+    if (structural && holds_resources_locked()) fail(PTO_RUNTIME_ERR_INTERNAL, e.what());
+    throw;
+  }
+}
+
+const char* KernelMode::phase_refusal() const {
+  switch (phase_) {
+    case Phase::Committing: return "the kernel-mode init of this context did not complete";
+    case Phase::Open: return nullptr;
+    case Phase::Poisoned:
+      return "the context is poisoned: an earlier prepare could not load its orchestration; "
+             "finalize_device it and start a new context";
+    case Phase::Closing: return "finalize_device has started on this context (retry finalize_device)";
+    case Phase::Closed: return "the context was finalized; create a new context";
+  }
+  return "unknown phase";
+}
+
+int64_t KernelMode::prepare(const void* image, size_t size) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (const char* why = phase_refusal()) fail(PTO_RUNTIME_ERR_INVALID_STATE, why);
+  (void)parse_callable(image, size);  // full walk of the caller's bytes first
+  if (static_cast<int64_t>(callables_.size()) >= KernelLimits::kMaxCallables) {
+    fail(PTO_RUNTIME_ERR_CALLABLE_COUNT_EXCEEDED,
+         "the context already holds " + std::to_string(KernelLimits::kMaxCallables) +
+             " callables, the kernel-mode limit");
+  }
+  const size_t mark = arena_.used();
+  const uint8_t* uploaded = arena_.upload(image, size);
+  try {
+    callables_.push_back(make_resident(uploaded, size));
+  } catch (const AbiError&) {
+    arena_.rollback(mark);
+    phase_ = Phase::Poisoned;
+    throw;
+  }
+  return static_cast<int64_t>(callables_.size() - 1);
+}
+
+void KernelMode::launch(int64_t callable_id, const ChipStorageTaskArgs& args, sim_stream_t stream) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (const char* why = phase_refusal()) fail(PTO_RUNTIME_ERR_INVALID_STATE, why);
+  if (callable_id >= static_cast<int64_t>(callables_.size())) {
+    fail(PTO_RUNTIME_ERR_CALLABLE_NOT_RESIDENT,
+         "callable id " + std::to_string(callable_id) + " is not resident in this context (" +
+             std::to_string(callables_.size()) + " prepared)");
+  }
+  int32_t stream_device = -1;
+  int status = sim_stream_device(stream, &stream_device);
+  if (status != SIMPLER_OK) {
+    fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
+         std::string("stream: not a live sim stream (") + simpler_status_name(status) + ")");
+  }
+  if (stream_device != device_) {
+    fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT, "stream: it belongs to device " + std::to_string(stream_device) +
+                                               ", the kernel context uses device " + std::to_string(device_));
+  }
+  const ResidentCallable& callable = callables_[static_cast<size_t>(callable_id)];
+  check_call_args(args, callable.signature, device_, /*allow_host=*/false);
+
+  LaunchRecord* record = pool_.acquire();
+  record->owner = this;
+  record->program = callable.program.get();
+  record->callable_id = callable_id;
+  try {
+    record->store_args(args);
+  } catch (const std::bad_alloc&) {
+    pool_.release(record);  // the C ABI boundary reports the bad_alloc
+    throw;
+  }
+
+  in_flight_.fetch_add(1, std::memory_order_relaxed);
+  status = sim_launch_device_job(stream, &KernelMode::run_launch, record, &KernelMode::finish_launch);
+  if (status != SIMPLER_OK) {
+    in_flight_.fetch_sub(1, std::memory_order_relaxed);
+    pool_.release(record);
+    check_driver(status, "enqueueing the launch on the caller's stream");
+  }
+}
+
+int KernelMode::run_launch(void* p) {
+  auto* record = static_cast<LaunchRecord*>(p);
+  KernelMode& self = *record->owner;
+  std::string error;
+  // Launches on several streams may overlap; Engine::execute serializes them.
+  // Per executor thread, so overlapping launches on several streams never share it; a
+  // thread's scratch stays cache-hot however many records are in flight.
+  thread_local ChipStorageTaskArgs scratch;
+  const int status =
+      self.engine_->execute(*record->program, record->expanded_args(scratch), nullptr, &error);
+  if (status != SIMPLER_OK) {
+    self.errors_.set("kernel launch of callable " + std::to_string(record->callable_id) + " failed: " +
+                     simpler_status_name(status) + (error.empty() ? "" : ": " + error));
+  }
+  return status;
+}
+
+void KernelMode::finish_launch(void* p) {
+  auto* record = static_cast<LaunchRecord*>(p);
+  KernelMode& self = *record->owner;
+  self.pool_.release(record);
+  // Last touch of the context: once the count reaches 0 finalize may free everything.
+  self.in_flight_.fetch_sub(1, std::memory_order_release);
+}
+
+uint64_t KernelMode::committed_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  uint64_t bytes = arena_.capacity();
+  if (engine_) bytes += engine_->committed_bytes();
+  return bytes;
+}
+
+bool KernelMode::holds_resources() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return holds_resources_locked();
+}
+
+bool KernelMode::holds_resources_locked() const {
+  return claim_.held() || arena_.committed() || engine_ != nullptr || !callables_.empty();
+}
+
+int KernelMode::release_all() {
+  callables_.clear();  // host side: unloads the programs that point into the arena
+  int status = arena_.release();
+  if (status != SIMPLER_OK) return status;
+  if (engine_) {
+    std::string error;
+    status = engine_->release(&error);
+    if (status != SIMPLER_OK) return status;  // the engine keeps what it could not free
+    engine_.reset();
+  }
+  claim_.release();
+  phase_ = Phase::Closed;
+  return SIMPLER_OK;
+}
+
+int KernelMode::finalize() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const uint64_t unfinished = in_flight_.load(std::memory_order_acquire);
+  if (unfinished != 0) {
+    fail(PTO_RUNTIME_ERR_INVALID_STATE,
+         "busy: " + std::to_string(unfinished) +
+             " launch(es) of this context have not finished; synchronize the stream, then finalize again");
+  }
+  if (phase_ == Phase::Closed) return SIMPLER_OK;
+  phase_ = Phase::Closing;
+  int status = release_all();
+  if (status != SIMPLER_OK) {
+    errors_.set(std::string("finalize_device: a release failed: ") + simpler_status_name(status) +
+                "; what is left (and the device claim) is kept, call finalize_device again");
+  }
+  return status;
+}
+
+}  // namespace simpler::rt::host

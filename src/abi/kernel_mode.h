@@ -1,0 +1,84 @@
+// simpler runtime host — a context in kernel mode: the caller owns the device and the
+// stream; this context owns a code arena, an Engine and its launch records.
+//
+// Rules (spec/kernel-mode.md, "C ABI"): prepare uploads a callable into the arena and
+// mints a sequential id; launch checks, copies the args into a pooled record and enqueues
+// a device job on the caller's stream (no malloc/free, no stream/event creation, no
+// synchronize); finalize releases only what the context owns and refuses while launches
+// are unfinished.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "engine/engine.h"
+#include "abi/build_traits.h"
+#include "abi/callable.h"
+#include "abi/code_arena.h"
+#include "abi/device_claims.h"
+#include "abi/error_slot.h"
+#include "abi/launch_pool.h"
+#include "simpler/abi/chip_types.h"
+#include "simpler/sim/sim_driver.h"
+
+namespace simpler::rt::host {
+
+struct KernelLimits {
+  static constexpr int64_t kMaxCallables = 256;                  // ids are 0..255
+  static constexpr size_t kDefaultArenaBytes = size_t{32} << 20;  // 32 MiB
+  static constexpr size_t kMinArenaBytes = 4096;
+  // SIMPLER_KERNEL_CODE_ARENA_BYTES overrides the arena size. Throws AbiError
+  // INVALID_ARGUMENT naming the variable when it is not a number >= kMinArenaBytes.
+  static size_t arena_bytes_from_environment();
+};
+
+class KernelMode {
+ public:
+  KernelMode(const BuildTraits& traits, int32_t device, uint64_t generation, ErrorSlot& errors,
+             DeviceClaim claim);
+  ~KernelMode();
+  KernelMode(const KernelMode&) = delete;
+  KernelMode& operator=(const KernelMode&) = delete;
+
+  // Commits the static resources (code arena, Engine rings). Throws AbiError after
+  // rolling back what it could; whatever could not be released stays for finalize().
+  void commit(const SimplerCallConfig& config, size_t arena_bytes);
+  int64_t prepare(const void* image, size_t size);  // throws AbiError
+  void launch(int64_t callable_id, const ChipStorageTaskArgs& args, sim_stream_t stream);  // throws
+  uint64_t committed_bytes() const;
+  // SIMPLER_OK, or a failed release's status (the rest is kept for a retry). Throws
+  // AbiError INVALID_STATE while launches are unfinished.
+  int finalize();
+  bool holds_resources() const;  // locks
+  uint64_t generation() const { return generation_; }
+
+ private:
+  enum class Phase { Committing, Open, Poisoned, Closing, Closed };
+
+  static int run_launch(void* record);
+  static void finish_launch(void* record);
+  int release_all();  // mutex_ held
+  bool holds_resources_locked() const;  // mutex_ held
+  const char* phase_refusal() const;
+
+  const BuildTraits& traits_;
+  const int32_t device_;
+  const uint64_t generation_;
+  ErrorSlot& errors_;
+
+  mutable std::mutex mutex_;  // prepare, launch (up to the enqueue), finalize
+  Phase phase_ = Phase::Committing;
+  DeviceClaim claim_;
+  CodeArena arena_;
+  std::unique_ptr<Engine> engine_;
+  std::vector<ResidentCallable> callables_;  // index == id
+
+  LaunchPool pool_;
+  std::atomic<uint64_t> in_flight_{0};
+};
+
+}  // namespace simpler::rt::host

@@ -1,0 +1,382 @@
+#include "engine/tensor_map.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "engine/overlap.h"
+#include "engine/tensor_map_index.h"
+#include "engine/tensor_map_interval_tree.h"
+
+namespace simpler::rt {
+namespace {
+
+constexpr uint32_t kNil = UINT32_MAX;
+constexpr size_t kMaxCapacity = UINT32_MAX - 1;  // entry numbers are 32-bit, kNil excluded
+constexpr size_t kInitialReserve = 1024;
+
+// What access() reads of each entry of a buffer, packed so that the scan walks one
+// contiguous array (32 bytes per entry) instead of chasing pointers.
+struct ScanRecord {
+  int64_t lo;  // touched bytes lie in [lo, hi)
+  int64_t hi;
+  uint64_t task;
+  uint32_t entry;  // Entry number
+  uint16_t elem_size;
+  bool write;  // Write or ReadWrite
+  bool dense;  // touches all of [lo, hi); its box form is then rebuilt on demand
+};
+static_assert(sizeof(ScanRecord) == 32);
+
+// The rest of an entry: where its ScanRecord sits, and its place on its task's list
+// (walked by retire).
+struct Entry {
+  uint32_t buffer;  // BufferRecord number
+  uint32_t slot;    // index in that buffer's readers or writers array (per ScanRecord.write)
+  uint32_t task_rec;
+  uint32_t task_prev;
+  uint32_t task_next;  // also the free-list link of a free entry
+  bool write;          // which of the buffer's arrays holds the ScanRecord
+};
+
+// Readers and writers are kept apart: a read only has to look at the writers, and
+// buffers that many tasks read (weights) collect many readers. 64 bytes: the common
+// case of few entries per buffer touches one cache line per buffer.
+struct BufferRecord {
+  uint64_t addr = 0;
+  std::vector<ScanRecord> writers;  // both keep their capacity when the record is recycled
+  std::vector<ScanRecord> readers;
+  uint32_t next_free = kNil;
+
+  std::vector<ScanRecord>& scan(bool write) { return write ? writers : readers; }
+  bool empty() const { return writers.empty() && readers.empty(); }
+};
+
+// The readers or the writers of one buffer are scanned linearly while few (one contiguous
+// array beats any index). A set of more than `index_above` records gets an interval tree
+// over their byte ranges (nodes numbered by entry) when it is next searched, and keeps
+// it while searches pay for its upkeep: it is dropped when the set shrinks below a
+// quarter of the limit, or after more inserts and erases than it has records without a
+// search (the readers of a buffer nobody writes are never searched, so never indexed).
+// Kept apart from BufferRecord and only looked at for sets of at least a quarter of the
+// limit, which an indexed set always is.
+struct SetIndex {
+  uint32_t root = IntervalForest::kNil;
+  uint32_t updates_unsearched = 0;  // tree inserts and erases since the last search
+  bool built = false;
+};
+
+struct TaskRecord {
+  uint64_t task;
+  uint32_t head;  // entry list; also the free-list link of a free record
+};
+
+}  // namespace
+
+struct TensorMap::Impl {
+  Impl(size_t cap, size_t index_above_records) : capacity(cap), index_above(index_above_records) {
+    if (cap > kMaxCapacity)
+      throw std::invalid_argument("TensorMap capacity " + std::to_string(cap) +
+                                  " exceeds the maximum of " + std::to_string(kMaxCapacity) +
+                                  " entries; use a smaller tensormap_capacity");
+    const size_t reserve = cap < kInitialReserve ? cap : kInitialReserve;
+    entries.reserve(reserve);
+    covered.reserve(64);
+  }
+
+  size_t capacity;
+  size_t index_above;
+  size_t live = 0;
+
+  std::vector<Entry> entries;
+  std::vector<ViewGeometry> geometry;  // by entry number; written for non-dense views only
+  uint32_t free_entry = kNil;
+
+  std::vector<BufferRecord> buffers;
+  uint32_t free_buffer = kNil;
+  FlatIndex buffer_index;  // addr -> BufferRecord
+  std::vector<SetIndex> set_index;  // [2 * record + write] for each BufferRecord
+  IntervalForest ranges;            // node n = entry n, in its set's tree while that is built
+
+  std::vector<TaskRecord> tasks;
+  uint32_t free_task = kNil;
+  FlatIndex task_index;  // task id -> TaskRecord
+  uint32_t recent_task_rec = kNil;
+
+  // Scratch of access(): the new view, a dense entry's rebuilt box form, and the entries
+  // the new write hides.
+  ViewGeometry probe;
+  ViewGeometry dense_scratch;
+  std::vector<uint32_t> covered;
+
+  // `rec` is the record found by a lookup of `addr` already made, or kNone.
+  uint32_t buffer_record(uint64_t addr, uint32_t rec) {
+    if (rec != FlatIndex::kNone) return rec;
+    if (free_buffer != kNil) {
+      rec = free_buffer;
+      free_buffer = buffers[rec].next_free;
+    } else {
+      set_index.resize(2 * buffers.size() + 2);
+      buffers.emplace_back();
+      rec = static_cast<uint32_t>(buffers.size() - 1);
+    }
+    buffers[rec].addr = addr;
+    buffer_index.insert(addr, rec);
+    return rec;
+  }
+
+  void release_buffer(uint32_t rec) {
+    set_index[2 * rec] = SetIndex{};
+    set_index[2 * rec + 1] = SetIndex{};
+    buffer_index.erase(buffers[rec].addr);
+    buffers[rec].next_free = free_buffer;
+    free_buffer = rec;
+  }
+
+  uint32_t task_record(uint64_t task) {
+    // A task's accesses arrive one after another: remember the last record.
+    if (recent_task_rec != kNil && tasks[recent_task_rec].task == task &&
+        tasks[recent_task_rec].head != kNil)
+      return recent_task_rec;
+    uint32_t rec = task_index.find(task);
+    if (rec != FlatIndex::kNone) return recent_task_rec = rec;
+    if (free_task != kNil) {
+      rec = free_task;
+      free_task = tasks[rec].head;
+    } else {
+      tasks.emplace_back();
+      rec = static_cast<uint32_t>(tasks.size() - 1);
+    }
+    tasks[rec] = TaskRecord{task, kNil};
+    task_index.insert(task, rec);
+    return recent_task_rec = rec;
+  }
+
+  void release_task(uint32_t rec) {
+    if (rec == recent_task_rec) recent_task_rec = kNil;
+    task_index.erase(tasks[rec].task);
+    tasks[rec].head = free_task;
+    free_task = rec;
+  }
+
+  // Grows the side arrays first, so that a throw leaves the entry pool untouched.
+  uint32_t take_entry(bool needs_geometry) {
+    const uint32_t n = free_entry != kNil ? free_entry : static_cast<uint32_t>(entries.size());
+    if (needs_geometry && geometry.size() <= n) geometry.resize(n + 1);
+    ranges.reserve_nodes(n + 1);
+    if (n == free_entry) free_entry = entries[n].task_next;
+    else entries.emplace_back();
+    return n;
+  }
+
+  // Every allocation happens before the first link is made, so a throw leaves the map
+  // consistent (at worst with an empty buffer or task record, which is harmless).
+  // `heir` is a covered entry of the same set with the same byte range whose tree node
+  // the new entry takes over, or kNil.
+  void insert(uint64_t task, uint64_t addr, uint32_t found_buffer, const ViewGeometry& g,
+              bool write, uint32_t heir) {
+    const uint32_t b = buffer_record(addr, found_buffer);
+    const uint32_t t = task_record(task);
+    std::vector<ScanRecord>& scan = buffers[b].scan(write);
+    if (scan.size() == scan.capacity()) scan.reserve(2 * scan.size() + 4);
+    const uint32_t n = take_entry(!g.dense);
+    scan.push_back(ScanRecord{g.lo, g.hi, task, n, static_cast<uint16_t>(g.elem_size), write,
+                              g.dense});
+    if (!g.dense) copy_geometry(g, geometry[n]);
+    if (heir != kNil) {
+      ranges.replace(set_index[2 * b + write].root, heir, n);
+    } else if (SetIndex* index = built_index(b, write)) {
+      ranges.insert(index->root, n, g.lo, g.hi);
+      note_update(*index, scan.size());
+    }
+    const uint32_t head = tasks[t].head;
+    entries[n] = Entry{b, static_cast<uint32_t>(scan.size() - 1), t, kNil, head, write};
+    if (head != kNil) entries[head].task_prev = n;
+    tasks[t].head = n;
+    ++live;
+  }
+
+  // Swap-removes the entry's scan record.
+  // `in_tree` is false when the entry's tree node was already handed on (see insert).
+  void unlink_from_buffer(uint32_t n, bool release_empty_buffer, bool in_tree = true) {
+    const Entry& e = entries[n];
+    BufferRecord& buffer = buffers[e.buffer];
+    std::vector<ScanRecord>& scan = buffer.scan(e.write);
+    SetIndex* index = built_index(e.buffer, e.write);
+    if (index != nullptr && in_tree) ranges.erase(index->root, n);
+    const ScanRecord& last = scan.back();
+    if (last.entry != n) {
+      scan[e.slot] = last;
+      entries[last.entry].slot = e.slot;
+    }
+    scan.pop_back();
+    if (index != nullptr) {
+      if (scan.size() * 4 < index_above) *index = SetIndex{};  // its nodes are abandoned
+      else note_update(*index, scan.size());
+    }
+    if (release_empty_buffer && buffer.empty()) release_buffer(e.buffer);
+  }
+
+  void unlink_from_task(uint32_t n) {
+    const Entry& e = entries[n];
+    if (e.task_prev != kNil) entries[e.task_prev].task_next = e.task_next;
+    else tasks[e.task_rec].head = e.task_next;
+    if (e.task_next != kNil) entries[e.task_next].task_prev = e.task_prev;
+    if (tasks[e.task_rec].head == kNil) release_task(e.task_rec);
+  }
+
+  void free_entry_slot(uint32_t n) {
+    entries[n].task_next = free_entry;
+    free_entry = n;
+    --live;
+  }
+
+  // The tree of buffer `b`'s writers or readers, or null while they are scanned.
+  SetIndex* built_index(uint32_t b, bool write) {
+    if (buffers[b].scan(write).size() * 4 < index_above) return nullptr;  // never indexed
+    SetIndex& index = set_index[2 * b + write];
+    return index.built ? &index : nullptr;
+  }
+
+  static void note_update(SetIndex& index, size_t records) {
+    if (++index.updates_unsearched > records) index = SetIndex{};  // abandons its nodes
+  }
+
+  // The exact test of the probe against an entry whose byte range meets the probe's:
+  // records a dependency when they overlap, and notes the entry if this write hides it.
+  inline __attribute__((always_inline)) void consider(const ScanRecord& e, uint64_t task, bool write, std::vector<uint64_t>& deps,
+                size_t deps_before) {
+    const ViewGeometry& g = probe;
+    Relation r;
+    if (e.dense && g.dense) r = {true, g.lo <= e.lo && e.hi <= g.hi};
+    else if (e.dense) r = relate(g, interval_geometry(e.lo, e.hi, e.elem_size, dense_scratch));
+    else r = relate(g, geometry[e.entry]);
+    if (!r.overlap) return;
+    if (e.task != task && (deps.size() == deps_before || deps.back() != e.task))
+      deps.push_back(e.task);
+    // A covered entry is hidden for good: whoever overlaps it later overlaps this
+    // write and so waits for it, and this write waits for the entry.
+    if (write && r.covers) covered.push_back(e.entry);
+  }
+
+  // The indexed path of scan_conflicts, out of line to keep the linear scan tight.
+  __attribute__((noinline)) void search_tree(uint32_t root,
+                                             const std::vector<ScanRecord>& records,
+                                             uint64_t task, bool write,
+                                             std::vector<uint64_t>& deps, size_t deps_before) {
+    ranges.query(root, probe.lo, probe.hi, [&](uint32_t n) {
+      consider(records[entries[n].slot], task, write, deps, deps_before);
+    });
+  }
+
+  // Appends the tasks of the entries among buffer `b`'s writers (or readers) that the
+  // probe conflicts with, and notes those a write hides.
+  void scan_conflicts(uint32_t b, bool writers, uint64_t task, bool write,
+                      std::vector<uint64_t>& deps, size_t deps_before) {
+    const ViewGeometry& g = probe;
+    const std::vector<ScanRecord>& records = buffers[b].scan(writers);
+    if (records.size() * 4 >= index_above) {
+      SetIndex& index = set_index[2 * b + writers];
+      if (!index.built && records.size() > index_above) {
+        for (const ScanRecord& r : records) ranges.insert(index.root, r.entry, r.lo, r.hi);
+        index.built = true;
+      }
+      if (index.built) {
+        index.updates_unsearched = 0;
+        search_tree(index.root, records, task, write, deps, deps_before);
+        return;
+      }
+    }
+    for (const ScanRecord& e : records) {
+      // One branch, not two: the range test is data dependent, and mispredicted
+      // branches dominated the scan.
+      if (!((e.lo < g.hi) & (g.lo < e.hi))) continue;
+      consider(e, task, write, deps, deps_before);
+    }
+  }
+
+  bool access(uint64_t task, const ChipTensor& view, AccessKind kind,
+              std::vector<uint64_t>& deps) {
+    ViewGeometry& g = probe;
+    describe_view(view, g);
+    if (g.empty) return true;  // touches no byte: orders nothing
+    const bool write = kind != AccessKind::Read;
+    const size_t deps_before = deps.size();
+    covered.clear();
+
+    const uint32_t b = buffer_index.find(view.buffer.addr);
+    if (b != FlatIndex::kNone) {
+      scan_conflicts(b, /*writers=*/true, task, write, deps, deps_before);
+      if (write) scan_conflicts(b, /*writers=*/false, task, write, deps, deps_before);
+    }
+    if (live - covered.size() + 1 > capacity) {
+      deps.resize(deps_before);
+      return false;
+    }
+    // A write usually hides an entry with the very same byte range (a rewritten tile or
+    // slice): the new entry then takes its tree node as is.
+    uint32_t heir = kNil;
+    if (write && b != FlatIndex::kNone && built_index(b, /*write=*/true) != nullptr) {
+      for (uint32_t n : covered) {
+        if (entries[n].write && ranges.same_range(n, g.lo, g.hi)) {
+          heir = n;
+          break;
+        }
+      }
+    }
+    // Insert before dropping: if an allocation throws, nothing has been dropped yet.
+    insert(task, view.buffer.addr, b, g, write, heir);
+    for (uint32_t n : covered) {
+      // The new entry is in this buffer, so it stays.
+      unlink_from_buffer(n, /*release_empty_buffer=*/false, /*in_tree=*/n != heir);
+      unlink_from_task(n);
+      free_entry_slot(n);
+    }
+    return true;
+  }
+
+  void retire(uint64_t task) {
+    const uint32_t t = task_index.find(task);
+    if (t == FlatIndex::kNone) return;
+    uint32_t n = tasks[t].head;
+    while (n != kNil) {
+      const uint32_t next = entries[n].task_next;
+      unlink_from_buffer(n, /*release_empty_buffer=*/true);
+      free_entry_slot(n);
+      n = next;
+    }
+    release_task(t);
+  }
+
+  void clear() {
+    entries.clear();
+    ranges.clear();
+    set_index.clear();
+    buffers.clear();
+    tasks.clear();
+    free_entry = free_buffer = free_task = recent_task_rec = kNil;
+    buffer_index.clear();
+    task_index.clear();
+    live = 0;
+  }
+};
+
+TensorMap::TensorMap(size_t capacity) : TensorMap(capacity, kDefaultIndexAbove) {}
+
+TensorMap::TensorMap(size_t capacity, size_t index_above) : impl_(new Impl(capacity, index_above)) {}
+
+TensorMap::~TensorMap() { delete impl_; }
+
+bool TensorMap::access(uint64_t task_id, const ChipTensor& view, AccessKind kind,
+                       std::vector<uint64_t>& deps) {
+  return impl_->access(task_id, view, kind, deps);
+}
+
+void TensorMap::retire(uint64_t task_id) { impl_->retire(task_id); }
+
+size_t TensorMap::live_entries() const { return impl_->live; }
+
+size_t TensorMap::capacity() const { return impl_->capacity; }
+
+void TensorMap::clear() { impl_->clear(); }
+
+}  // namespace simpler::rt
