@@ -1,19 +1,34 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs every test (C++ via ctest, Python via pytest).
-# Usage: scripts/test.sh [--sanitize=address|thread]   (sanitizer runs cover the C++ tests)
+# Sets up, builds and runs every test: the lint (scripts/lint.sh), C++ via ctest, Python
+# via pytest.
+# Usage: scripts/test.sh [--lint | --sanitize=address|thread]
+#   --lint                only the lint (clang-format, flake8, clang-tidy)
+#   --sanitize=address    C++ tests under ASan+UBSan (build-asan/)
+#   --sanitize=thread     C++ tests under TSan (build-tsan/)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
+mode="${1:-}"
 "$here/scripts/setup.sh"
-"$here/scripts/build.sh" "$@" >/dev/null
+case "$mode" in
+  --lint)
+    "$here/scripts/build.sh" >/dev/null
+    exec "$here/scripts/lint.sh" ;;
+  ""|--sanitize=address|--sanitize=thread) ;;
+  *) echo "test.sh: unknown argument $mode (use --lint, --sanitize=address|thread)" >&2; exit 2 ;;
+esac
+"$here/scripts/build.sh" ${mode:+"$mode"} >/dev/null
 dir="$here/build"
-case "${1:-}" in
+case "$mode" in
   --sanitize=address) dir="$here/build-asan" ;;
   --sanitize=thread) dir="$here/build-tsan" ;;
 esac
 export SIMPLER_BUILD_DIR="$dir"
 status=0
+if [ -z "$mode" ]; then
+  "$here/scripts/lint.sh" || status=1
+fi
 (cd "$dir" && ctest --output-on-failure -j 2 --timeout 300) || status=1
-if [ -z "${1:-}" ]; then
+if [ -z "$mode" ]; then
   PYTHONPATH="$here/python" /usr/bin/python3 -m pytest "$here/tests/python" -q -p no:cacheprovider || status=1
 fi
 exit $status

@@ -29,8 +29,8 @@ ChipCallable load_empty_program(const std::string& path) {
   if (!in) throw std::runtime_error("cannot read " + path + " (build the bench targets first)");
   const std::vector<uint8_t> binary{std::istreambuf_iterator<char>(in),
                                     std::istreambuf_iterator<char>()};
-  const ArgDirection signature[kTensors] = {ArgDirection::IN, ArgDirection::IN,
-                                            ArgDirection::INOUT, ArgDirection::OUT};
+  const ArgDirection signature[kTensors] = {ArgDirection::IN, ArgDirection::IN, ArgDirection::INOUT,
+                                            ArgDirection::OUT};
   return ChipCallable::build(signature, "bench_empty", binary, {});
 }
 
@@ -127,7 +127,8 @@ class ChipWorkerLauncher final : public Launcher {
 class AbiLauncher final : public Launcher {
  public:
   AbiLauncher(int32_t device, const ChipCallable& program)
-      : side_(device), lib_(find_runtime_build("a2a3sim", "tensormap_and_ringbuffer").host_lib_path) {
+      : side_(device),
+        lib_(find_runtime_build("a2a3sim", "tensormap_and_ringbuffer").host_lib_path) {
     stream_ = side_.stream();
     ctx_.bind(lib_);
     const SimplerCallConfig config = CallConfig{}.to_abi();
@@ -147,12 +148,14 @@ class AbiLauncher final : public Launcher {
 
  private:
   static void check(int rc, const char* what) {
-    if (rc != 0) throw std::runtime_error(std::string(what) + " failed: " + simpler_status_name(rc));
+    if (rc != 0)
+      throw std::runtime_error(std::string(what) + " failed: " + simpler_status_name(rc));
   }
 
   struct Library {
     void* handle;
-    explicit Library(const std::string& path) : handle(dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+    explicit Library(const std::string& path)
+        : handle(dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
       if (!handle) throw std::runtime_error(std::string("dlopen: ") + dlerror());
     }
     ~Library() { dlclose(handle); }
@@ -212,9 +215,12 @@ std::unique_ptr<Launcher> make_launcher(LaunchPath path, int32_t device,
                                         const std::string& orchestration_path) {
   const ChipCallable program = load_empty_program(orchestration_path);
   switch (path) {
-    case LaunchPath::WORKER: return std::make_unique<WorkerLauncher>(device, program);
-    case LaunchPath::CHIP_WORKER: return std::make_unique<ChipWorkerLauncher>(device, program);
-    case LaunchPath::C_ABI: return std::make_unique<AbiLauncher>(device, program);
+    case LaunchPath::WORKER:
+      return std::make_unique<WorkerLauncher>(device, program);
+    case LaunchPath::CHIP_WORKER:
+      return std::make_unique<ChipWorkerLauncher>(device, program);
+    case LaunchPath::C_ABI:
+      return std::make_unique<AbiLauncher>(device, program);
   }
   throw std::invalid_argument("make_launcher: unknown path");
 }

@@ -25,12 +25,12 @@ namespace {
 using namespace simpler::bench;
 
 struct Options {
-  size_t samples = 100000;     // per subject, split over the rounds
-  size_t rounds = 5;           // subjects are interleaved round by round
-  size_t batch = 32;           // launches between two stream synchronizations
-  size_t sustained = 20000;    // back-to-back launches
-  size_t window = 2000;        // launches per busy window
-  size_t futex_probe = 0;      // --futex-probe N
+  size_t samples = 100000;   // per subject, split over the rounds
+  size_t rounds = 5;         // subjects are interleaved round by round
+  size_t batch = 32;         // launches between two stream synchronizations
+  size_t sustained = 20000;  // back-to-back launches
+  size_t window = 2000;      // launches per busy window
+  size_t futex_probe = 0;    // --futex-probe N
   std::string orchestration = SIMPLER_BENCH_EMPTY_ORCHESTRATION_PATH;
 };
 
@@ -124,13 +124,15 @@ int run(const Options& o) {
   // The ratio denominator: a push costs less than the clock's resolution, so per-push
   // timings are mostly timer noise; the median of batch-amortized costs is stable.
   const double spsc_ns = std::max(1.0, summarize(spsc_amortized).p50);
-  std::printf("kernel_launch_bench: %zu samples per row (%zu rounds, %zu launches between "
-              "synchronizations), 4 DEVICE tensor args, %u hardware threads; timer overhead "
-              "%.0f ns subtracted\n",
-              spsc_l.samples, o.rounds, o.batch, std::thread::hardware_concurrency(), overhead);
-  std::printf("(b) SPSC submit amortized over batches of %zu pushes: %.1f ns per push "
-              "(the denominator of the ratio column)\n",
-              o.batch, spsc_ns);
+  std::printf(
+      "kernel_launch_bench: %zu samples per row (%zu rounds, %zu launches between "
+      "synchronizations), 4 DEVICE tensor args, %u hardware threads; timer overhead "
+      "%.0f ns subtracted\n",
+      spsc_l.samples, o.rounds, o.batch, std::thread::hardware_concurrency(), overhead);
+  std::printf(
+      "(b) SPSC submit amortized over batches of %zu pushes: %.1f ns per push "
+      "(the denominator of the ratio column)\n",
+      o.batch, spsc_ns);
   std::printf("%-38s %9s %9s %11s  %s\n", "enqueue path", "p50 ns", "p99 ns", "p50/SPSC", "");
   print_row("(b) SPSC submit, spinning consumer", spsc_l, spsc_ns, "anchor (timed per push)");
   print_row("(a) sim_launch_host_func (empty fn)", summarize(host), spsc_ns, "anchor");
@@ -154,10 +156,10 @@ int run(const Options& o) {
     const double per_s = static_cast<double>(o.sustained) / (ns_between(start, done) * 1e-9);
     const double enqueue_per_s =
         static_cast<double>(o.sustained) / (ns_between(start, enqueued) * 1e-9);
-    std::printf("sustained %-32s %10.3f M launches/s completed (enqueue alone %.3f M/s)%s\n",
-                l.name(), per_s / 1e6, enqueue_per_s / 1e6,
-                i == 0 ? (per_s >= 1e6 ? "  target >= 1 M/s: met" : "  target >= 1 M/s: MISSED")
-                       : "");
+    std::printf(
+        "sustained %-32s %10.3f M launches/s completed (enqueue alone %.3f M/s)%s\n", l.name(),
+        per_s / 1e6, enqueue_per_s / 1e6,
+        i == 0 ? (per_s >= 1e6 ? "  target >= 1 M/s: met" : "  target >= 1 M/s: MISSED") : "");
   }
 
   // Busy device: does the caller's thread block? (strace counts futex calls: bench.sh)
@@ -165,12 +167,13 @@ int run(const Options& o) {
   launch_window(w, o.window, true, false);  // warm-up: pools reach their in-flight size
   const ThreadSwitches gated = launch_window(w, o.window, true, false);
   const ThreadSwitches running = launch_window(w, o.window, false, false);
-  std::printf("caller thread voluntary context switches per launch while busy (getrusage): "
-              "stream held %.4f, stream running launches %.4f (involuntary: %.4f, %.4f)\n",
-              static_cast<double>(gated.voluntary) / o.window,
-              static_cast<double>(running.voluntary) / o.window,
-              static_cast<double>(gated.involuntary) / o.window,
-              static_cast<double>(running.involuntary) / o.window);
+  std::printf(
+      "caller thread voluntary context switches per launch while busy (getrusage): "
+      "stream held %.4f, stream running launches %.4f (involuntary: %.4f, %.4f)\n",
+      static_cast<double>(gated.voluntary) / o.window,
+      static_cast<double>(running.voluntary) / o.window,
+      static_cast<double>(gated.involuntary) / o.window,
+      static_cast<double>(running.involuntary) / o.window);
   return 0;
 }
 

@@ -143,12 +143,13 @@ int main(int argc, char** argv) {
     SimplerPatternRunner runner(SIMPLER_BENCH_ORCHESTRATION_PATH, SIMPLER_BENCH_KERNEL_PATH,
                                 max_slots);
     std::vector<float> omp_slots(max_slots, 0.0f);
-    std::printf("task_overhead_bench: %llu tasks per run, median of %d runs, %u hardware "
-                "threads; libgomp with %d threads\n",
-                static_cast<unsigned long long>(o.tasks), o.reps,
-                std::thread::hardware_concurrency(), kOmpThreads);
-    std::printf("%-28s %16s %16s %12s  %-16s %s\n", "pattern", "simpler ns/task",
-                "libgomp ns/task", "ratio", "target <= 0.60x", "simpler, slots as views");
+    std::printf(
+        "task_overhead_bench: %llu tasks per run, median of %d runs, %u hardware "
+        "threads; libgomp with %d threads\n",
+        static_cast<unsigned long long>(o.tasks), o.reps, std::thread::hardware_concurrency(),
+        kOmpThreads);
+    std::printf("%-28s %16s %16s %12s  %-16s %s\n", "pattern", "simpler ns/task", "libgomp ns/task",
+                "ratio", "target <= 0.60x", "simpler, slots as views");
     Result results[BENCH_PATTERN_COUNT];
     for (const Row& row : kRows) {
       if (!o.only.empty() && o.only != row.key) continue;

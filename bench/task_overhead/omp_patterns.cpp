@@ -39,8 +39,10 @@ void submit_pattern(int pattern, uint64_t tasks, float* a) {
           touch(p);
         }
         static_assert(BENCH_FAN_IN_WIDTH == 8, "the consumer's depend list names 8 producers");
-#pragma omp task depend(in : s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]) \
-    depend(out : s[8]) firstprivate(s)
+#pragma omp task depend(in                                                               \
+                        : s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]) depend(out     \
+                                                                                 : s[8]) \
+    firstprivate(s)
         touch(s);
       }
       break;

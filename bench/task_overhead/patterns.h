@@ -25,20 +25,23 @@ typedef enum BenchPattern {
 
 /* Func ids of the empty kernel, one per task shape (the runtime checks each task's
  * arguments against its kernel's signature): */
-#define BENCH_KERNEL_INOUT 0      /* [INOUT]            chain, 8 chains */
-#define BENCH_KERNEL_OUT 1        /* [OUT]              distinct, fan-in producers */
-#define BENCH_KERNEL_OUT_IN1 2    /* [OUT, IN]          1 dep */
-#define BENCH_KERNEL_OUT_IN2 3    /* [OUT, IN, IN]      2 deps */
-#define BENCH_KERNEL_OUT_IN3 4    /* [OUT, IN, IN, IN]  3 deps */
-#define BENCH_KERNEL_IN8_OUT 5    /* [IN x 8, OUT]      fan-in consumer */
+#define BENCH_KERNEL_INOUT 0   /* [INOUT]            chain, 8 chains */
+#define BENCH_KERNEL_OUT 1     /* [OUT]              distinct, fan-in producers */
+#define BENCH_KERNEL_OUT_IN1 2 /* [OUT, IN]          1 dep */
+#define BENCH_KERNEL_OUT_IN2 3 /* [OUT, IN, IN]      2 deps */
+#define BENCH_KERNEL_OUT_IN3 4 /* [OUT, IN, IN, IN]  3 deps */
+#define BENCH_KERNEL_IN8_OUT 5 /* [IN x 8, OUT]      fan-in consumer */
 #define BENCH_KERNEL_COUNT 6
 
 /* Slots the pattern needs for `tasks` tasks (the buffer holds that many float32). */
 static inline uint64_t bench_pattern_slots(int pattern, uint64_t tasks) {
   switch (pattern) {
-    case BENCH_CHAIN: return 1;
-    case BENCH_CHAINS8: return BENCH_CHAINS;
-    default: return tasks + BENCH_FAN_IN_WIDTH + 1;
+    case BENCH_CHAIN:
+      return 1;
+    case BENCH_CHAINS8:
+      return BENCH_CHAINS;
+    default:
+      return tasks + BENCH_FAN_IN_WIDTH + 1;
   }
 }
 

@@ -64,8 +64,8 @@ SimplerPatternRunner::SimplerPatternRunner(const std::string& orchestration_path
   std::vector<std::pair<int32_t, CoreCallable>> children;
   for (const auto& [func_id, signature] : shapes)
     children.emplace_back(func_id, CoreCallable::build(signature, kernel));
-  const ArgDirection signature[] = {ArgDirection::INOUT, ArgDirection::SCALAR,
-                                    ArgDirection::SCALAR, ArgDirection::SCALAR};
+  const ArgDirection signature[] = {ArgDirection::INOUT, ArgDirection::SCALAR, ArgDirection::SCALAR,
+                                    ArgDirection::SCALAR};
   state_->callable = ChipCallable::build(signature, "bench_pattern", orchestration, children);
 
   std::string error;

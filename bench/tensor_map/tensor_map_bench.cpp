@@ -145,8 +145,8 @@ Timing run(const Stream& s, size_t index_above) {
 // 1,000 buffers of 10 disjoint slices; tasks read two random slices and write one. The
 // window keeps about 10,000 entries live.
 Stream many_buffers(std::mt19937_64& rng, size_t tasks) {
-  Stream s{"10,000 live entries over 1,000 buffers, random slices (2 reads + 1 write)", 3, 3800,
-           {}, {}};
+  Stream s{
+      "10,000 live entries over 1,000 buffers, random slices (2 reads + 1 write)", 3, 3800, {}, {}};
   constexpr uint64_t kBuffers = 1000, kSlices = 10, kSliceElems = 256;
   auto slice = [&](uint64_t b, uint64_t i) {
     return view(0x10000000 + b * kSlices * kSliceElems * 4, static_cast<int64_t>(i * kSliceElems),
@@ -167,7 +167,9 @@ Stream many_buffers(std::mt19937_64& rng, size_t tasks) {
 Stream pipeline(size_t tasks) {
   Stream s{"10,000 live entries, producer->consumer pipeline (3 reads + 1 write)", 4, 2500, {}, {}};
   constexpr uint64_t kRing = 2500;
-  auto out = [&](uint64_t t) { return view(0x40000000 + (t % kRing) * 0x10000, 0, {64, 64}, {64, 1}); };
+  auto out = [&](uint64_t t) {
+    return view(0x40000000 + (t % kRing) * 0x10000, 0, {64, 64}, {64, 1});
+  };
   auto weight = [&](uint64_t t) {
     return view(0x30000000, static_cast<int64_t>((t % 64) * 64), {64, 64}, {4096, 1});
   };
@@ -216,7 +218,9 @@ Stream matmul(size_t repeats) {
 // Worst case for the per-buffer scan: 2,000 disjoint slices of ONE buffer stay live.
 Stream one_buffer_many_slices(std::mt19937_64& rng, size_t tasks) {
   Stream s{"2,000 live disjoint slices of ONE buffer (worst case: linear scan)", 1, kNever, {}, {}};
-  auto slice = [&](uint64_t i) { return view(0x80000000, static_cast<int64_t>(i * 64), {64}, {1}); };
+  auto slice = [&](uint64_t i) {
+    return view(0x80000000, static_cast<int64_t>(i * 64), {64}, {1});
+  };
   for (uint64_t i = 0; i < 2000; ++i) s.resident.push_back({slice(i), AccessKind::Write});
   for (size_t t = 0; t < tasks; ++t) s.accesses.push_back({slice(rng() % 2000), AccessKind::Write});
   return s;
@@ -275,8 +279,8 @@ int main(int argc, char** argv) {
   std::printf("tensor_map_bench: thread CPU ns per access() incl. amortized retire\n");
   std::printf("reference: std::unordered_map find+insert+erase at 10,000 keys = %.1f ns\n\n",
               reference);
-  std::printf("%-76s %8s %8s %8s %9s %7s %9s\n", "scenario", "median", "best", "x ref",
-              "live avg", "deps/t", "allocs/1M");
+  std::printf("%-76s %8s %8s %8s %9s %7s %9s\n", "scenario", "median", "best", "x ref", "live avg",
+              "deps/t", "allocs/1M");
   for (size_t i = 0; i < streams.size(); ++i) {
     if (only != 0 && only != i + 1) continue;
     const Stream& s = streams[i];

@@ -29,16 +29,33 @@ extern "C" int dag_orchestration(const ChipStorageTaskArgs* args, const SimplerO
   simpler::orch::Scope scope(api);
   if (scope.status() != 0) return scope.status();
   SimplerTaskResult c, d, e, g, done;
-  int rc = Task(api, kAdd, SIMPLER_CORE_AIV, kBlocks).in(a).in(b).out_alloc({n}, CHIP_DT_FLOAT32).submit(&c);
+  int rc = Task(api, kAdd, SIMPLER_CORE_AIV, kBlocks)
+               .in(a)
+               .in(b)
+               .out_alloc({n}, CHIP_DT_FLOAT32)
+               .submit(&c);
   if (rc != 0) return rc;
   rc = Task(api, kAddScalar, SIMPLER_CORE_AIV, kBlocks)
-           .in(c.outputs[0]).out_alloc({n}, CHIP_DT_FLOAT32).scalar_bits(args->scalars[0]).submit(&d);
+           .in(c.outputs[0])
+           .out_alloc({n}, CHIP_DT_FLOAT32)
+           .scalar_bits(args->scalars[0])
+           .submit(&d);
   if (rc != 0) return rc;
   rc = Task(api, kAddScalar, SIMPLER_CORE_AIV, kBlocks)
-           .in(c.outputs[0]).out_alloc({n}, CHIP_DT_FLOAT32).scalar_bits(args->scalars[1]).submit(&e);
+           .in(c.outputs[0])
+           .out_alloc({n}, CHIP_DT_FLOAT32)
+           .scalar_bits(args->scalars[1])
+           .submit(&e);
   if (rc != 0) return rc;
   rc = Task(api, kMul, SIMPLER_CORE_AIV, kBlocks)
-           .in(d.outputs[0]).in(e.outputs[0]).out_alloc({n}, CHIP_DT_FLOAT32).submit(&g);
+           .in(d.outputs[0])
+           .in(e.outputs[0])
+           .out_alloc({n}, CHIP_DT_FLOAT32)
+           .submit(&g);
   if (rc != 0) return rc;
-  return Task(api, kAdd, SIMPLER_CORE_AIV, kBlocks).in(g.outputs[0]).in(c.outputs[0]).out(f).submit(&done);
+  return Task(api, kAdd, SIMPLER_CORE_AIV, kBlocks)
+      .in(g.outputs[0])
+      .in(c.outputs[0])
+      .out(f)
+      .submit(&done);
 }

@@ -7,7 +7,8 @@ constexpr int32_t kAddScalar = 0;  // func id of kernels/add_scalar.cpp in main.
 constexpr uint32_t kBlocks = 4;
 }  // namespace
 
-extern "C" int add_scalar_orchestration(const ChipStorageTaskArgs* args, const SimplerOrchApi* api) {
+extern "C" int add_scalar_orchestration(const ChipStorageTaskArgs* args,
+                                        const SimplerOrchApi* api) {
   if (args->tensor_count != 2 || args->scalar_count != 1)
     return api->fatal(api->rt, "add_scalar: expected tensors x, y and scalar s");
   SimplerTaskResult result;

@@ -72,7 +72,7 @@ CHIP_MAX_FUNC_ID: int = _ti.CHIP_MAX_FUNC_ID
 CHIP_MAX_FUNC_NAME: int = _ti.CHIP_MAX_FUNC_NAME
 SIMPLER_OUTPUT_PREFIX_MAX: int = _ti.SIMPLER_OUTPUT_PREFIX_MAX
 
-__all__ = [
+__all__ = [  # noqa: F822 (ChipWorker is loaded lazily, below)
     "DataType", "ArgDirection", "AddressSpace", "ChipTensor", "ChipStorageTaskArgs",
     "CallConfig", "CoreCallable", "ChipCallable", "ChipWorker", "ChipWorkerError",
     "UnsupportedRuntimeOperation",

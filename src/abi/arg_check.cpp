@@ -25,14 +25,14 @@ void check_device_tensor(const ChipTensor& t, int32_t device, uint32_t arg_index
   int status = sim_pointer_device(start, static_cast<size_t>(last - first), &owner);
   if (status != SIMPLER_OK) {
     fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
-         position(arg_index) + ": DEVICE tensor bytes [" + std::to_string(t.buffer.addr + first) + ", +" +
-             std::to_string(last - first) + ") are not inside one live device allocation (" +
-             simpler_status_name(status) + ")");
+         position(arg_index) + ": DEVICE tensor bytes [" + std::to_string(t.buffer.addr + first) +
+             ", +" + std::to_string(last - first) +
+             ") are not inside one live device allocation (" + simpler_status_name(status) + ")");
   }
   if (owner != device) {
-    fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT, position(arg_index) + ": DEVICE tensor lives on device " +
-                                               std::to_string(owner) + ", the context uses device " +
-                                               std::to_string(device));
+    fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
+         position(arg_index) + ": DEVICE tensor lives on device " + std::to_string(owner) +
+             ", the context uses device " + std::to_string(device));
   }
 }
 
@@ -47,17 +47,18 @@ void check_call_args(const ChipStorageTaskArgs& args, std::span<const ArgDirecti
   const uint64_t given = uint64_t{args.tensor_count} + args.scalar_count;
   if (given != signature.size()) {
     fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
-         "the callable's signature has " + std::to_string(signature.size()) + " arguments, args hold " +
-             std::to_string(args.tensor_count) + " tensors + " + std::to_string(args.scalar_count) +
-             " scalars");
+         "the callable's signature has " + std::to_string(signature.size()) +
+             " arguments, args hold " + std::to_string(args.tensor_count) + " tensors + " +
+             std::to_string(args.scalar_count) + " scalars");
   }
   for (uint32_t i = 0; i < signature.size(); ++i) {
     const bool wants_tensor = is_tensor_direction(signature[i]);
     const bool is_tensor = i < args.tensor_count;
     if (wants_tensor != is_tensor) {
       fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
-           position(i) + ": the signature says " + arg_direction_name(signature[i]) + " but args pass a " +
-               (is_tensor ? "tensor" : "scalar") + " there (tensors come first, then scalars)");
+           position(i) + ": the signature says " + arg_direction_name(signature[i]) +
+               " but args pass a " + (is_tensor ? "tensor" : "scalar") +
+               " there (tensors come first, then scalars)");
     }
   }
   for (uint32_t i = 0; i < args.tensor_count; ++i) {
@@ -74,11 +75,13 @@ void check_call_args(const ChipStorageTaskArgs& args, std::span<const ArgDirecti
     } else if (t.space == CHIP_SPACE_HOST) {
       if (!allow_host) {
         fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
-             what() + ": a HOST-space tensor; kernel mode takes DEVICE tensors only (copy the data to "
-                      "device memory first)");
+             what() +
+                 ": a HOST-space tensor; kernel mode takes DEVICE tensors only (copy the data to "
+                 "device memory first)");
       }
     } else {
-      fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT, what() + ": unknown address space " + std::to_string(t.space));
+      fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
+           what() + ": unknown address space " + std::to_string(t.space));
     }
   }
 }

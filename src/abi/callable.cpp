@@ -26,9 +26,11 @@ ResidentCallable make_resident(const uint8_t* bytes, size_t size) {
   std::string error;
   int status = LoadedProgram::load(c.view, &c.program, &error);
   if (status != SIMPLER_OK) {
-    fail(status, "loading the ChipCallable '" + std::string(c.view.func_name) + "' failed: " + error);
+    fail(status,
+         "loading the ChipCallable '" + std::string(c.view.func_name) + "' failed: " + error);
   }
-  if (!c.program) fail(PTO_RUNTIME_ERR_INTERNAL, "LoadedProgram::load reported success without a program");
+  if (!c.program)
+    fail(PTO_RUNTIME_ERR_INTERNAL, "LoadedProgram::load reported success without a program");
   return c;
 }
 

@@ -19,7 +19,7 @@ ChipCallableView parse_callable(const void* image, size_t size);
 struct ResidentCallable {
   const uint8_t* bytes = nullptr;  // the uploaded copy (device memory, host-addressable)
   size_t size = 0;
-  ChipCallableView view;           // views into `bytes`
+  ChipCallableView view;  // views into `bytes`
   std::vector<ArgDirection> signature;
   std::unique_ptr<LoadedProgram> program;
 };

@@ -24,7 +24,8 @@ const uint8_t* CodeArena::upload(const void* bytes, size_t size) {
              " bytes free (set SIMPLER_KERNEL_CODE_ARENA_BYTES before init for a larger arena)");
   }
   uint8_t* dst = block_.data() + start;
-  check_driver(sim_memcpy(dst, bytes, size, SIM_MEMCPY_HOST_TO_DEVICE), "uploading a callable image");
+  check_driver(sim_memcpy(dst, bytes, size, SIM_MEMCPY_HOST_TO_DEVICE),
+               "uploading a callable image");
   used_ = start + size;
   return dst;
 }

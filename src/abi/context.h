@@ -20,7 +20,8 @@ enum class ContextMode : int { Fresh = 0, Program = 1, Kernel = 2 };
 }
 
 struct SimplerDeviceContext {
-  explicit SimplerDeviceContext(const simpler::rt::host::BuildTraits& build_traits) : traits(build_traits) {}
+  explicit SimplerDeviceContext(const simpler::rt::host::BuildTraits& build_traits)
+      : traits(build_traits) {}
 
   const simpler::rt::host::BuildTraits& traits;
   simpler::rt::host::ErrorSlot errors;

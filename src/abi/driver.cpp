@@ -45,7 +45,8 @@ ScopedDevice::~ScopedDevice() {
 
 DeviceAllocation DeviceAllocation::allocate(size_t bytes, const std::string& what) {
   void* ptr = nullptr;
-  check_driver(sim_malloc(&ptr, bytes), "allocating " + std::to_string(bytes) + " device bytes for " + what);
+  check_driver(sim_malloc(&ptr, bytes),
+               "allocating " + std::to_string(bytes) + " device bytes for " + what);
   DeviceAllocation a;
   a.ptr_ = static_cast<uint8_t*>(ptr);
   a.size_ = bytes;

@@ -18,15 +18,20 @@ size_t KernelLimits::arena_bytes_from_environment() {
   char* end = nullptr;
   const unsigned long long value = std::strtoull(text, &end, 10);
   if (*end != '\0' || text[0] == '-' || value < kMinArenaBytes) {
-    fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT, std::string("SIMPLER_KERNEL_CODE_ARENA_BYTES='") + text +
-                                               "' is not a byte count >= " + std::to_string(kMinArenaBytes));
+    fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
+         std::string("SIMPLER_KERNEL_CODE_ARENA_BYTES='") + text +
+             "' is not a byte count >= " + std::to_string(kMinArenaBytes));
   }
   return static_cast<size_t>(value);
 }
 
 KernelMode::KernelMode(const BuildTraits& traits, int32_t device, uint64_t generation,
                        ErrorSlot& errors, DeviceClaim claim)
-    : traits_(traits), device_(device), generation_(generation), errors_(errors), claim_(std::move(claim)) {}
+    : traits_(traits),
+      device_(device),
+      generation_(generation),
+      errors_(errors),
+      claim_(std::move(claim)) {}
 
 KernelMode::~KernelMode() = default;
 
@@ -41,7 +46,8 @@ void KernelMode::commit(const SimplerCallConfig& config, size_t arena_bytes) {
     std::string error;
     int status = Engine::create(options, &engine_, &error);
     if (status != SIMPLER_OK) fail(status, "creating the kernel-mode engine failed: " + error);
-    if (!engine_) fail(PTO_RUNTIME_ERR_INTERNAL, "Engine::create reported success without an engine");
+    if (!engine_)
+      fail(PTO_RUNTIME_ERR_INTERNAL, "Engine::create reported success without an engine");
     phase_ = Phase::Open;
   } catch (const AbiError& e) {
     // Roll back what we took; anything that cannot be released waits for finalize_device.
@@ -58,13 +64,17 @@ void KernelMode::commit(const SimplerCallConfig& config, size_t arena_bytes) {
 
 const char* KernelMode::phase_refusal() const {
   switch (phase_) {
-    case Phase::Committing: return "the kernel-mode init of this context did not complete";
-    case Phase::Open: return nullptr;
+    case Phase::Committing:
+      return "the kernel-mode init of this context did not complete";
+    case Phase::Open:
+      return nullptr;
     case Phase::Poisoned:
       return "the context is poisoned: an earlier prepare could not load its orchestration; "
              "finalize_device it and start a new context";
-    case Phase::Closing: return "finalize_device has started on this context (retry finalize_device)";
-    case Phase::Closed: return "the context was finalized; create a new context";
+    case Phase::Closing:
+      return "finalize_device has started on this context (retry finalize_device)";
+    case Phase::Closed:
+      return "the context was finalized; create a new context";
   }
   return "unknown phase";
 }
@@ -74,9 +84,9 @@ int64_t KernelMode::prepare(const void* image, size_t size) {
   if (const char* why = phase_refusal()) fail(PTO_RUNTIME_ERR_INVALID_STATE, why);
   (void)parse_callable(image, size);  // full walk of the caller's bytes first
   if (static_cast<int64_t>(callables_.size()) >= KernelLimits::kMaxCallables) {
-    fail(PTO_RUNTIME_ERR_CALLABLE_COUNT_EXCEEDED,
-         "the context already holds " + std::to_string(KernelLimits::kMaxCallables) +
-             " callables, the kernel-mode limit");
+    fail(PTO_RUNTIME_ERR_CALLABLE_COUNT_EXCEEDED, "the context already holds " +
+                                                      std::to_string(KernelLimits::kMaxCallables) +
+                                                      " callables, the kernel-mode limit");
   }
   const size_t mark = arena_.used();
   const uint8_t* uploaded = arena_.upload(image, size);
@@ -105,8 +115,9 @@ void KernelMode::launch(int64_t callable_id, const ChipStorageTaskArgs& args, si
          std::string("stream: not a live sim stream (") + simpler_status_name(status) + ")");
   }
   if (stream_device != device_) {
-    fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT, "stream: it belongs to device " + std::to_string(stream_device) +
-                                               ", the kernel context uses device " + std::to_string(device_));
+    fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
+         "stream: it belongs to device " + std::to_string(stream_device) +
+             ", the kernel context uses device " + std::to_string(device_));
   }
   const ResidentCallable& callable = callables_[static_cast<size_t>(callable_id)];
   check_call_args(args, callable.signature, device_, /*allow_host=*/false);
@@ -123,7 +134,8 @@ void KernelMode::launch(int64_t callable_id, const ChipStorageTaskArgs& args, si
   }
 
   in_flight_.fetch_add(1, std::memory_order_relaxed);
-  status = sim_launch_device_job(stream, &KernelMode::run_launch, record, &KernelMode::finish_launch);
+  status =
+      sim_launch_device_job(stream, &KernelMode::run_launch, record, &KernelMode::finish_launch);
   if (status != SIMPLER_OK) {
     in_flight_.fetch_sub(1, std::memory_order_relaxed);
     pool_.release(record);
@@ -142,8 +154,9 @@ int KernelMode::run_launch(void* p) {
   const int status =
       self.engine_->execute(*record->program, record->expanded_args(scratch), nullptr, &error);
   if (status != SIMPLER_OK) {
-    self.errors_.set("kernel launch of callable " + std::to_string(record->callable_id) + " failed: " +
-                     simpler_status_name(status) + (error.empty() ? "" : ": " + error));
+    self.errors_.set("kernel launch of callable " + std::to_string(record->callable_id) +
+                     " failed: " + simpler_status_name(status) +
+                     (error.empty() ? "" : ": " + error));
   }
   return status;
 }
@@ -191,9 +204,9 @@ int KernelMode::finalize() {
   std::lock_guard<std::mutex> lock(mutex_);
   const uint64_t unfinished = in_flight_.load(std::memory_order_acquire);
   if (unfinished != 0) {
-    fail(PTO_RUNTIME_ERR_INVALID_STATE,
-         "busy: " + std::to_string(unfinished) +
-             " launch(es) of this context have not finished; synchronize the stream, then finalize again");
+    fail(PTO_RUNTIME_ERR_INVALID_STATE, "busy: " + std::to_string(unfinished) +
+                                            " launch(es) of this context have not finished; "
+                                            "synchronize the stream, then finalize again");
   }
   if (phase_ == Phase::Closed) return SIMPLER_OK;
   phase_ = Phase::Closing;

@@ -15,20 +15,20 @@
 #include <mutex>
 #include <vector>
 
-#include "engine/engine.h"
 #include "abi/build_traits.h"
 #include "abi/callable.h"
 #include "abi/code_arena.h"
 #include "abi/device_claims.h"
 #include "abi/error_slot.h"
 #include "abi/launch_pool.h"
+#include "engine/engine.h"
 #include "simpler/abi/chip_types.h"
 #include "simpler/sim/sim_driver.h"
 
 namespace simpler::rt::host {
 
 struct KernelLimits {
-  static constexpr int64_t kMaxCallables = 256;                  // ids are 0..255
+  static constexpr int64_t kMaxCallables = 256;                   // ids are 0..255
   static constexpr size_t kDefaultArenaBytes = size_t{32} << 20;  // 32 MiB
   static constexpr size_t kMinArenaBytes = 4096;
   // SIMPLER_KERNEL_CODE_ARENA_BYTES overrides the arena size. Throws AbiError
@@ -61,7 +61,7 @@ class KernelMode {
 
   static int run_launch(void* record);
   static void finish_launch(void* record);
-  int release_all();  // mutex_ held
+  int release_all();                    // mutex_ held
   bool holds_resources_locked() const;  // mutex_ held
   const char* phase_refusal() const;
 

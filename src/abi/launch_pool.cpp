@@ -43,7 +43,8 @@ void LaunchPool::grow(size_t count) {
 
 LaunchRecord* LaunchPool::acquire() {
   if (free_ == nullptr) free_ = returned_.exchange(nullptr, std::memory_order_acquire);
-  if (free_ == nullptr) grow(capacity());  // doubles; only when more launches are in flight than ever
+  if (free_ == nullptr)
+    grow(capacity());  // doubles; only when more launches are in flight than ever
   LaunchRecord* r = free_;
   free_ = r->next_free;
   r->next_free = nullptr;

@@ -13,8 +13,8 @@
 #pragma once
 
 #include <atomic>
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -63,8 +63,8 @@ class LaunchPool {
   LaunchPool(const LaunchPool&) = delete;
   LaunchPool& operator=(const LaunchPool&) = delete;
 
-  LaunchRecord* acquire();              // one caller at a time (serialized by the owner)
-  void release(LaunchRecord* record);   // any thread, lock-free
+  LaunchRecord* acquire();             // one caller at a time (serialized by the owner)
+  void release(LaunchRecord* record);  // any thread, lock-free
   size_t capacity() const { return capacity_.load(std::memory_order_relaxed); }
 
  private:
@@ -72,7 +72,7 @@ class LaunchPool {
 
   std::vector<std::unique_ptr<LaunchRecord[]>> chunks_;
   std::atomic<size_t> capacity_{0};
-  LaunchRecord* free_ = nullptr;                // acquire()'s private list
+  LaunchRecord* free_ = nullptr;                  // acquire()'s private list
   std::atomic<LaunchRecord*> returned_{nullptr};  // released records
 };
 

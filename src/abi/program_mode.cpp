@@ -38,7 +38,8 @@ std::string run_name(uint64_t run_id) { return "run " + std::to_string(run_id); 
 
 }  // namespace
 
-ProgramMode::ProgramMode(const BuildTraits& traits, int32_t device, ErrorSlot& errors, DeviceClaim claim)
+ProgramMode::ProgramMode(const BuildTraits& traits, int32_t device, ErrorSlot& errors,
+                         DeviceClaim claim)
     : traits_(traits), device_(device), errors_(errors), claim_(std::move(claim)) {}
 
 ProgramMode::~ProgramMode() = default;
@@ -67,19 +68,26 @@ void ProgramMode::open(const SimplerCallConfig* prewarm) {
 
 void ProgramMode::require_open() const {
   switch (phase_) {
-    case Phase::Open: return;
-    case Phase::Opening: fail(PTO_RUNTIME_ERR_INVALID_STATE, "the program-mode init of this context did not complete");
-    case Phase::Closing: fail(PTO_RUNTIME_ERR_INVALID_STATE, "finalize_device has started on this context");
-    case Phase::Closed: fail(PTO_RUNTIME_ERR_INVALID_STATE, "the context was finalized; create a new context");
+    case Phase::Open:
+      return;
+    case Phase::Opening:
+      fail(PTO_RUNTIME_ERR_INVALID_STATE, "the program-mode init of this context did not complete");
+    case Phase::Closing:
+      fail(PTO_RUNTIME_ERR_INVALID_STATE, "finalize_device has started on this context");
+    case Phase::Closed:
+      fail(PTO_RUNTIME_ERR_INVALID_STATE, "the context was finalized; create a new context");
   }
 }
 
 Engine* ProgramMode::ensure_engine(const SimplerCallConfig* config) {
-  if (engine_ && (config == nullptr || !rings_differ(*config, engine_config_))) return engine_.get();
+  if (engine_ && (config == nullptr || !rings_differ(*config, engine_config_)))
+    return engine_.get();
   if (engine_ && !runs_.empty()) {
     fail(PTO_RUNTIME_ERR_PREPARED_INCOMPATIBLE,
-         "the config asks for other ring sizes than the engine in use, and " + std::to_string(runs_.size()) +
-             " prepared run(s) still use it; finalize them first (or prewarm with the sizes you need)");
+         "the config asks for other ring sizes than the engine in use, and " +
+             std::to_string(runs_.size()) +
+             " prepared run(s) still use it; finalize them first (or prewarm with the sizes you "
+             "need)");
   }
   SimplerCallConfig wanted = config != nullptr ? *config : default_config();
   ScopedDevice on_device(device_);
@@ -122,7 +130,8 @@ void ProgramMode::unregister_callable(int64_t callable_id) {
   require_open();
   auto it = callables_.find(callable_id);
   if (it == callables_.end()) {
-    fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT, "callable id " + std::to_string(callable_id) + " is not registered");
+    fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
+         "callable id " + std::to_string(callable_id) + " is not registered");
   }
   if (it->second->runs_using != 0) {
     fail(PTO_RUNTIME_ERR_INVALID_STATE, "callable " + std::to_string(callable_id) + " is used by " +
@@ -143,7 +152,8 @@ void ProgramMode::unregister_callable(int64_t callable_id) {
 std::shared_ptr<ProgramRun> ProgramMode::find_run(uint64_t run_id) const {
   auto it = runs_.find(run_id);
   if (it == runs_.end()) {
-    fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT, run_name(run_id) + " is not a prepared run of this context");
+    fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
+         run_name(run_id) + " is not a prepared run of this context");
   }
   return it->second;
 }
@@ -154,7 +164,8 @@ uint64_t ProgramMode::prepare_run(int64_t callable_id, const ChipStorageTaskArgs
   require_open();
   auto it = callables_.find(callable_id);
   if (it == callables_.end()) {
-    fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT, "callable id " + std::to_string(callable_id) + " is not registered");
+    fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
+         "callable id " + std::to_string(callable_id) + " is not registered");
   }
   if (config != nullptr) {
     std::string why = validate_call_config(*config);
@@ -225,12 +236,15 @@ void ProgramMode::launch_run(uint64_t run_id) {
   std::lock_guard<std::mutex> lock(mutex_);
   require_open();
   std::shared_ptr<ProgramRun> run = find_run(run_id);
-  if (run->launched) fail(PTO_RUNTIME_ERR_INVALID_STATE, run_name(run_id) + " was already launched");
-  if (run->finalizing) fail(PTO_RUNTIME_ERR_INVALID_STATE, run_name(run_id) + " is being finalized");
+  if (run->launched)
+    fail(PTO_RUNTIME_ERR_INVALID_STATE, run_name(run_id) + " was already launched");
+  if (run->finalizing)
+    fail(PTO_RUNTIME_ERR_INVALID_STATE, run_name(run_id) + " is being finalized");
   renew_stream_after_error();
   auto handle = std::make_unique<JobHandle>(JobHandle{run, this});
-  check_driver(sim_launch_device_job(stream_, &ProgramMode::run_job, handle.get(), &ProgramMode::finish_job),
-               "enqueueing " + run_name(run_id));
+  check_driver(
+      sim_launch_device_job(stream_, &ProgramMode::run_job, handle.get(), &ProgramMode::finish_job),
+      "enqueueing " + run_name(run_id));
   (void)handle.release();  // owned by the job's cleanup now
   run->launched = true;
 }
@@ -240,7 +254,8 @@ bool ProgramMode::poll_run(uint64_t run_id) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     run = find_run(run_id);
-    if (!run->launched) fail(PTO_RUNTIME_ERR_INVALID_STATE, run_name(run_id) + " has not been launched");
+    if (!run->launched)
+      fail(PTO_RUNTIME_ERR_INVALID_STATE, run_name(run_id) + " has not been launched");
   }
   std::lock_guard<std::mutex> lock(run->mutex);
   return run->done;
@@ -251,10 +266,12 @@ int ProgramMode::wait_run(uint64_t run_id, int64_t timeout_us) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     run = find_run(run_id);
-    if (!run->launched) fail(PTO_RUNTIME_ERR_INVALID_STATE, run_name(run_id) + " has not been launched");
+    if (!run->launched)
+      fail(PTO_RUNTIME_ERR_INVALID_STATE, run_name(run_id) + " has not been launched");
   }
   if (!run->wait_done(timeout_us)) {
-    fail(PTO_RUNTIME_ERR_TIMEOUT, run_name(run_id) + " did not finish within " + std::to_string(timeout_us) +
+    fail(PTO_RUNTIME_ERR_TIMEOUT, run_name(run_id) + " did not finish within " +
+                                      std::to_string(timeout_us) +
                                       " us; it keeps running (wait again or finalize it)");
   }
   std::lock_guard<std::mutex> lock(run->mutex);
@@ -270,7 +287,8 @@ int ProgramMode::finalize_run(uint64_t run_id) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     run = find_run(run_id);
-    if (run->finalizing) fail(PTO_RUNTIME_ERR_INVALID_STATE, run_name(run_id) + " is already being finalized");
+    if (run->finalizing)
+      fail(PTO_RUNTIME_ERR_INVALID_STATE, run_name(run_id) + " is already being finalized");
     run->finalizing = true;
   }
   if (run->launched) (void)run->wait_done(-1);
@@ -278,7 +296,8 @@ int ProgramMode::finalize_run(uint64_t run_id) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = runs_.find(run_id);
   if (it == runs_.end() || it->second != run) {
-    fail(PTO_RUNTIME_ERR_INVALID_STATE, run_name(run_id) + " was released by finalize_device meanwhile");
+    fail(PTO_RUNTIME_ERR_INVALID_STATE,
+         run_name(run_id) + " was released by finalize_device meanwhile");
   }
   int status = SIMPLER_OK;
   std::string message;
@@ -304,7 +323,8 @@ int ProgramMode::finalize_run(uint64_t run_id) {
     leftover_staging_.push_back(std::move(run->staging));
     if (status == SIMPLER_OK) {
       status = map_driver_status(release_status);
-      message = run_name(run_id) + ": freeing its staging failed: " + simpler_status_name(release_status) +
+      message = run_name(run_id) +
+                ": freeing its staging failed: " + simpler_status_name(release_status) +
                 " (kept for finalize_device)";
     }
   }
@@ -318,15 +338,14 @@ void ProgramMode::check_device_range(uint64_t device_ptr, size_t size, const cha
   int32_t owner = -1;
   int status = sim_pointer_device(reinterpret_cast<const void*>(device_ptr), size, &owner);
   if (status != SIMPLER_OK) {
-    fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT, std::string(what) + ": [" + std::to_string(device_ptr) + ", +" +
-                                               std::to_string(size) +
-                                               ") is not inside one live device allocation (" +
-                                               simpler_status_name(status) + ")");
+    fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
+         std::string(what) + ": [" + std::to_string(device_ptr) + ", +" + std::to_string(size) +
+             ") is not inside one live device allocation (" + simpler_status_name(status) + ")");
   }
   if (owner != device_) {
-    fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT, std::string(what) + ": the pointer is memory of device " +
-                                               std::to_string(owner) + ", the context owns device " +
-                                               std::to_string(device_));
+    fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
+         std::string(what) + ": the pointer is memory of device " + std::to_string(owner) +
+             ", the context owns device " + std::to_string(device_));
   }
 }
 
@@ -362,8 +381,9 @@ void ProgramMode::copy_to(uint64_t dst_device, const void* src_host, size_t size
   if (src_host == nullptr) fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT, "src_host is NULL");
   check_device_range(dst_device, size, "dst_device");
   ScopedDevice on_device(device_);
-  check_driver(sim_memcpy(reinterpret_cast<void*>(dst_device), src_host, size, SIM_MEMCPY_HOST_TO_DEVICE),
-               "copying to the device");
+  check_driver(
+      sim_memcpy(reinterpret_cast<void*>(dst_device), src_host, size, SIM_MEMCPY_HOST_TO_DEVICE),
+      "copying to the device");
 }
 
 void ProgramMode::copy_from(void* dst_host, uint64_t src_device, size_t size) {
@@ -373,7 +393,8 @@ void ProgramMode::copy_from(void* dst_host, uint64_t src_device, size_t size) {
   if (dst_host == nullptr) fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT, "dst_host is NULL");
   check_device_range(src_device, size, "src_device");
   ScopedDevice on_device(device_);
-  check_driver(sim_memcpy(dst_host, reinterpret_cast<const void*>(src_device), size, SIM_MEMCPY_DEVICE_TO_HOST),
+  check_driver(sim_memcpy(dst_host, reinterpret_cast<const void*>(src_device), size,
+                          SIM_MEMCPY_DEVICE_TO_HOST),
                "copying from the device");
 }
 
@@ -405,8 +426,9 @@ bool ProgramMode::holds_resources() const {
 }
 
 bool ProgramMode::holds_resources_locked() const {
-  return claim_.held() || stream_ != nullptr || engine_ != nullptr || !callables_.empty() || !runs_.empty() ||
-         !allocations_.empty() || !leftover_staging_.empty() || !leftover_blocks_.empty();
+  return claim_.held() || stream_ != nullptr || engine_ != nullptr || !callables_.empty() ||
+         !runs_.empty() || !allocations_.empty() || !leftover_staging_.empty() ||
+         !leftover_blocks_.empty();
 }
 
 int ProgramMode::release_all() {

@@ -15,7 +15,6 @@
 #include <mutex>
 #include <vector>
 
-#include "engine/engine.h"
 #include "abi/build_traits.h"
 #include "abi/callable.h"
 #include "abi/device_claims.h"
@@ -23,6 +22,7 @@
 #include "abi/error_slot.h"
 #include "abi/program_run.h"
 #include "abi/staging.h"
+#include "engine/engine.h"
 #include "simpler/sim/sim_driver.h"
 
 namespace simpler::rt::host {
@@ -47,7 +47,8 @@ class ProgramMode {
   int64_t register_callable(const void* image, size_t size);
   void unregister_callable(int64_t callable_id);
 
-  uint64_t prepare_run(int64_t callable_id, const ChipStorageTaskArgs& args, const SimplerCallConfig* config);
+  uint64_t prepare_run(int64_t callable_id, const ChipStorageTaskArgs& args,
+                       const SimplerCallConfig* config);
   void launch_run(uint64_t run_id);
   bool poll_run(uint64_t run_id);
   int wait_run(uint64_t run_id, int64_t timeout_us);
@@ -60,18 +61,18 @@ class ProgramMode {
   void memory_info(uint64_t* out_free, uint64_t* out_total);
 
   uint64_t committed_bytes() const;
-  int finalize();  // waits for the context's launched runs first
+  int finalize();                // waits for the context's launched runs first
   bool holds_resources() const;  // locks
 
  private:
   enum class Phase { Opening, Open, Closing, Closed };
 
-  void require_open() const;  // mutex_ held
+  void require_open() const;                                    // mutex_ held
   std::shared_ptr<ProgramRun> find_run(uint64_t run_id) const;  // mutex_ held; throws
   Engine* ensure_engine(const SimplerCallConfig* config);       // mutex_ held
   void check_device_range(uint64_t device_ptr, size_t size, const char* what) const;
-  int release_all();  // mutex_ held
-  void renew_stream_after_error();  // mutex_ held
+  int release_all();                    // mutex_ held
+  void renew_stream_after_error();      // mutex_ held
   bool holds_resources_locked() const;  // mutex_ held
 
   struct JobHandle;

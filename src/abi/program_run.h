@@ -7,8 +7,8 @@
 #include <mutex>
 #include <string>
 
-#include "engine/engine.h"
 #include "abi/staging.h"
+#include "engine/engine.h"
 #include "simpler/abi/chip_types.h"
 
 namespace simpler::rt::host {

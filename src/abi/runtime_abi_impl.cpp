@@ -58,20 +58,27 @@ void check_config(const SimplerCallConfig& config, const char* name) {
 
 ProgramMode& program_of(SimplerDeviceContext* ctx) {
   switch (ctx->mode.load(std::memory_order_acquire)) {
-    case ContextMode::Program: return *ctx->program;
+    case ContextMode::Program:
+      return *ctx->program;
     case ContextMode::Kernel:
-      fail(PTO_RUNTIME_ERR_INVALID_STATE, "this is a kernel-mode context; program-mode entries are refused");
-    case ContextMode::Fresh: break;
+      fail(PTO_RUNTIME_ERR_INVALID_STATE,
+           "this is a kernel-mode context; program-mode entries are refused");
+    case ContextMode::Fresh:
+      break;
   }
-  fail(PTO_RUNTIME_ERR_INVALID_STATE, "the context is not initialized; call simpler_init_device first");
+  fail(PTO_RUNTIME_ERR_INVALID_STATE,
+       "the context is not initialized; call simpler_init_device first");
 }
 
 KernelMode& kernel_of(SimplerDeviceContext* ctx) {
   switch (ctx->mode.load(std::memory_order_acquire)) {
-    case ContextMode::Kernel: return *ctx->kernel;
+    case ContextMode::Kernel:
+      return *ctx->kernel;
     case ContextMode::Program:
-      fail(PTO_RUNTIME_ERR_INVALID_STATE, "this is a program-mode context; kernel-mode entries are refused");
-    case ContextMode::Fresh: break;
+      fail(PTO_RUNTIME_ERR_INVALID_STATE,
+           "this is a program-mode context; kernel-mode entries are refused");
+    case ContextMode::Fresh:
+      break;
   }
   fail(PTO_RUNTIME_ERR_INVALID_STATE,
        ctx->traits.kernel_mode_supported
@@ -86,8 +93,9 @@ const char* mode_name(ContextMode mode) {
 void refuse_second_init(SimplerDeviceContext* ctx) {
   ContextMode mode = ctx->mode.load(std::memory_order_acquire);
   if (mode != ContextMode::Fresh) {
-    fail(PTO_RUNTIME_ERR_INVALID_STATE, std::string("the context is latched to ") + mode_name(mode) +
-                                            " mode for life; create a new context for another init");
+    fail(PTO_RUNTIME_ERR_INVALID_STATE,
+         std::string("the context is latched to ") + mode_name(mode) +
+             " mode for life; create a new context for another init");
   }
 }
 
@@ -154,19 +162,22 @@ int init_device(SimplerDeviceContext* ctx, int32_t device_id, const SimplerCallC
     int32_t count = 0;
     check_driver(sim_get_device_count(&count), "counting devices");
     if (device_id < 0 || device_id >= count) {
-      fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
-           "device_id " + std::to_string(device_id) + " is out of range (" + std::to_string(count) + " devices)");
+      fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT, "device_id " + std::to_string(device_id) +
+                                                 " is out of range (" + std::to_string(count) +
+                                                 " devices)");
     }
     if (prewarm != nullptr) check_config(*prewarm, "prewarm");
     std::lock_guard<std::mutex> lock(ctx->init_mutex);
     refuse_second_init(ctx);
     DeviceClaim claim = DeviceClaim::try_take(ClaimKind::Program, device_id);
     if (!claim.held()) {
-      fail(PTO_RUNTIME_ERR_INVALID_STATE, "device " + std::to_string(device_id) +
-                                              " is already owned by another program-mode context of this "
-                                              "runtime build; finalize that one first");
+      fail(PTO_RUNTIME_ERR_INVALID_STATE,
+           "device " + std::to_string(device_id) +
+               " is already owned by another program-mode context of this "
+               "runtime build; finalize that one first");
     }
-    ctx->program = std::make_unique<ProgramMode>(ctx->traits, device_id, ctx->errors, std::move(claim));
+    ctx->program =
+        std::make_unique<ProgramMode>(ctx->traits, device_id, ctx->errors, std::move(claim));
     ctx->mode.store(ContextMode::Program, std::memory_order_release);
     ctx->program->open(prewarm);
     return SIMPLER_OK;
@@ -224,7 +235,8 @@ int poll_run(SimplerDeviceContext* ctx, uint64_t run_id, int32_t* out_done) {
 
 int wait_run(SimplerDeviceContext* ctx, uint64_t run_id, int64_t timeout_us) {
   if (ctx == nullptr) return PTO_RUNTIME_ERR_INVALID_ARGUMENT;
-  return guarded(ctx, "simpler_wait_run", [&] { return program_of(ctx).wait_run(run_id, timeout_us); });
+  return guarded(ctx, "simpler_wait_run",
+                 [&] { return program_of(ctx).wait_run(run_id, timeout_us); });
 }
 
 int finalize_run(SimplerDeviceContext* ctx, uint64_t run_id) {
@@ -271,7 +283,8 @@ int device_free(SimplerDeviceContext* ctx, uint64_t device_ptr) {
   });
 }
 
-int copy_to_device(SimplerDeviceContext* ctx, uint64_t dst_device, const void* src_host, size_t size) {
+int copy_to_device(SimplerDeviceContext* ctx, uint64_t dst_device, const void* src_host,
+                   size_t size) {
   if (ctx == nullptr) return PTO_RUNTIME_ERR_INVALID_ARGUMENT;
   return guarded(ctx, "simpler_copy_to_device", [&] {
     require(src_host != nullptr || size == 0, "src_host is NULL");
@@ -321,15 +334,16 @@ int kernel_mode_init(SimplerDeviceContext* ctx, int32_t device_id, const void* a
     check_config(*config, "config");
     // 2. Capability: a build without kernel mode takes nothing.
     if (!ctx->traits.kernel_mode_supported) {
-      fail(PTO_RUNTIME_ERR_UNSUPPORTED,
-           std::string("the runtime build '") + ctx->traits.name + "' does not support kernel mode");
+      fail(PTO_RUNTIME_ERR_UNSUPPORTED, std::string("the runtime build '") + ctx->traits.name +
+                                            "' does not support kernel mode");
     }
     const size_t arena_bytes = KernelLimits::arena_bytes_from_environment();
     // 3. The caller owns the device: it must already be current here (never set by us).
     const int32_t current = current_device();
     if (current < 0) {
-      fail(PTO_RUNTIME_ERR_INVALID_STATE, "no device is current on the calling thread; make device " +
-                                              std::to_string(device_id) + " current (sim_set_device) first");
+      fail(PTO_RUNTIME_ERR_INVALID_STATE,
+           "no device is current on the calling thread; make device " + std::to_string(device_id) +
+               " current (sim_set_device) first");
     }
     if (current != device_id) {
       fail(PTO_RUNTIME_ERR_INVALID_STATE, "device " + std::to_string(current) +
@@ -341,11 +355,13 @@ int kernel_mode_init(SimplerDeviceContext* ctx, int32_t device_id, const void* a
     refuse_second_init(ctx);
     DeviceClaim claim = DeviceClaim::try_take(ClaimKind::Kernel, device_id);
     if (!claim.held()) {
-      fail(PTO_RUNTIME_ERR_INVALID_STATE, "device " + std::to_string(device_id) +
-                                              " already has a live kernel-mode context of this runtime "
-                                              "build; finalize that one first");
+      fail(PTO_RUNTIME_ERR_INVALID_STATE,
+           "device " + std::to_string(device_id) +
+               " already has a live kernel-mode context of this runtime "
+               "build; finalize that one first");
     }
-    ctx->kernel = std::make_unique<KernelMode>(ctx->traits, device_id, generation, ctx->errors, std::move(claim));
+    ctx->kernel = std::make_unique<KernelMode>(ctx->traits, device_id, generation, ctx->errors,
+                                               std::move(claim));
     ctx->mode.store(ContextMode::Kernel, std::memory_order_release);
     ctx->kernel->commit(*config, arena_bytes);
     return SIMPLER_OK;
@@ -364,16 +380,16 @@ int kernel_mode_prepare_callable(SimplerDeviceContext* ctx, const void* image, s
   });
 }
 
-int kernel_mode_launch(SimplerDeviceContext* ctx, int64_t callable_id, const ChipStorageTaskArgs* args,
-                       void* stream) {
+int kernel_mode_launch(SimplerDeviceContext* ctx, int64_t callable_id,
+                       const ChipStorageTaskArgs* args, void* stream) {
   if (ctx == nullptr) return PTO_RUNTIME_ERR_INVALID_ARGUMENT;
   return guarded(ctx, "simpler_kernel_mode_launch", [&] {
     require(args != nullptr, "args is NULL");
     require(stream != nullptr, "stream is NULL; pass the caller's sim_stream_t");
     if (callable_id < 0 || callable_id >= KernelLimits::kMaxCallables) {
-      fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT, "callable_id " + std::to_string(callable_id) +
-                                                 " is out of range (0.." +
-                                                 std::to_string(KernelLimits::kMaxCallables - 1) + ")");
+      fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
+           "callable_id " + std::to_string(callable_id) + " is out of range (0.." +
+               std::to_string(KernelLimits::kMaxCallables - 1) + ")");
     }
     kernel_of(ctx).launch(callable_id, *args, static_cast<sim_stream_t>(stream));
     return SIMPLER_OK;
@@ -387,9 +403,14 @@ int committed_device_memory(SimplerDeviceContext* ctx, uint64_t* out_bytes) {
   if (ctx == nullptr || out_bytes == nullptr) return PTO_RUNTIME_ERR_INVALID_ARGUMENT;
   return guarded(ctx, "simpler_committed_device_memory", [&] {
     switch (ctx->mode.load(std::memory_order_acquire)) {
-      case ContextMode::Program: *out_bytes = ctx->program->committed_bytes(); break;
-      case ContextMode::Kernel: *out_bytes = ctx->kernel->committed_bytes(); break;
-      case ContextMode::Fresh: break;
+      case ContextMode::Program:
+        *out_bytes = ctx->program->committed_bytes();
+        break;
+      case ContextMode::Kernel:
+        *out_bytes = ctx->kernel->committed_bytes();
+        break;
+      case ContextMode::Fresh:
+        break;
     }
     return SIMPLER_OK;
   });
@@ -399,9 +420,12 @@ int finalize_device(SimplerDeviceContext* ctx) {
   if (ctx == nullptr) return PTO_RUNTIME_ERR_INVALID_ARGUMENT;
   return guarded(ctx, "finalize_device", [&] {
     switch (ctx->mode.load(std::memory_order_acquire)) {
-      case ContextMode::Program: return ctx->program->finalize();
-      case ContextMode::Kernel: return ctx->kernel->finalize();
-      case ContextMode::Fresh: break;
+      case ContextMode::Program:
+        return ctx->program->finalize();
+      case ContextMode::Kernel:
+        return ctx->kernel->finalize();
+      case ContextMode::Fresh:
+        break;
     }
     return SIMPLER_OK;
   });

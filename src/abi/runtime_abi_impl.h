@@ -30,7 +30,8 @@ int run(SimplerDeviceContext* ctx, int64_t callable_id, const ChipStorageTaskArg
         const SimplerCallConfig* config);
 int device_malloc(SimplerDeviceContext* ctx, size_t size, uint64_t* out_device_ptr);
 int device_free(SimplerDeviceContext* ctx, uint64_t device_ptr);
-int copy_to_device(SimplerDeviceContext* ctx, uint64_t dst_device, const void* src_host, size_t size);
+int copy_to_device(SimplerDeviceContext* ctx, uint64_t dst_device, const void* src_host,
+                   size_t size);
 int copy_from_device(SimplerDeviceContext* ctx, void* dst_host, uint64_t src_device, size_t size);
 int device_memory_info(SimplerDeviceContext* ctx, uint64_t* out_free, uint64_t* out_total);
 
@@ -40,8 +41,8 @@ int kernel_mode_init(SimplerDeviceContext* ctx, int32_t device_id, const void* a
                      const SimplerCallConfig* config, uint64_t generation);
 int kernel_mode_prepare_callable(SimplerDeviceContext* ctx, const void* image, size_t size,
                                  int64_t* out_callable_id);
-int kernel_mode_launch(SimplerDeviceContext* ctx, int64_t callable_id, const ChipStorageTaskArgs* args,
-                       void* stream);
+int kernel_mode_launch(SimplerDeviceContext* ctx, int64_t callable_id,
+                       const ChipStorageTaskArgs* args, void* stream);
 
 int committed_device_memory(SimplerDeviceContext* ctx, uint64_t* out_bytes);
 int finalize_device(SimplerDeviceContext* ctx);

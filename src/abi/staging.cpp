@@ -66,13 +66,15 @@ void Staging::stage(ChipStorageTaskArgs& args, std::span<const ArgDirection> sig
     }
     views.push_back({i, t.buffer.addr + first, t.buffer.addr + last, first});
   }
-  std::sort(views.begin(), views.end(), [](const HostView& a, const HostView& b) { return a.lo < b.lo; });
+  std::sort(views.begin(), views.end(),
+            [](const HostView& a, const HostView& b) { return a.lo < b.lo; });
 
   size_t begin = 0;
   while (begin < views.size()) {
     size_t end = begin + 1;
     uint64_t group_hi = views[begin].hi;
-    while (end < views.size() && views[end].lo < group_hi) group_hi = std::max(group_hi, views[end++].hi);
+    while (end < views.size() && views[end].lo < group_hi)
+      group_hi = std::max(group_hi, views[end++].hi);
     const uint64_t group_lo = views[begin].lo;
     blocks_.push_back(DeviceAllocation::allocate(group_hi - group_lo, "staging a HOST tensor"));
     const uint64_t base = blocks_.back().address();
@@ -83,9 +85,10 @@ void Staging::stage(ChipStorageTaskArgs& args, std::span<const ArgDirection> sig
       const ArgDirection dir = signature[hv.arg];
       const uint64_t device_lo = base + (hv.lo - group_lo);
       if (reads(dir)) {
-        check_driver(sim_memcpy(reinterpret_cast<void*>(device_lo), reinterpret_cast<const void*>(hv.lo),
-                                hv.hi - hv.lo, SIM_MEMCPY_HOST_TO_DEVICE),
-                     "copying HOST tensor argument " + std::to_string(hv.arg) + " to the device");
+        check_driver(
+            sim_memcpy(reinterpret_cast<void*>(device_lo), reinterpret_cast<const void*>(hv.lo),
+                       hv.hi - hv.lo, SIM_MEMCPY_HOST_TO_DEVICE),
+            "copying HOST tensor argument " + std::to_string(hv.arg) + " to the device");
       }
       const ChipTensor host_view = t;
       const int64_t esz = static_cast<int64_t>(element_size(static_cast<DataType>(t.dtype)));
@@ -102,8 +105,9 @@ void Staging::copy_back() const {
   for (const Output& out : outputs_) {
     for_each_run(out.host_view, [&](uint64_t offset, uint64_t length) {
       const uint64_t host = out.host_view.buffer.addr + offset;
-      check_driver(sim_memcpy(reinterpret_cast<void*>(host), reinterpret_cast<const void*>(host + out.device_minus_host),
-                              length, SIM_MEMCPY_DEVICE_TO_HOST),
+      check_driver(sim_memcpy(reinterpret_cast<void*>(host),
+                              reinterpret_cast<const void*>(host + out.device_minus_host), length,
+                              SIM_MEMCPY_DEVICE_TO_HOST),
                    "copying an output back to its HOST tensor");
     });
   }

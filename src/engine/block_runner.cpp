@@ -69,13 +69,15 @@ void run_block(ChipState& chip, TaskSlot& task, uint32_t block_idx, uint32_t cor
   const int64_t start = traced ? now_ns() : 0;
   task.entry(&argv[1]);
   if (traced) {
-    events.push_back(SwimlaneEvent{task.id, task.func_id, block_idx, core_type, core_id, start, now_ns()});
+    events.push_back(
+        SwimlaneEvent{task.id, task.func_id, block_idx, core_type, core_id, start, now_ns()});
   }
   if (fault != 0) {
     chip.fail(SIMPLER_CHIP_ERR_KERNEL_FAULT,
-              "kernel func_id " + std::to_string(task.func_id) + " (task " + std::to_string(task.id) +
-                  ", block " + std::to_string(block_idx) + ") on " + core_type_name(core_type) +
-                  " core " + std::to_string(core_id) + " reported fault code " + std::to_string(fault));
+              "kernel func_id " + std::to_string(task.func_id) + " (task " +
+                  std::to_string(task.id) + ", block " + std::to_string(block_idx) + ") on " +
+                  core_type_name(core_type) + " core " + std::to_string(core_id) +
+                  " reported fault code " + std::to_string(fault));
   }
 }
 

@@ -45,7 +45,8 @@ struct ChipState {
     core_count[SIMPLER_CORE_AIV] = 2 * clusters;
     for (int type = 0; type < kCoreTypeCount; ++type) {
       core_claimed[type] = std::make_unique<std::atomic<uint32_t>[]>(core_count[type]);
-      for (uint32_t i = 0; i < core_count[type]; ++i) core_claimed[type][i].store(0, std::memory_order_relaxed);
+      for (uint32_t i = 0; i < core_count[type]; ++i)
+        core_claimed[type][i].store(0, std::memory_order_relaxed);
     }
   }
   bool claim_core(uint32_t type, uint32_t id) {
@@ -54,7 +55,9 @@ struct ChipState {
     return c.load(std::memory_order_relaxed) == 0 &&
            c.compare_exchange_strong(free, 1, std::memory_order_acquire, std::memory_order_relaxed);
   }
-  void release_core(uint32_t type, uint32_t id) { core_claimed[type][id].store(0, std::memory_order_release); }
+  void release_core(uint32_t type, uint32_t id) {
+    core_claimed[type][id].store(0, std::memory_order_release);
+  }
   bool has_ready() const { return !ready[0].looks_empty() || !ready[1].looks_empty(); }
 
   TaskSlot& slot(uint64_t id) { return slots[id & window_mask]; }

@@ -41,7 +41,8 @@ bool write_dep_graph(const std::string& path, const std::vector<GraphNode>& node
   std::ostringstream s;
   s << "digraph deps {\n";
   for (const GraphNode& n : nodes) {
-    s << "  t" << n.id << " [label=\"t" << n.id << " f" << n.func_id << " " << core_name(n.core_type);
+    s << "  t" << n.id << " [label=\"t" << n.id << " f" << n.func_id << " "
+      << core_name(n.core_type);
     if (n.block_num > 1) s << " x" << n.block_num;
     s << "\"];\n";
   }
@@ -79,11 +80,14 @@ bool write_entry_args(const std::string& path, const ChipStorageTaskArgs& args,
   for (uint32_t i = 0; i < args.tensor_count && i < CHIP_MAX_TENSOR_ARGS; ++i) {
     const ChipTensor& t = args.tensors[i];
     const uint8_t dir = i < signature.size() ? signature[i] : 0;
-    s << "  [" << i << "] " << kDirections[dir & 3] << " addr=0x" << std::hex << t.buffer.addr << std::dec
-      << " bytes=" << t.buffer.size << " offset=" << t.start_offset << " dtype=" << t.dtype << " shape=(";
-    for (uint32_t d = 0; d < t.ndims && d < CHIP_TENSOR_MAX_DIMS; ++d) s << (d ? "," : "") << t.shapes[d];
+    s << "  [" << i << "] " << kDirections[dir & 3] << " addr=0x" << std::hex << t.buffer.addr
+      << std::dec << " bytes=" << t.buffer.size << " offset=" << t.start_offset
+      << " dtype=" << t.dtype << " shape=(";
+    for (uint32_t d = 0; d < t.ndims && d < CHIP_TENSOR_MAX_DIMS; ++d)
+      s << (d ? "," : "") << t.shapes[d];
     s << ") strides=(";
-    for (uint32_t d = 0; d < t.ndims && d < CHIP_TENSOR_MAX_DIMS; ++d) s << (d ? "," : "") << t.strides[d];
+    for (uint32_t d = 0; d < t.ndims && d < CHIP_TENSOR_MAX_DIMS; ++d)
+      s << (d ? "," : "") << t.strides[d];
     s << ")\n";
   }
   s << "scalars " << args.scalar_count << "\n";
@@ -95,8 +99,8 @@ bool write_entry_args(const std::string& path, const ChipStorageTaskArgs& args,
 
 bool write_profile(const std::string& path, const RunSummary& r, std::string* error) {
   std::ostringstream s;
-  s << "{\"program\":\"" << json_escape(r.program) << "\",\"status\":" << r.status << ",\"tasks\":" << r.tasks
-    << ",\"blocks\":" << r.blocks << ",\"run_ns\":" << r.run_ns
+  s << "{\"program\":\"" << json_escape(r.program) << "\",\"status\":" << r.status
+    << ",\"tasks\":" << r.tasks << ",\"blocks\":" << r.blocks << ",\"run_ns\":" << r.run_ns
     << ",\"orchestration_ns\":" << r.orchestration_ns << ",\"kernel_ns\":" << r.kernel_ns << "}\n";
   return write_file(path, s.str(), error);
 }

@@ -130,17 +130,18 @@ int Engine::create(const EngineOptions& options, std::unique_ptr<Engine>* out, s
   }
   SimTopology topology{};
   if (int rc = sim_device_topology(options.device, &topology); rc != SIMPLER_OK) {
-    err = std::string("cannot read the topology of device ") + std::to_string(options.device) + ": " +
-          simpler_status_name(rc);
+    err = std::string("cannot read the topology of device ") + std::to_string(options.device) +
+          ": " + simpler_status_name(rc);
     return rc;
   }
   if (topology.clusters < 1) {
     err = "device " + std::to_string(options.device) + " has no clusters";
     return PTO_RUNTIME_ERR_INVALID_STATE;
   }
-  const int32_t aicpu = config.aicpu_thread_num != 0
-                            ? config.aicpu_thread_num
-                            : (topology.aicpu_threads >= 2 ? topology.aicpu_threads : kDefaultAicpuThreads);
+  const int32_t aicpu =
+      config.aicpu_thread_num != 0
+          ? config.aicpu_thread_num
+          : (topology.aicpu_threads >= 2 ? topology.aicpu_threads : kDefaultAicpuThreads);
   const int32_t scheduler_count = std::max(1, std::min(aicpu - 1, topology.clusters));
 
   auto impl = std::make_unique<Impl>();
@@ -152,8 +153,9 @@ int Engine::create(const EngineOptions& options, std::unique_ptr<Engine>* out, s
   impl->debug_log = log_env != nullptr && std::strcmp(log_env, "debug") == 0;
 
   const uint64_t window = or_default(config.task_window_size, kDefaultTaskWindow);
-  impl->heap_bytes = (or_default(config.heap_ring_bytes, kDefaultHeapRingBytes) + kHeapAlignment - 1) /
-                     kHeapAlignment * kHeapAlignment;
+  impl->heap_bytes =
+      (or_default(config.heap_ring_bytes, kDefaultHeapRingBytes) + kHeapAlignment - 1) /
+      kHeapAlignment * kHeapAlignment;
   try {
     ChipState& chip = impl->chip;
     chip.window = window;
@@ -164,8 +166,9 @@ int Engine::create(const EngineOptions& options, std::unique_ptr<Engine>* out, s
 
     if (int rc = sim_malloc(&impl->heap, impl->heap_bytes); rc != SIMPLER_OK) {
       impl->heap = nullptr;
-      err = "cannot allocate the heap ring (" + std::to_string(impl->heap_bytes) + " bytes) on device " +
-            std::to_string(options.device) + ": " + simpler_status_name(rc) + " (lower heap_ring_bytes)";
+      err = "cannot allocate the heap ring (" + std::to_string(impl->heap_bytes) +
+            " bytes) on device " + std::to_string(options.device) + ": " + simpler_status_name(rc) +
+            " (lower heap_ring_bytes)";
       return rc;
     }
     impl->committed.store(impl->heap_bytes, std::memory_order_relaxed);
@@ -221,7 +224,8 @@ int Engine::execute(const LoadedProgram& program, const ChipStorageTaskArgs& arg
     return PTO_RUNTIME_ERR_INVALID_ARGUMENT;
   }
   const uint64_t watchdog_ms = or_default(config.watchdog_timeout_ms, I.default_watchdog_ms);
-  const std::string prefix(config.output_prefix, strnlen(config.output_prefix, SIMPLER_OUTPUT_PREFIX_MAX));
+  const std::string prefix(config.output_prefix,
+                           strnlen(config.output_prefix, SIMPLER_OUTPUT_PREFIX_MAX));
 
   if (args.tensor_count != P.tensor_count || args.scalar_count != P.scalar_count) {
     err = "the entry args have " + std::to_string(args.tensor_count) + " tensors and " +
@@ -264,11 +268,13 @@ int Engine::execute(const LoadedProgram& program, const ChipStorageTaskArgs& arg
   }
   if (config.flags & SIMPLER_CFG_DEP_GRAPH) {
     written = write_dep_graph(prefix + "deps.dot", I.orchestrator->graph_nodes(),
-                              I.orchestrator->graph_edges(), &diag_error) && written;
+                              I.orchestrator->graph_edges(), &diag_error) &&
+              written;
   }
   if (config.flags & (SIMPLER_CFG_SWIMLANE | SIMPLER_CFG_PROFILING)) {
     std::vector<SwimlaneEvent> events;
-    for (const auto& s : I.schedulers) events.insert(events.end(), s->events().begin(), s->events().end());
+    for (const auto& s : I.schedulers)
+      events.insert(events.end(), s->events().begin(), s->events().end());
     const std::vector<SwimlaneEvent>& helped = I.orchestrator->helper().events();
     events.insert(events.end(), helped.begin(), helped.end());
     if (config.flags & SIMPLER_CFG_SWIMLANE) {
@@ -293,7 +299,9 @@ int Engine::execute(const LoadedProgram& program, const ChipStorageTaskArgs& arg
   return status;
 }
 
-uint64_t Engine::committed_bytes() const { return impl_->committed.load(std::memory_order_relaxed); }
+uint64_t Engine::committed_bytes() const {
+  return impl_->committed.load(std::memory_order_relaxed);
+}
 
 int32_t Engine::device() const { return impl_->device; }
 

@@ -61,8 +61,7 @@ class Engine {
  public:
   // Allocates the rings on options.device (which must be current on the calling thread)
   // and starts the parked threads. Returns 0 or a negative status.
-  static int create(const EngineOptions& options, std::unique_ptr<Engine>* out,
-                    std::string* error);
+  static int create(const EngineOptions& options, std::unique_ptr<Engine>* out, std::string* error);
   ~Engine();  // joins threads, frees device memory
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;

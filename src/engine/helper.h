@@ -24,7 +24,10 @@ class Helper {
   // block could be taken (queues empty, or every core of the type is busy).
   bool run_one();
 
-  void begin_run() { events_.clear(); blocks_ = 0; }
+  void begin_run() {
+    events_.clear();
+    blocks_ = 0;
+  }
   const std::vector<SwimlaneEvent>& events() const { return events_; }
   uint64_t blocks() const { return blocks_; }  // blocks this run executed by the helper
 

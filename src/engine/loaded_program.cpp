@@ -30,7 +30,8 @@ bool split_signature(std::span<const uint8_t> sig, uint32_t* tensors, uint32_t* 
 }
 
 bool same_bytes(std::span<const uint8_t> a, std::span<const uint8_t> b) {
-  return a.size() == b.size() && (a.data() == b.data() || std::memcmp(a.data(), b.data(), a.size()) == 0);
+  return a.size() == b.size() &&
+         (a.data() == b.data() || std::memcmp(a.data(), b.data(), a.size()) == 0);
 }
 
 }  // namespace
@@ -72,7 +73,8 @@ int LoadedProgram::load(const ChipCallableView& callable, std::unique_ptr<Loaded
             ": the kernel signature is malformed (tensors must precede scalars)";
       return PTO_RUNTIME_ERR_INVALID_ARGUMENT;
     }
-    std::memcpy(k.directions.data(), child.callable.signature.data(), child.callable.signature.size());
+    std::memcpy(k.directions.data(), child.callable.signature.data(),
+                child.callable.signature.size());
   }
 
   std::string why;
@@ -106,8 +108,9 @@ int LoadedProgram::load(const ChipCallableView& callable, std::unique_ptr<Loaded
       }
       void* sym = kernel.symbol(SIMPLER_KERNEL_ENTRY_SYMBOL);
       if (sym == nullptr) {
-        err = "the kernel image of func_id " + std::to_string(child.func_id) + " does not export '" +
-              SIMPLER_KERNEL_ENTRY_SYMBOL + "' (declare extern \"C\" void kernel_entry(int64_t*))";
+        err = "the kernel image of func_id " + std::to_string(child.func_id) +
+              " does not export '" + SIMPLER_KERNEL_ENTRY_SYMBOL +
+              "' (declare extern \"C\" void kernel_entry(int64_t*))";
         return SIMPLER_CHIP_ERR_ORCH_LOAD_FAILED;
       }
       fn = reinterpret_cast<simpler_kernel_entry_fn>(sym);

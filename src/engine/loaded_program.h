@@ -28,8 +28,8 @@ struct LoadedProgram::Impl {
   uint32_t tensor_count = 0;       // entry tensors (the signature's non-scalar prefix)
   uint32_t scalar_count = 0;
   std::array<LoadedKernel, CHIP_MAX_FUNC_ID + 1> kernels{};
-  std::vector<int32_t> func_ids;        // the children, ascending
-  std::vector<SharedObject> objects;    // dlclose'd when the program goes away
+  std::vector<int32_t> func_ids;      // the children, ascending
+  std::vector<SharedObject> objects;  // dlclose'd when the program goes away
 };
 
 }  // namespace simpler::rt

@@ -21,7 +21,8 @@ int guarded(void* rt, const char* api, F&& body) {
   try {
     return body();
   } catch (const std::exception& e) {
-    return self(rt).fail(SIMPLER_CHIP_ERR_ORCH_FATAL, std::string(api) + ": internal error: " + e.what());
+    return self(rt).fail(SIMPLER_CHIP_ERR_ORCH_FATAL,
+                         std::string(api) + ": internal error: " + e.what());
   }
 }
 
@@ -35,10 +36,16 @@ SimplerOrchApi make_orch_api(Orchestrator* orchestrator) {
   api.submit = [](void* rt, const SimplerTaskDesc* desc, SimplerTaskResult* out) {
     return guarded(rt, "submit", [&] { return self(rt).submit(desc, out); });
   };
-  api.scope_begin = [](void* rt) { return guarded(rt, "scope_begin", [&] { return self(rt).scope_begin(); }); };
-  api.scope_end = [](void* rt) { return guarded(rt, "scope_end", [&] { return self(rt).scope_end(); }); };
-  api.alloc_tensor = [](void* rt, uint32_t ndims, const int64_t* shapes, uint32_t dtype, ChipTensor* out) {
-    return guarded(rt, "alloc_tensor", [&] { return self(rt).alloc_tensor(ndims, shapes, dtype, out); });
+  api.scope_begin = [](void* rt) {
+    return guarded(rt, "scope_begin", [&] { return self(rt).scope_begin(); });
+  };
+  api.scope_end = [](void* rt) {
+    return guarded(rt, "scope_end", [&] { return self(rt).scope_end(); });
+  };
+  api.alloc_tensor = [](void* rt, uint32_t ndims, const int64_t* shapes, uint32_t dtype,
+                        ChipTensor* out) {
+    return guarded(rt, "alloc_tensor",
+                   [&] { return self(rt).alloc_tensor(ndims, shapes, dtype, out); });
   };
   api.add_dependency = [](void* rt, uint64_t before, uint64_t after) {
     return guarded(rt, "add_dependency", [&] { return self(rt).add_dependency(before, after); });
@@ -77,7 +84,8 @@ int Orchestrator::scope_end() {
   if (int code = status()) return code;
   bump_progress();
   if (scopes_.empty()) {
-    return fail(SIMPLER_CHIP_ERR_INVALID_ARGS, "scope_end: no scope is open (scope_end without scope_begin)");
+    return fail(SIMPLER_CHIP_ERR_INVALID_ARGS,
+                "scope_end: no scope is open (scope_end without scope_begin)");
   }
   // Its allocations may be freed once every task submitted so far completed; its tasks
   // are no longer pinned (pinned() compares serials with the open scopes).
@@ -90,7 +98,8 @@ int Orchestrator::scope_end() {
   return SIMPLER_OK;
 }
 
-int Orchestrator::alloc_tensor(uint32_t ndims, const int64_t* shapes, uint32_t dtype, ChipTensor* out) {
+int Orchestrator::alloc_tensor(uint32_t ndims, const int64_t* shapes, uint32_t dtype,
+                               ChipTensor* out) {
   if (int code = status()) return code;
   bump_progress();
   if (shapes == nullptr || out == nullptr) {
@@ -120,7 +129,8 @@ int Orchestrator::add_dependency(uint64_t before, uint64_t after) {
   }
   TaskSlot& consumer = chip_.slot(after);
   if (!options_.build_graph_first && (deferred_ == nullptr || deferred_->id != after)) {
-    return invalid("after_task must be the most recently submitted task (" + std::to_string(head_ - 1) +
+    return invalid("after_task must be the most recently submitted task (" +
+                   std::to_string(head_ - 1) +
                    ") and no other runtime call may come in between: only it is not yet released "
                    "for execution");
   }
@@ -148,8 +158,8 @@ int Orchestrator::add_dependency(uint64_t before, uint64_t after) {
   return SIMPLER_OK;
 }
 
-bool Orchestrator::value_access(const char* api, const ChipTensor* t, int64_t index, const void* buf,
-                                size_t size, uint8_t** addr) {
+bool Orchestrator::value_access(const char* api, const ChipTensor* t, int64_t index,
+                                const void* buf, size_t size, uint8_t** addr) {
   auto invalid = [&](const std::string& why) {
     fail(SIMPLER_CHIP_ERR_INVALID_ARGS, std::string(api) + ": " + why);
     return false;
@@ -166,8 +176,9 @@ bool Orchestrator::value_access(const char* api, const ChipTensor* t, int64_t in
   }
   if (head_ != run_first_) {
     if (building_) {
-      return invalid("build_graph_first runs the graph after the orchestration returns, so values "
-                     "can only be read or written before the first submit");
+      return invalid(
+          "build_graph_first runs the graph after the orchestration returns, so values "
+          "can only be read or written before the first submit");
     }
     // Conservative ordering: every task submitted so far (a superset of the tensor's
     // readers and writers) has completed.
@@ -197,8 +208,8 @@ int Orchestrator::write_value(const ChipTensor* t, int64_t index, const void* in
 
 int Orchestrator::fatal(const char* message) {
   bump_progress();
-  chip_.fail(SIMPLER_CHIP_ERR_ORCH_FATAL,
-             std::string("orchestration fatal: ") + (message != nullptr ? message : "(no message)"));
+  chip_.fail(SIMPLER_CHIP_ERR_ORCH_FATAL, std::string("orchestration fatal: ") +
+                                              (message != nullptr ? message : "(no message)"));
   return SIMPLER_CHIP_ERR_ORCH_FATAL;
 }
 
@@ -206,7 +217,8 @@ void Orchestrator::log(int32_t level, const char* message) {
   bump_progress();
   if (level <= SIMPLER_LOG_DEBUG && !options_.debug_log) return;
   static constexpr const char* kNames[] = {"DEBUG", "INFO", "WARN", "ERROR"};
-  const char* name = kNames[level < SIMPLER_LOG_DEBUG ? 0 : (level > SIMPLER_LOG_ERROR ? 3 : level)];
+  const char* name =
+      kNames[level < SIMPLER_LOG_DEBUG ? 0 : (level > SIMPLER_LOG_ERROR ? 3 : level)];
   std::fprintf(stderr, "[simpler orch %s] %s: %s\n", program_->func_name.c_str(), name,
                message != nullptr ? message : "(null)");
 }

@@ -16,39 +16,56 @@ namespace {
 
 AccessKind access_kind(uint32_t mode) {
   switch (mode) {
-    case SIMPLER_TENSOR_IN: return AccessKind::Read;
-    case SIMPLER_TENSOR_INOUT: return AccessKind::ReadWrite;
-    default: return AccessKind::Write;  // OUT, OUT_ALLOC
+    case SIMPLER_TENSOR_IN:
+      return AccessKind::Read;
+    case SIMPLER_TENSOR_INOUT:
+      return AccessKind::ReadWrite;
+    default:
+      return AccessKind::Write;  // OUT, OUT_ALLOC
   }
 }
 
 // May a task pass a tensor in `mode` where the kernel signature says `direction`?
 bool mode_fits(uint32_t mode, uint8_t direction) {
   switch (direction) {
-    case CHIP_ARG_IN: return mode == SIMPLER_TENSOR_IN || mode == SIMPLER_TENSOR_NODEP;
-    case CHIP_ARG_OUT: return mode != SIMPLER_TENSOR_IN;
-    case CHIP_ARG_INOUT: return mode == SIMPLER_TENSOR_INOUT || mode == SIMPLER_TENSOR_NODEP;
-    default: return false;
+    case CHIP_ARG_IN:
+      return mode == SIMPLER_TENSOR_IN || mode == SIMPLER_TENSOR_NODEP;
+    case CHIP_ARG_OUT:
+      return mode != SIMPLER_TENSOR_IN;
+    case CHIP_ARG_INOUT:
+      return mode == SIMPLER_TENSOR_INOUT || mode == SIMPLER_TENSOR_NODEP;
+    default:
+      return false;
   }
 }
 
 const char* mode_name(uint32_t mode) {
   switch (mode) {
-    case SIMPLER_TENSOR_IN: return "IN";
-    case SIMPLER_TENSOR_OUT_ALLOC: return "OUT_ALLOC";
-    case SIMPLER_TENSOR_OUT: return "OUT";
-    case SIMPLER_TENSOR_INOUT: return "INOUT";
-    case SIMPLER_TENSOR_NODEP: return "NODEP";
-    default: return "?";
+    case SIMPLER_TENSOR_IN:
+      return "IN";
+    case SIMPLER_TENSOR_OUT_ALLOC:
+      return "OUT_ALLOC";
+    case SIMPLER_TENSOR_OUT:
+      return "OUT";
+    case SIMPLER_TENSOR_INOUT:
+      return "INOUT";
+    case SIMPLER_TENSOR_NODEP:
+      return "NODEP";
+    default:
+      return "?";
   }
 }
 
 const char* direction_name(uint8_t d) {
   switch (d) {
-    case CHIP_ARG_IN: return "IN";
-    case CHIP_ARG_OUT: return "OUT";
-    case CHIP_ARG_INOUT: return "INOUT";
-    default: return "SCALAR";
+    case CHIP_ARG_IN:
+      return "IN";
+    case CHIP_ARG_OUT:
+      return "OUT";
+    case CHIP_ARG_INOUT:
+      return "INOUT";
+    default:
+      return "SCALAR";
   }
 }
 
@@ -88,9 +105,9 @@ void Orchestrator::run(const ChipStorageTaskArgs& args) {
   building_ = options_.build_graph_first;
   const int rc = program_->orchestration(&args, &api_);
   building_ = false;
-  orchestration_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                          std::chrono::steady_clock::now() - start)
-                          .count();
+  orchestration_ns_ =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count();
   if (rc != 0) {
     fail(SIMPLER_CHIP_ERR_ORCH_FATAL,
          "the orchestration '" + program_->func_name + "' returned " + std::to_string(rc));
@@ -127,39 +144,45 @@ int Orchestrator::fail(int32_t code, const std::string& message) {
 
 bool Orchestrator::validate_task(const SimplerTaskDesc* d) {
   if (d == nullptr) return fail(SIMPLER_CHIP_ERR_INVALID_ARGS, "submit: desc is null"), false;
-  if (d->func_id < 0 || d->func_id > CHIP_MAX_FUNC_ID || program_->kernels[d->func_id].entry == nullptr) {
+  if (d->func_id < 0 || d->func_id > CHIP_MAX_FUNC_ID ||
+      program_->kernels[d->func_id].entry == nullptr) {
     std::string ids;
     for (int32_t id : program_->func_ids) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
     fail(SIMPLER_CHIP_ERR_KERNEL_NOT_FOUND,
          "submit: func_id " + std::to_string(d->func_id) +
-             " is not a child kernel of this callable (its func ids: " + (ids.empty() ? "none" : ids) + ")");
+             " is not a child kernel of this callable (its func ids: " +
+             (ids.empty() ? "none" : ids) + ")");
     return false;
   }
   auto invalid = [&](const std::string& why) {
-    fail(SIMPLER_CHIP_ERR_INVALID_ARGS, "submit (func_id " + std::to_string(d->func_id) + "): " + why);
+    fail(SIMPLER_CHIP_ERR_INVALID_ARGS,
+         "submit (func_id " + std::to_string(d->func_id) + "): " + why);
     return false;
   };
   if (d->core_type != SIMPLER_CORE_AIC && d->core_type != SIMPLER_CORE_AIV) {
-    return invalid("core_type " + std::to_string(d->core_type) + " is not SIMPLER_CORE_AIC (0) or SIMPLER_CORE_AIV (1)");
+    return invalid("core_type " + std::to_string(d->core_type) +
+                   " is not SIMPLER_CORE_AIC (0) or SIMPLER_CORE_AIV (1)");
   }
   if (d->block_num < 1 || d->block_num > kMaxBlockNum) {
     return invalid("block_num " + std::to_string(d->block_num) + " is out of range (1.." +
                    std::to_string(kMaxBlockNum) + ")");
   }
   if (d->tensor_count > CHIP_MAX_TENSOR_ARGS || d->scalar_count > CHIP_MAX_SCALAR_ARGS) {
-    return invalid(std::to_string(d->tensor_count) + " tensors / " + std::to_string(d->scalar_count) +
-                   " scalars exceed the capacity (" + std::to_string(CHIP_MAX_TENSOR_ARGS) + " each)");
+    return invalid(std::to_string(d->tensor_count) + " tensors / " +
+                   std::to_string(d->scalar_count) + " scalars exceed the capacity (" +
+                   std::to_string(CHIP_MAX_TENSOR_ARGS) + " each)");
   }
   const LoadedKernel& k = program_->kernels[d->func_id];
   if (d->tensor_count != k.tensor_count || d->scalar_count != k.scalar_count) {
-    return invalid("the kernel's signature takes " + std::to_string(k.tensor_count) + " tensors and " +
-                   std::to_string(k.scalar_count) + " scalars, the task passes " +
+    return invalid("the kernel's signature takes " + std::to_string(k.tensor_count) +
+                   " tensors and " + std::to_string(k.scalar_count) + " scalars, the task passes " +
                    std::to_string(d->tensor_count) + " and " + std::to_string(d->scalar_count));
   }
   for (uint32_t i = 0; i < d->tensor_count; ++i) {
     const SimplerTaskTensor& a = d->tensors[i];
     if (a.mode > SIMPLER_TENSOR_NODEP) {
-      return invalid("tensor " + std::to_string(i) + ": mode " + std::to_string(a.mode) + " is not a SimplerTensorMode");
+      return invalid("tensor " + std::to_string(i) + ": mode " + std::to_string(a.mode) +
+                     " is not a SimplerTensorMode");
     }
     if (!mode_fits(a.mode, k.directions[i])) {
       return invalid("tensor " + std::to_string(i) + ": mode " + mode_name(a.mode) +
@@ -186,7 +209,8 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
 
   reclaim_front();
   while (head_ - tail_ >= chip_.window) {
-    if (!make_room("task window", "task_window_size", SIMPLER_CHIP_ERR_RING_DEADLOCK)) return status();
+    if (!make_room("task window", "task_window_size", SIMPLER_CHIP_ERR_RING_DEADLOCK))
+      return status();
   }
   const uint64_t id = head_;
   TaskSlot& task = chip_.slot(id);
@@ -197,8 +221,10 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
   const uint64_t bytes = tc * sizeof(ChipTensor) + argc * sizeof(int64_t);
   uint64_t offset = 0;
   uint64_t arena_end = 0;
-  while (!arena_.try_alloc(bytes == 0 ? kArenaAlignment : bytes, kArenaAlignment, &offset, &arena_end)) {
-    if (!make_room("task argument arena", "task_window_size", SIMPLER_CHIP_ERR_RING_DEADLOCK)) return status();
+  while (!arena_.try_alloc(bytes == 0 ? kArenaAlignment : bytes, kArenaAlignment, &offset,
+                           &arena_end)) {
+    if (!make_room("task argument arena", "task_window_size", SIMPLER_CHIP_ERR_RING_DEADLOCK))
+      return status();
   }
   auto* tensors = reinterpret_cast<ChipTensor*>(arena_mem_.get() + offset);
   auto* argv = reinterpret_cast<int64_t*>(arena_mem_.get() + offset + tc * sizeof(ChipTensor));
@@ -211,7 +237,8 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
       shape_bytes(a.tensor.ndims, a.tensor.shapes, a.tensor.dtype, &nbytes, &unused);
       uint8_t* addr = nullptr;
       if (!heap_alloc(nbytes, &addr)) return status();
-      tensors[i] = contiguous_device_tensor(addr, nbytes, a.tensor.ndims, a.tensor.shapes, a.tensor.dtype);
+      tensors[i] =
+          contiguous_device_tensor(addr, nbytes, a.tensor.ndims, a.tensor.shapes, a.tensor.dtype);
       if (result != nullptr) result->outputs[outputs] = tensors[i];
       ++outputs;
     } else {
@@ -229,7 +256,8 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
     const uint32_t mode = desc->tensors[i].mode;
     if (mode == SIMPLER_TENSOR_NODEP) continue;
     while (!tmap_.access(id, tensors[i], access_kind(mode), deps_)) {
-      if (!make_room("tensor map", "tensormap_capacity", SIMPLER_CHIP_ERR_TENSORMAP_OVERFLOW)) return status();
+      if (!make_room("tensor map", "tensormap_capacity", SIMPLER_CHIP_ERR_TENSORMAP_OVERFLOW))
+        return status();
     }
   }
   size_t unique = 0;
@@ -262,10 +290,12 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
   int32_t unlinked = 0;
   for (uint64_t p : deps_) {
     if (pool_head_ - pool_tail_ == pool_size_) {
-      if (!make_room("dependency pool", "dep_pool_size", SIMPLER_CHIP_ERR_RING_DEADLOCK)) return status();
+      if (!make_room("dependency pool", "dep_pool_size", SIMPLER_CHIP_ERR_RING_DEADLOCK))
+        return status();
     }
     TaskSlot& producer = chip_.slot(p);
-    if (p < tail_ || producer.done_id.load(std::memory_order_acquire) == p || !link(producer, task)) {
+    if (p < tail_ || producer.done_id.load(std::memory_order_acquire) == p ||
+        !link(producer, task)) {
       ++unlinked;  // already completed
     }
   }
@@ -273,7 +303,8 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
   task.pool_end = pool_head_;
 
   head_ = id + 1;
-  if (options_.record_graph) nodes_.push_back(GraphNode{id, desc->func_id, desc->core_type, desc->block_num});
+  if (options_.record_graph)
+    nodes_.push_back(GraphNode{id, desc->func_id, desc->core_type, desc->block_num});
   if (!options_.build_graph_first) {
     release_deferred();
     deferred_ = &task;
@@ -293,7 +324,7 @@ bool Orchestrator::link(TaskSlot& producer, TaskSlot& consumer) {
     if (head == chip_.closed()) return false;  // the producer already completed
     edge.next = head;
   } while (!producer.fanout.compare_exchange_weak(head, &edge, std::memory_order_release,
-                                                   std::memory_order_acquire));
+                                                  std::memory_order_acquire));
   ++pool_head_;
   return true;
 }
@@ -465,7 +496,8 @@ void Orchestrator::reclaim_heap() {
 }
 
 bool Orchestrator::heap_alloc(uint64_t bytes, uint8_t** out) {
-  const uint64_t size = (std::max<uint64_t>(bytes, 1) + kHeapAlignment - 1) / kHeapAlignment * kHeapAlignment;
+  const uint64_t size =
+      (std::max<uint64_t>(bytes, 1) + kHeapAlignment - 1) / kHeapAlignment * kHeapAlignment;
   if (size > heap_.capacity()) {
     fail(building_ ? PTO_RUNTIME_ERR_CAPACITY_EXCEEDED : SIMPLER_CHIP_ERR_RING_DEADLOCK,
          "an allocation of " + std::to_string(bytes) + " bytes can never fit the heap ring of " +
@@ -476,7 +508,8 @@ bool Orchestrator::heap_alloc(uint64_t bytes, uint8_t** out) {
     reclaim_heap();
     uint64_t offset = 0;
     uint64_t end = 0;
-    if (block_head_ - block_tail_ < blocks_.size() && heap_.try_alloc(size, kHeapAlignment, &offset, &end)) {
+    if (block_head_ - block_tail_ < blocks_.size() &&
+        heap_.try_alloc(size, kHeapAlignment, &offset, &end)) {
       blocks_[block_head_ % blocks_.size()] = HeapBlock{end, kOpen};
       ++block_head_;
       *out = heap_base_ + offset;
@@ -494,9 +527,11 @@ bool Orchestrator::wait_for_heap() {
     fail(capacity ? PTO_RUNTIME_ERR_CAPACITY_EXCEEDED : SIMPLER_CHIP_ERR_RING_DEADLOCK,
          std::string(capacity ? "build_graph_first: " : "ring deadlock: ") + "the heap ring (" +
              std::to_string(heap_.capacity()) + " bytes) is full" +
-             (capacity ? "; a host-built graph must fit at once"
-                       : " and its oldest allocation belongs to a scope that is still open (top-level "
-                         "allocations live until the run ends); allocate inside scopes that close sooner") +
+             (capacity
+                  ? "; a host-built graph must fit at once"
+                  : " and its oldest allocation belongs to a scope that is still open (top-level "
+                    "allocations live until the run ends); allocate inside scopes that close "
+                    "sooner") +
              " or raise heap_ring_bytes");
     return false;
   }

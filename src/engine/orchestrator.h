@@ -61,7 +61,8 @@ struct RunOptions {
   bool build_graph_first = false;
   bool record_graph = false;
   bool debug_log = false;
-  Watchdog* watchdog = nullptr;  // polled while waiting (the caller of execute() is the orchestrator)
+  Watchdog* watchdog =
+      nullptr;  // polled while waiting (the caller of execute() is the orchestrator)
 };
 
 class Orchestrator;
@@ -128,7 +129,9 @@ class Orchestrator {
   void release_deferred();
   void drop_guard(TaskSlot& task, bool wake);
   void finish();
-  void bump_progress() { progress_.store(progress_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+  void bump_progress() {
+    progress_.store(progress_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
   int status() const { return chip_.status.code(); }
 
   ChipState& chip_;
@@ -137,10 +140,10 @@ class Orchestrator {
   SimplerOrchApi api_{};
 
   // Task ids are unique for the engine's lifetime: slot = id & window_mask.
-  uint64_t head_ = 1;         // next id to submit
-  uint64_t tail_ = 1;         // oldest id not reclaimed
-  uint64_t done_cursor_ = 1;  // every id below completed
-  uint64_t run_first_ = 1;    // first id of this run
+  uint64_t head_ = 1;             // next id to submit
+  uint64_t tail_ = 1;             // oldest id not reclaimed
+  uint64_t done_cursor_ = 1;      // every id below completed
+  uint64_t run_first_ = 1;        // first id of this run
   TaskSlot* deferred_ = nullptr;  // TMR: the latest task, guard still held
   uint64_t last_wake_head_ = 0;   // head_ when a submit last woke a parked scheduler
 

@@ -93,8 +93,8 @@ void rounded_coords(int64_t d, int nd, const int64_t* strides, int64_t* out) {
 // x -> sum x_k s_k are related exactly like the boxes when that map is injective on
 // the hull of both boxes: s_k > sum_{l<k} s_l * (hull_l - 1) for every k. Returns false
 // (undecided) when that does not hold or the arithmetic would overflow.
-bool decide_boxes(int nd, const int64_t* s, const int64_t* ca, const int64_t* na,
-                  const int64_t* cb, const int64_t* nb, Relation* out) {
+bool decide_boxes(int nd, const int64_t* s, const int64_t* ca, const int64_t* na, const int64_t* cb,
+                  const int64_t* nb, Relation* out) {
   int64_t reach = 0;  // largest offset the lower dimensions reach inside the hull
   bool overlap = true;
   bool covers = true;
@@ -142,8 +142,7 @@ bool same_strides(const ViewGeometry& a, const ViewGeometry& b) {
 
 bool relate_boxes(const ViewGeometry& a, const ViewGeometry& b, Relation* out) {
   const bool coords_ready = a.coords_valid && b.coords_valid && same_strides(a, b);
-  if (coords_ready &&
-      decide_boxes(a.ndims, a.strides, a.coords, a.shapes, b.coords, b.shapes, out))
+  if (coords_ready && decide_boxes(a.ndims, a.strides, a.coords, a.shapes, b.coords, b.shapes, out))
     return true;
   MergedBoxes m;
   merge_boxes(a, b, m);
@@ -171,7 +170,7 @@ bool canonical_dims(const ChipTensor& view, ViewGeometry& g) {
     const int64_t shape = view.shapes[k];
     int64_t stride = view.strides[k];
     if (shape == 1 || stride == 0) continue;  // contributes no new element
-    if (stride < 0) {  // walk it the other way round from its lowest element
+    if (stride < 0) {                         // walk it the other way round from its lowest element
       int64_t back;
       if (stride == std::numeric_limits<int64_t>::min() ||
           __builtin_mul_overflow(shape - 1, stride, &back) ||
@@ -278,8 +277,7 @@ void describe_view(const ChipTensor& view, ViewGeometry& g) {
   g.radix_fit = fit;
 }
 
-const ViewGeometry& interval_geometry(int64_t lo, int64_t hi, uint32_t elem_size,
-                                      ViewGeometry& g) {
+const ViewGeometry& interval_geometry(int64_t lo, int64_t hi, uint32_t elem_size, ViewGeometry& g) {
   set_interval(g, lo, hi, elem_size);
   return g;
 }

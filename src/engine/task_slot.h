@@ -34,11 +34,11 @@ struct alignas(64) TaskSlot {
   uint64_t id = 0;
 
   // ---- shared, atomic ----
-  std::atomic<int32_t> pending{0};        // unfinished producers + the orchestrator's guard
-  std::atomic<uint32_t> next_block{0};    // SPMD: next block index to hand to a core
-  std::atomic<uint32_t> blocks_done{0};   // SPMD: finished blocks
-  std::atomic<Edge*> fanout{nullptr};     // consumers; the closed sentinel once complete
-  std::atomic<uint64_t> done_id{0};       // == id once the task completed
+  std::atomic<int32_t> pending{0};       // unfinished producers + the orchestrator's guard
+  std::atomic<uint32_t> next_block{0};   // SPMD: next block index to hand to a core
+  std::atomic<uint32_t> blocks_done{0};  // SPMD: finished blocks
+  std::atomic<Edge*> fanout{nullptr};    // consumers; the closed sentinel once complete
+  std::atomic<uint64_t> done_id{0};      // == id once the task completed
 
   // ---- orchestrator-private ----
   uint64_t dedup_stamp = 0;   // id of the last consumer that linked to this task

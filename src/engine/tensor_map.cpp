@@ -93,7 +93,7 @@ struct TensorMap::Impl {
 
   std::vector<BufferRecord> buffers;
   uint32_t free_buffer = kNil;
-  FlatIndex buffer_index;  // addr -> BufferRecord
+  FlatIndex buffer_index;           // addr -> BufferRecord
   std::vector<SetIndex> set_index;  // [2 * record + write] for each BufferRecord
   IntervalForest ranges;            // node n = entry n, in its set's tree while that is built
 
@@ -163,8 +163,10 @@ struct TensorMap::Impl {
     const uint32_t n = free_entry != kNil ? free_entry : static_cast<uint32_t>(entries.size());
     if (needs_geometry && geometry.size() <= n) geometry.resize(n + 1);
     ranges.reserve_nodes(n + 1);
-    if (n == free_entry) free_entry = entries[n].task_next;
-    else entries.emplace_back();
+    if (n == free_entry)
+      free_entry = entries[n].task_next;
+    else
+      entries.emplace_back();
     return n;
   }
 
@@ -179,8 +181,8 @@ struct TensorMap::Impl {
     std::vector<ScanRecord>& scan = buffers[b].scan(write);
     if (scan.size() == scan.capacity()) scan.reserve(2 * scan.size() + 4);
     const uint32_t n = take_entry(!g.dense);
-    scan.push_back(ScanRecord{g.lo, g.hi, task, n, static_cast<uint16_t>(g.elem_size), write,
-                              g.dense});
+    scan.push_back(
+        ScanRecord{g.lo, g.hi, task, n, static_cast<uint16_t>(g.elem_size), write, g.dense});
     if (!g.dense) copy_geometry(g, geometry[n]);
     if (heir != kNil) {
       ranges.replace(set_index[2 * b + write].root, heir, n);
@@ -210,16 +212,20 @@ struct TensorMap::Impl {
     }
     scan.pop_back();
     if (index != nullptr) {
-      if (scan.size() * 4 < index_above) *index = SetIndex{};  // its nodes are abandoned
-      else note_update(*index, scan.size());
+      if (scan.size() * 4 < index_above)
+        *index = SetIndex{};  // its nodes are abandoned
+      else
+        note_update(*index, scan.size());
     }
     if (release_empty_buffer && buffer.empty()) release_buffer(e.buffer);
   }
 
   void unlink_from_task(uint32_t n) {
     const Entry& e = entries[n];
-    if (e.task_prev != kNil) entries[e.task_prev].task_next = e.task_next;
-    else tasks[e.task_rec].head = e.task_next;
+    if (e.task_prev != kNil)
+      entries[e.task_prev].task_next = e.task_next;
+    else
+      tasks[e.task_rec].head = e.task_next;
     if (e.task_next != kNil) entries[e.task_next].task_prev = e.task_prev;
     if (tasks[e.task_rec].head == kNil) release_task(e.task_rec);
   }
@@ -243,13 +249,17 @@ struct TensorMap::Impl {
 
   // The exact test of the probe against an entry whose byte range meets the probe's:
   // records a dependency when they overlap, and notes the entry if this write hides it.
-  inline __attribute__((always_inline)) void consider(const ScanRecord& e, uint64_t task, bool write, std::vector<uint64_t>& deps,
-                size_t deps_before) {
+  inline __attribute__((always_inline)) void consider(const ScanRecord& e, uint64_t task,
+                                                      bool write, std::vector<uint64_t>& deps,
+                                                      size_t deps_before) {
     const ViewGeometry& g = probe;
     Relation r;
-    if (e.dense && g.dense) r = {true, g.lo <= e.lo && e.hi <= g.hi};
-    else if (e.dense) r = relate(g, interval_geometry(e.lo, e.hi, e.elem_size, dense_scratch));
-    else r = relate(g, geometry[e.entry]);
+    if (e.dense && g.dense)
+      r = {true, g.lo <= e.lo && e.hi <= g.hi};
+    else if (e.dense)
+      r = relate(g, interval_geometry(e.lo, e.hi, e.elem_size, dense_scratch));
+    else
+      r = relate(g, geometry[e.entry]);
     if (!r.overlap) return;
     if (e.task != task && (deps.size() == deps_before || deps.back() != e.task))
       deps.push_back(e.task);
@@ -259,10 +269,9 @@ struct TensorMap::Impl {
   }
 
   // The indexed path of scan_conflicts, out of line to keep the linear scan tight.
-  __attribute__((noinline)) void search_tree(uint32_t root,
-                                             const std::vector<ScanRecord>& records,
-                                             uint64_t task, bool write,
-                                             std::vector<uint64_t>& deps, size_t deps_before) {
+  __attribute__((noinline)) void search_tree(uint32_t root, const std::vector<ScanRecord>& records,
+                                             uint64_t task, bool write, std::vector<uint64_t>& deps,
+                                             size_t deps_before) {
     ranges.query(root, probe.lo, probe.hi, [&](uint32_t n) {
       consider(records[entries[n].slot], task, write, deps, deps_before);
     });
@@ -294,8 +303,7 @@ struct TensorMap::Impl {
     }
   }
 
-  bool access(uint64_t task, const ChipTensor& view, AccessKind kind,
-              std::vector<uint64_t>& deps) {
+  bool access(uint64_t task, const ChipTensor& view, AccessKind kind, std::vector<uint64_t>& deps) {
     ViewGeometry& g = probe;
     describe_view(view, g);
     if (g.empty) return true;  // touches no byte: orders nothing
@@ -362,7 +370,8 @@ struct TensorMap::Impl {
 
 TensorMap::TensorMap(size_t capacity) : TensorMap(capacity, kDefaultIndexAbove) {}
 
-TensorMap::TensorMap(size_t capacity, size_t index_above) : impl_(new Impl(capacity, index_above)) {}
+TensorMap::TensorMap(size_t capacity, size_t index_above)
+    : impl_(new Impl(capacity, index_above)) {}
 
 TensorMap::~TensorMap() { delete impl_; }
 

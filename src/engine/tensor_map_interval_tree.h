@@ -128,9 +128,12 @@ class IntervalForest {
 
   // Makes `to` the child of `parent` that `from` was (or the root).
   void link_from_parent(uint32_t& root, uint32_t parent, uint32_t from, uint32_t to) {
-    if (parent == kNil) root = to;
-    else if (nodes_[parent].left == from) nodes_[parent].left = to;
-    else nodes_[parent].right = to;
+    if (parent == kNil)
+      root = to;
+    else if (nodes_[parent].left == from)
+      nodes_[parent].left = to;
+    else
+      nodes_[parent].right = to;
   }
 
   // Rotates `n` above its parent, keeping the order and both subtree maxima.

@@ -41,8 +41,9 @@ bool check_device_tensor(const ChipTensor& t, std::string* why) {
     return false;
   }
   if (t.space != CHIP_SPACE_DEVICE) {
-    *why = "the tensor is in HOST space; tasks take DEVICE tensors (entry tensors are staged "
-           "by the runtime, intermediates come from OUT_ALLOC or alloc_tensor)";
+    *why =
+        "the tensor is in HOST space; tasks take DEVICE tensors (entry tensors are staged "
+        "by the runtime, intermediates come from OUT_ALLOC or alloc_tensor)";
     return false;
   }
   if (t.buffer.addr == 0 && t.buffer.size != 0) {
@@ -73,7 +74,8 @@ bool element_byte_offset(const ChipTensor& t, int64_t index, uint64_t* offset, s
   int64_t numel = 1;
   for (uint32_t d = 0; d < t.ndims; ++d) numel *= t.shapes[d];
   if (index < 0 || index >= numel) {
-    *why = "index " + std::to_string(index) + " is outside the view's " + std::to_string(numel) + " elements";
+    *why = "index " + std::to_string(index) + " is outside the view's " + std::to_string(numel) +
+           " elements";
     return false;
   }
   int64_t element = t.start_offset;

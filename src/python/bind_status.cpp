@@ -5,8 +5,9 @@
 namespace simpler::python {
 
 void bind_status(pybind11::module_& m) {
-  m.def("status_name", [](int code) { return simpler_status_name(code); },
-        "Name of any native status code.");
+  m.def(
+      "status_name", [](int code) { return simpler_status_name(code); },
+      "Name of any native status code.");
 #define SIMPLER_EXPORT_STATUS(name) m.attr(#name) = static_cast<int>(name)
   SIMPLER_EXPORT_STATUS(SIMPLER_OK);
   SIMPLER_EXPORT_STATUS(SIMPLER_NOT_READY);

@@ -5,7 +5,8 @@
 namespace simpler::python {
 
 void bind_task_interface(pybind11::module_& m) {
-  auto ti = m.def_submodule("task_interface", "Task-interface types (wrapped by simpler.task_interface)");
+  auto ti =
+      m.def_submodule("task_interface", "Task-interface types (wrapped by simpler.task_interface)");
   ti.attr("CHIP_TENSOR_MAX_DIMS") = CHIP_TENSOR_MAX_DIMS;
   ti.attr("CHIP_MAX_TENSOR_ARGS") = CHIP_MAX_TENSOR_ARGS;
   ti.attr("CHIP_MAX_SCALAR_ARGS") = CHIP_MAX_SCALAR_ARGS;

@@ -63,25 +63,39 @@ void bind_task_interface_args(py::module_& m) {
             args_add_scalar(a.args, scalar_bits(value, "add_scalar"));
           },
           py::arg("value"), "Append an int as a 64-bit pattern (negative: two's complement).")
-      .def("add_scalar_i64",
-           [](PyChipStorageTaskArgs& a, int64_t v) { args_add_scalar(a.args, scalar_bits_from_i64(v)); },
-           py::arg("value"))
-      .def("add_scalar_u64", [](PyChipStorageTaskArgs& a, uint64_t v) { args_add_scalar(a.args, v); },
-           py::arg("value"))
-      .def("add_scalar_f32",
-           [](PyChipStorageTaskArgs& a, float v) { args_add_scalar(a.args, scalar_bits_from_f32(v)); },
-           py::arg("value"), "Append a float as IEEE single in the low 32 bits.")
-      .def("add_scalar_f64",
-           [](PyChipStorageTaskArgs& a, double v) { args_add_scalar(a.args, scalar_bits_from_f64(v)); },
-           py::arg("value"), "Append a float as IEEE double.")
+      .def(
+          "add_scalar_i64",
+          [](PyChipStorageTaskArgs& a, int64_t v) {
+            args_add_scalar(a.args, scalar_bits_from_i64(v));
+          },
+          py::arg("value"))
+      .def(
+          "add_scalar_u64",
+          [](PyChipStorageTaskArgs& a, uint64_t v) { args_add_scalar(a.args, v); },
+          py::arg("value"))
+      .def(
+          "add_scalar_f32",
+          [](PyChipStorageTaskArgs& a, float v) {
+            args_add_scalar(a.args, scalar_bits_from_f32(v));
+          },
+          py::arg("value"), "Append a float as IEEE single in the low 32 bits.")
+      .def(
+          "add_scalar_f64",
+          [](PyChipStorageTaskArgs& a, double v) {
+            args_add_scalar(a.args, scalar_bits_from_f64(v));
+          },
+          py::arg("value"), "Append a float as IEEE double.")
       .def("clear",
            [](PyChipStorageTaskArgs& a) {
              a.args = ChipStorageTaskArgs{};
              a.host.clear();
            })
-      .def("__len__", [](const PyChipStorageTaskArgs& a) { return a.args.tensor_count + a.args.scalar_count; })
-      .def_property_readonly("tensor_count", [](const PyChipStorageTaskArgs& a) { return a.args.tensor_count; })
-      .def_property_readonly("scalar_count", [](const PyChipStorageTaskArgs& a) { return a.args.scalar_count; })
+      .def("__len__",
+           [](const PyChipStorageTaskArgs& a) { return a.args.tensor_count + a.args.scalar_count; })
+      .def_property_readonly("tensor_count",
+                             [](const PyChipStorageTaskArgs& a) { return a.args.tensor_count; })
+      .def_property_readonly("scalar_count",
+                             [](const PyChipStorageTaskArgs& a) { return a.args.scalar_count; })
       .def(
           "tensor",
           [](const PyChipStorageTaskArgs& a, size_t i) {

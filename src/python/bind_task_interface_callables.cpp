@@ -134,18 +134,22 @@ void bind_task_interface_callables(py::module_& m) {
             return CoreCallable::from_bytes(bytes.bytes());
           },
           py::arg("image"), "Load (and fully validate) an image made by bytes().")
-      .def("bytes", [](const CoreCallable& c) { return to_bytes(c.bytes()); }, "The image.")
+      .def(
+          "bytes", [](const CoreCallable& c) { return to_bytes(c.bytes()); }, "The image.")
       .def("__bytes__", [](const CoreCallable& c) { return to_bytes(c.bytes()); })
-      .def("__len__", [](const CoreCallable& c) { return c.bytes().size(); }, "Image size in bytes.")
-      .def_property_readonly("signature", [](const CoreCallable& c) { return signature_list(c.view().signature); })
-      .def_property_readonly("binary", [](const CoreCallable& c) { return to_bytes(c.view().binary); })
+      .def(
+          "__len__", [](const CoreCallable& c) { return c.bytes().size(); }, "Image size in bytes.")
+      .def_property_readonly(
+          "signature", [](const CoreCallable& c) { return signature_list(c.view().signature); })
+      .def_property_readonly("binary",
+                             [](const CoreCallable& c) { return to_bytes(c.view().binary); })
       .def("__eq__", &same_image<CoreCallable>, py::is_operator())
-      .def(py::pickle([](const CoreCallable& c) { return to_bytes(c.bytes()); },
-                      [](const py::bytes& b) {
-                        const std::string s = b;
-                        return CoreCallable::from_bytes(
-                            {reinterpret_cast<const uint8_t*>(s.data()), s.size()});
-                      }))
+      .def(py::pickle(
+          [](const CoreCallable& c) { return to_bytes(c.bytes()); },
+          [](const py::bytes& b) {
+            const std::string s = b;
+            return CoreCallable::from_bytes({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
+          }))
       .def("__repr__", [](const CoreCallable& c) {
         const auto v = c.view();
         return "CoreCallable(signature=" + std::to_string(v.signature.size()) +
@@ -174,12 +178,16 @@ void bind_task_interface_callables(py::module_& m) {
             return ChipCallable::from_bytes(bytes.bytes());
           },
           py::arg("image"), "Load (and fully validate) an image made by bytes().")
-      .def("bytes", [](const ChipCallable& c) { return to_bytes(c.bytes()); }, "The image.")
+      .def(
+          "bytes", [](const ChipCallable& c) { return to_bytes(c.bytes()); }, "The image.")
       .def("__bytes__", [](const ChipCallable& c) { return to_bytes(c.bytes()); })
-      .def("__len__", [](const ChipCallable& c) { return c.bytes().size(); }, "Image size in bytes.")
-      .def_property_readonly("signature", [](const ChipCallable& c) { return signature_list(c.view().signature); })
+      .def(
+          "__len__", [](const ChipCallable& c) { return c.bytes().size(); }, "Image size in bytes.")
+      .def_property_readonly(
+          "signature", [](const ChipCallable& c) { return signature_list(c.view().signature); })
       .def_property_readonly("func_name", &ChipCallable::func_name)
-      .def_property_readonly("binary", [](const ChipCallable& c) { return to_bytes(c.view().binary); })
+      .def_property_readonly("binary",
+                             [](const ChipCallable& c) { return to_bytes(c.view().binary); })
       .def_property_readonly(
           "children",
           [](const ChipCallable& c) {
@@ -193,22 +201,23 @@ void bind_task_interface_callables(py::module_& m) {
       .def_property_readonly("func_ids",
                              [](const ChipCallable& c) {
                                std::vector<int32_t> ids;
-                               for (const auto& child : c.view().children) ids.push_back(child.func_id);
+                               for (const auto& child : c.view().children)
+                                 ids.push_back(child.func_id);
                                return ids;
                              })
       .def("__eq__", &same_image<ChipCallable>, py::is_operator())
-      .def(py::pickle([](const ChipCallable& c) { return to_bytes(c.bytes()); },
-                      [](const py::bytes& b) {
-                        const std::string s = b;
-                        return ChipCallable::from_bytes(
-                            {reinterpret_cast<const uint8_t*>(s.data()), s.size()});
-                      }))
+      .def(py::pickle(
+          [](const ChipCallable& c) { return to_bytes(c.bytes()); },
+          [](const py::bytes& b) {
+            const std::string s = b;
+            return ChipCallable::from_bytes({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
+          }))
       .def("__repr__", [](const ChipCallable& c) {
         const auto v = c.view();
-        return "ChipCallable(func_name='" + std::string(v.func_name) + "', signature=" +
-               std::to_string(v.signature.size()) + " args, binary=" +
-               std::to_string(v.binary.size()) + " bytes, children=" +
-               std::to_string(v.children.size()) + ")";
+        return "ChipCallable(func_name='" + std::string(v.func_name) +
+               "', signature=" + std::to_string(v.signature.size()) +
+               " args, binary=" + std::to_string(v.binary.size()) +
+               " bytes, children=" + std::to_string(v.children.size()) + ")";
       });
 }
 

@@ -65,19 +65,29 @@ struct Field {
   void (*set)(CallConfig&, py::handle);
 };
 
-#define SIMPLER_BOOL_FIELD(f)                                                   \
-  Field{#f, [](const CallConfig& c) -> py::object { return py::bool_(c.f); }, \
-        [](CallConfig& c, py::handle v) { c.f = to_bool(v, #f); }}
-#define SIMPLER_INT_FIELD(f)                                                    \
-  Field{#f, [](const CallConfig& c) -> py::object { return py::int_(c.f); },  \
-        [](CallConfig& c, py::handle v) { c.f = to_int<decltype(c.f)>(v, #f); }}
+#define SIMPLER_BOOL_FIELD(f)                                                                     \
+  Field {                                                                                         \
+#f, [](const CallConfig& c)                                                                   \
+             -> py::object { return py::bool_(c.f); }, [](CallConfig & c,                         \
+                                                          py::handle v) { c.f = to_bool(v, #f); } \
+  }
+#define SIMPLER_INT_FIELD(f)                                                                      \
+  Field {                                                                                         \
+#f, [](const CallConfig& c)                                                                   \
+             -> py::                                                                              \
+                 object { return py::int_(c.f); },                                                \
+                                                [](CallConfig & c,                                \
+                                                   py::handle                                     \
+                                                       v) { c.f = to_int<decltype(c.f)>(v, #f); } \
+  }
 
 const std::array<Field, 11> kFields = {
     SIMPLER_BOOL_FIELD(enable_swimlane),
     SIMPLER_BOOL_FIELD(dump_args),
     SIMPLER_BOOL_FIELD(dump_dep_graph),
     SIMPLER_BOOL_FIELD(enable_profiling),
-    Field{"output_prefix", [](const CallConfig& c) -> py::object { return py::str(c.output_prefix); },
+    Field{"output_prefix",
+          [](const CallConfig& c) -> py::object { return py::str(c.output_prefix); },
           [](CallConfig& c, py::handle v) { c.output_prefix = to_path(v, "output_prefix"); }},
     SIMPLER_INT_FIELD(aicpu_thread_num),
     SIMPLER_INT_FIELD(task_window_size),
@@ -119,8 +129,8 @@ void bind_task_interface_config(py::module_& m) {
                 if (name == f.name) field = &f;
               }
               if (!field) {
-                throw py::type_error("CallConfig: unknown field '" + name + "' (fields: " +
-                                     field_list() + ")");
+                throw py::type_error("CallConfig: unknown field '" + name +
+                                     "' (fields: " + field_list() + ")");
               }
               field->set(c, value);
             }
@@ -136,16 +146,16 @@ void bind_task_interface_config(py::module_& m) {
           "Raise ValueError naming the field and its allowed values if the config is inconsistent.")
       .def("to_dict", &to_dict, "The fields as a dict.")
       .def("copy", [](const CallConfig& c) { return c; })
-      .def("__eq__",
-           [](const CallConfig& a, const CallConfig& b) {
-             return to_dict(a).equal(to_dict(b));
-           },
-           py::is_operator())
+      .def(
+          "__eq__",
+          [](const CallConfig& a, const CallConfig& b) { return to_dict(a).equal(to_dict(b)); },
+          py::is_operator())
       .def("__repr__", [](const CallConfig& c) {
         std::string out = "CallConfig(";
         bool first = true;
         for (const Field& f : kFields) {
-          out += (first ? "" : ", ") + std::string(f.name) + "=" + py::repr(f.get(c)).cast<std::string>();
+          out += (first ? "" : ", ") + std::string(f.name) + "=" +
+                 py::repr(f.get(c)).cast<std::string>();
           first = false;
         }
         return out + ")";

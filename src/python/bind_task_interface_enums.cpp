@@ -11,19 +11,32 @@ namespace {
 // numpy dtype name of each DataType ("bfloat16" needs a registered extension type).
 const char* numpy_name(DataType dt) {
   switch (dt) {
-    case DataType::FLOAT32: return "float32";
-    case DataType::FLOAT16: return "float16";
-    case DataType::BFLOAT16: return "bfloat16";
-    case DataType::INT8: return "int8";
-    case DataType::INT16: return "int16";
-    case DataType::INT32: return "int32";
-    case DataType::INT64: return "int64";
-    case DataType::UINT8: return "uint8";
-    case DataType::UINT16: return "uint16";
-    case DataType::UINT32: return "uint32";
-    case DataType::UINT64: return "uint64";
-    case DataType::BOOL: return "bool";
-    case DataType::FLOAT64: return "float64";
+    case DataType::FLOAT32:
+      return "float32";
+    case DataType::FLOAT16:
+      return "float16";
+    case DataType::BFLOAT16:
+      return "bfloat16";
+    case DataType::INT8:
+      return "int8";
+    case DataType::INT16:
+      return "int16";
+    case DataType::INT32:
+      return "int32";
+    case DataType::INT64:
+      return "int64";
+    case DataType::UINT8:
+      return "uint8";
+    case DataType::UINT16:
+      return "uint16";
+    case DataType::UINT32:
+      return "uint32";
+    case DataType::UINT64:
+      return "uint64";
+    case DataType::BOOL:
+      return "bool";
+    case DataType::FLOAT64:
+      return "float64";
   }
   throw py::value_error("dtype: not a DataType");
 }
@@ -40,18 +53,24 @@ DataType from_numpy(py::handle dtype_like) {
   if (name == "bfloat16") return DataType::BFLOAT16;
   auto pick = [&](DataType d1, DataType d2, DataType d4, DataType d8) -> DataType {
     switch (size) {
-      case 1: return d1;
-      case 2: return d2;
-      case 4: return d4;
-      case 8: return d8;
-      default: throw py::type_error("dtype: " + name + " has no DataType");
+      case 1:
+        return d1;
+      case 2:
+        return d2;
+      case 4:
+        return d4;
+      case 8:
+        return d8;
+      default:
+        throw py::type_error("dtype: " + name + " has no DataType");
     }
   };
   const auto none = static_cast<DataType>(CHIP_DT_COUNT);
   DataType out = none;
   if (kind == "f") out = pick(none, DataType::FLOAT16, DataType::FLOAT32, DataType::FLOAT64);
   if (kind == "i") out = pick(DataType::INT8, DataType::INT16, DataType::INT32, DataType::INT64);
-  if (kind == "u") out = pick(DataType::UINT8, DataType::UINT16, DataType::UINT32, DataType::UINT64);
+  if (kind == "u")
+    out = pick(DataType::UINT8, DataType::UINT16, DataType::UINT32, DataType::UINT64);
   if (kind == "b" && size == 1) out = DataType::BOOL;
   if (out == none) throw py::type_error("dtype: numpy " + name + " has no DataType");
   return out;
@@ -60,7 +79,8 @@ DataType from_numpy(py::handle dtype_like) {
 }  // namespace
 
 void bind_task_interface_enums(py::module_& m) {
-  py::enum_<DataType>(m, "DataType", "Element type of a tensor (values are the C ABI's ChipDataType).")
+  py::enum_<DataType>(m, "DataType",
+                      "Element type of a tensor (values are the C ABI's ChipDataType).")
       .value("FLOAT32", DataType::FLOAT32)
       .value("FLOAT16", DataType::FLOAT16)
       .value("BFLOAT16", DataType::BFLOAT16)
@@ -74,8 +94,8 @@ void bind_task_interface_enums(py::module_& m) {
       .value("UINT64", DataType::UINT64)
       .value("BOOL", DataType::BOOL)
       .value("FLOAT64", DataType::FLOAT64)
-      .def_property_readonly("element_size", [](DataType d) { return element_size(d); },
-                             "Bytes per element.")
+      .def_property_readonly(
+          "element_size", [](DataType d) { return element_size(d); }, "Bytes per element.")
       .def_static(
           "from_name",
           [](const std::string& name) {

@@ -36,25 +36,46 @@ std::optional<DataType> dtype_of_format(const char* format, size_t itemsize) {
   std::string f = format ? format : "B";
   if (!f.empty() && (f[0] == '@' || f[0] == '=' || f[0] == '<')) f.erase(0, 1);
   if (f.size() != 1) return std::nullopt;
-  auto by_size = [&](DataType d1, DataType d2, DataType d4, DataType d8) -> std::optional<DataType> {
+  auto by_size = [&](DataType d1, DataType d2, DataType d4,
+                     DataType d8) -> std::optional<DataType> {
     switch (itemsize) {
-      case 1: return d1;
-      case 2: return d2;
-      case 4: return d4;
-      case 8: return d8;
-      default: return std::nullopt;
+      case 1:
+        return d1;
+      case 2:
+        return d2;
+      case 4:
+        return d4;
+      case 8:
+        return d8;
+      default:
+        return std::nullopt;
     }
   };
   switch (f[0]) {
-    case 'e': return itemsize == 2 ? std::optional(DataType::FLOAT16) : std::nullopt;
-    case 'f': return itemsize == 4 ? std::optional(DataType::FLOAT32) : std::nullopt;
-    case 'd': return itemsize == 8 ? std::optional(DataType::FLOAT64) : std::nullopt;
-    case '?': return itemsize == 1 ? std::optional(DataType::BOOL) : std::nullopt;
-    case 'b': case 'h': case 'i': case 'l': case 'q': case 'n':
+    case 'e':
+      return itemsize == 2 ? std::optional(DataType::FLOAT16) : std::nullopt;
+    case 'f':
+      return itemsize == 4 ? std::optional(DataType::FLOAT32) : std::nullopt;
+    case 'd':
+      return itemsize == 8 ? std::optional(DataType::FLOAT64) : std::nullopt;
+    case '?':
+      return itemsize == 1 ? std::optional(DataType::BOOL) : std::nullopt;
+    case 'b':
+    case 'h':
+    case 'i':
+    case 'l':
+    case 'q':
+    case 'n':
       return by_size(DataType::INT8, DataType::INT16, DataType::INT32, DataType::INT64);
-    case 'B': case 'H': case 'I': case 'L': case 'Q': case 'N':
+    case 'B':
+    case 'H':
+    case 'I':
+    case 'L':
+    case 'Q':
+    case 'N':
       return by_size(DataType::UINT8, DataType::UINT16, DataType::UINT32, DataType::UINT64);
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -75,8 +96,8 @@ PyChipTensor from_array(py::handle obj, std::optional<DataType> dtype) {
   } else if (element_size(*dtype) != itemsize) {
     throw py::value_error(std::string("dtype: ") + data_type_name(*dtype) + " has " +
                           std::to_string(element_size(*dtype)) +
-                          "-byte elements but the buffer's items are " +
-                          std::to_string(itemsize) + " bytes");
+                          "-byte elements but the buffer's items are " + std::to_string(itemsize) +
+                          " bytes");
   }
   if (v.ndim < 1 || v.ndim > CHIP_TENSOR_MAX_DIMS) {
     throw py::value_error("ndims: the buffer has " + std::to_string(v.ndim) +
@@ -118,8 +139,10 @@ void bind_task_interface_tensor(py::module_& m) {
                            "ChipTensor.make (device memory) or ChipTensor.from_array (host).")
       .def_static(
           "make",
-          [](uint64_t ptr, const std::vector<int64_t>& shape, DataType dtype, uint64_t buffer_bytes) {
-            return PyChipTensor{make_tensor(ptr, shape, dtype, AddressSpace::DEVICE, buffer_bytes), {}};
+          [](uint64_t ptr, const std::vector<int64_t>& shape, DataType dtype,
+             uint64_t buffer_bytes) {
+            return PyChipTensor{make_tensor(ptr, shape, dtype, AddressSpace::DEVICE, buffer_bytes),
+                                {}};
           },
           py::arg("ptr"), py::arg("shape"), py::arg("dtype"), py::arg("buffer_bytes") = 0,
           "A contiguous row-major DEVICE tensor over [ptr, ptr + buffer_bytes) (0 = exactly "
@@ -128,57 +151,70 @@ void bind_task_interface_tensor(py::module_& m) {
                   "A HOST tensor over the memory of a numpy array or any buffer-protocol object "
                   "(zero-copy; the tensor keeps the object's buffer alive). dtype= reinterprets "
                   "items of the same size, e.g. uint16 data as BFLOAT16.")
-      .def("slice",
-           [](const PyChipTensor& t, uint32_t dim, int64_t start, int64_t stop) {
-             return view_of(t, tensor_slice(t.tensor, dim, start, stop));
-           },
-           py::arg("dim"), py::arg("start"), py::arg("stop"),
-           "Elements [start, stop) of `dim`: a view (start_offset moves, strides stay).")
-      .def("reshape",
-           [](const PyChipTensor& t, const std::vector<int64_t>& shape) {
-             return view_of(t, tensor_reshape(t.tensor, shape));
-           },
-           py::arg("shape"), "A view with a new shape (contiguous tensors only, same numel).")
-      .def("transpose",
-           [](const PyChipTensor& t, uint32_t dim0, uint32_t dim1) {
-             return view_of(t, tensor_transpose(t.tensor, dim0, dim1));
-           },
-           py::arg("dim0"), py::arg("dim1"), "A view with two dimensions swapped.")
-      .def("validate", [](const PyChipTensor& t) { validate_tensor(t.tensor); },
-           "Raise ValueError naming the field if the descriptor is inconsistent.")
-      .def_property_readonly("shape", [](const PyChipTensor& t) { return dims(t.tensor.shapes, t.tensor.ndims); })
-      .def_property_readonly("strides", [](const PyChipTensor& t) { return dims(t.tensor.strides, t.tensor.ndims); },
-                             "Strides in elements.")
+      .def(
+          "slice",
+          [](const PyChipTensor& t, uint32_t dim, int64_t start, int64_t stop) {
+            return view_of(t, tensor_slice(t.tensor, dim, start, stop));
+          },
+          py::arg("dim"), py::arg("start"), py::arg("stop"),
+          "Elements [start, stop) of `dim`: a view (start_offset moves, strides stay).")
+      .def(
+          "reshape",
+          [](const PyChipTensor& t, const std::vector<int64_t>& shape) {
+            return view_of(t, tensor_reshape(t.tensor, shape));
+          },
+          py::arg("shape"), "A view with a new shape (contiguous tensors only, same numel).")
+      .def(
+          "transpose",
+          [](const PyChipTensor& t, uint32_t dim0, uint32_t dim1) {
+            return view_of(t, tensor_transpose(t.tensor, dim0, dim1));
+          },
+          py::arg("dim0"), py::arg("dim1"), "A view with two dimensions swapped.")
+      .def(
+          "validate", [](const PyChipTensor& t) { validate_tensor(t.tensor); },
+          "Raise ValueError naming the field if the descriptor is inconsistent.")
+      .def_property_readonly(
+          "shape", [](const PyChipTensor& t) { return dims(t.tensor.shapes, t.tensor.ndims); })
+      .def_property_readonly(
+          "strides", [](const PyChipTensor& t) { return dims(t.tensor.strides, t.tensor.ndims); },
+          "Strides in elements.")
       .def_property_readonly("ndims", [](const PyChipTensor& t) { return t.tensor.ndims; })
-      .def_property_readonly("dtype", [](const PyChipTensor& t) { return static_cast<DataType>(t.tensor.dtype); })
-      .def_property_readonly("space", [](const PyChipTensor& t) { return static_cast<AddressSpace>(t.tensor.space); })
+      .def_property_readonly(
+          "dtype", [](const PyChipTensor& t) { return static_cast<DataType>(t.tensor.dtype); })
+      .def_property_readonly(
+          "space", [](const PyChipTensor& t) { return static_cast<AddressSpace>(t.tensor.space); })
       .def_property_readonly("numel", [](const PyChipTensor& t) { return tensor_numel(t.tensor); })
-      .def_property_readonly("nbytes",
-                             [](const PyChipTensor& t) {
-                               return static_cast<uint64_t>(tensor_numel(t.tensor)) *
-                                      element_size(static_cast<DataType>(t.tensor.dtype));
-                             },
-                             "numel * element size.")
-      .def_property_readonly("addr", [](const PyChipTensor& t) { return t.tensor.buffer.addr; },
-                             "Base address of the underlying buffer.")
-      .def_property_readonly("buffer_size", [](const PyChipTensor& t) { return t.tensor.buffer.size; },
-                             "Bytes of the underlying buffer.")
-      .def_property_readonly("start_offset", [](const PyChipTensor& t) { return t.tensor.start_offset; },
-                             "Offset of the first element, in elements.")
-      .def_property_readonly("data_ptr",
-                             [](const PyChipTensor& t) {
-                               return t.tensor.buffer.addr +
-                                      static_cast<uint64_t>(t.tensor.start_offset) *
-                                          element_size(static_cast<DataType>(t.tensor.dtype));
-                             },
-                             "Address of the first element (addr + start_offset * element size).")
-      .def_property_readonly("is_contiguous", [](const PyChipTensor& t) { return tensor_is_contiguous(t.tensor); })
-      .def_property_readonly("byte_extent",
-                             [](const PyChipTensor& t) { return tensor_byte_extent(t.tensor); },
-                             "(first, last) bytes touched, relative to addr.")
-      .def_property_readonly("readonly",
-                             [](const PyChipTensor& t) { return t.host && t.host->readonly(); },
-                             "True for a HOST tensor over a read-only buffer (usable as input only).")
+      .def_property_readonly(
+          "nbytes",
+          [](const PyChipTensor& t) {
+            return static_cast<uint64_t>(tensor_numel(t.tensor)) *
+                   element_size(static_cast<DataType>(t.tensor.dtype));
+          },
+          "numel * element size.")
+      .def_property_readonly(
+          "addr", [](const PyChipTensor& t) { return t.tensor.buffer.addr; },
+          "Base address of the underlying buffer.")
+      .def_property_readonly(
+          "buffer_size", [](const PyChipTensor& t) { return t.tensor.buffer.size; },
+          "Bytes of the underlying buffer.")
+      .def_property_readonly(
+          "start_offset", [](const PyChipTensor& t) { return t.tensor.start_offset; },
+          "Offset of the first element, in elements.")
+      .def_property_readonly(
+          "data_ptr",
+          [](const PyChipTensor& t) {
+            return t.tensor.buffer.addr + static_cast<uint64_t>(t.tensor.start_offset) *
+                                              element_size(static_cast<DataType>(t.tensor.dtype));
+          },
+          "Address of the first element (addr + start_offset * element size).")
+      .def_property_readonly("is_contiguous",
+                             [](const PyChipTensor& t) { return tensor_is_contiguous(t.tensor); })
+      .def_property_readonly(
+          "byte_extent", [](const PyChipTensor& t) { return tensor_byte_extent(t.tensor); },
+          "(first, last) bytes touched, relative to addr.")
+      .def_property_readonly(
+          "readonly", [](const PyChipTensor& t) { return t.host && t.host->readonly(); },
+          "True for a HOST tensor over a read-only buffer (usable as input only).")
       .def("__repr__", [](const PyChipTensor& t) {
         std::string shape;
         for (uint32_t i = 0; i < t.tensor.ndims && i < CHIP_TENSOR_MAX_DIMS; ++i) {

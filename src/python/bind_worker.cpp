@@ -39,7 +39,8 @@ void translate_worker_errors(std::exception_ptr p) {
 
 int64_t strict_int(py::handle v, const char* field) {
   if (!PyLong_Check(v.ptr()) || PyBool_Check(v.ptr())) {
-    throw py::type_error(std::string(field) + ": expected an int, got " + Py_TYPE(v.ptr())->tp_name);
+    throw py::type_error(std::string(field) + ": expected an int, got " +
+                         Py_TYPE(v.ptr())->tp_name);
   }
   int overflow = 0;
   const long long value = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
@@ -58,7 +59,8 @@ void* stream_pointer(py::handle stream, bool zero_allowed = false) {
   }
   if (!PyLong_Check(value.ptr()) || PyBool_Check(value.ptr())) {
     throw py::type_error(std::string("caller_stream: expected a stream handle (int) or an object "
-                                     "with an int .handle, got ") + Py_TYPE(stream.ptr())->tp_name);
+                                     "with an int .handle, got ") +
+                         Py_TYPE(stream.ptr())->tp_name);
   }
   const unsigned long long raw = PyLong_AsUnsignedLongLong(value.ptr());
   if (PyErr_Occurred()) {
@@ -66,8 +68,9 @@ void* stream_pointer(py::handle stream, bool zero_allowed = false) {
     throw py::value_error("caller_stream: not a valid stream handle (negative or too large)");
   }
   if (raw == 0 && !zero_allowed) {
-    throw py::value_error("caller_stream: must be a nonzero stream handle (the stream the caller "
-                          "created on its current device)");
+    throw py::value_error(
+        "caller_stream: must be a nonzero stream handle (the stream the caller "
+        "created on its current device)");
   }
   return reinterpret_cast<void*>(static_cast<uintptr_t>(raw));
 }
@@ -94,9 +97,9 @@ struct HostBytes {
     const int flags = writable ? (PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) : PyBUF_C_CONTIGUOUS;
     if (PyObject_GetBuffer(obj.ptr(), &view, flags) != 0) {
       PyErr_Clear();
-      throw py::type_error(std::string(api) + ": expected a C-contiguous" +
-                           (writable ? " writable" : "") +
-                           " buffer (numpy array, bytearray, ...), got " + Py_TYPE(obj.ptr())->tp_name);
+      throw py::type_error(
+          std::string(api) + ": expected a C-contiguous" + (writable ? " writable" : "") +
+          " buffer (numpy array, bytearray, ...), got " + Py_TYPE(obj.ptr())->tp_name);
     }
   }
   ~HostBytes() { PyBuffer_Release(&view); }
@@ -128,68 +131,80 @@ void bind_chip_worker(py::module_& m) {
       .value("FAILED", ChipWorkerState::FAILED);
 
   py::class_<CallableHandle>(m, "CallableHandle", "Opaque handle of a registered callable.")
-      .def("__eq__", [](CallableHandle a, py::object b) {
-        return py::isinstance<CallableHandle>(b) && a == b.cast<CallableHandle>();
-      })
+      .def("__eq__",
+           [](CallableHandle a, py::object b) {
+             return py::isinstance<CallableHandle>(b) && a == b.cast<CallableHandle>();
+           })
       .def("__hash__", [](CallableHandle h) { return std::hash<uint64_t>()(h.token); })
-      .def("__repr__", [](CallableHandle h) { return "<CallableHandle #" + std::to_string(h.token) + ">"; });
+      .def("__repr__",
+           [](CallableHandle h) { return "<CallableHandle #" + std::to_string(h.token) + ">"; });
 
   py::class_<ChipWorker>(m, "ChipWorker")
       .def(py::init<>())
       .def_property_readonly("state", &ChipWorker::state)
-      .def_property_readonly("mode", [](const ChipWorker& w) { return chip_worker_mode_name(w.mode()); })
+      .def_property_readonly("mode",
+                             [](const ChipWorker& w) { return chip_worker_mode_name(w.mode()); })
       .def_property_readonly("device_id", &ChipWorker::device_id)
       .def_property_readonly("teardown_owed", &ChipWorker::teardown_owed)
       .def_property_readonly("generation", &ChipWorker::generation)
       .def_property_readonly("kernel_mode_supported", &ChipWorker::kernel_mode_supported)
       .def("init", &ChipWorker::init, py::arg("device_id"), py::arg("bins"),
            py::arg("prewarm_config") = std::nullopt, py::call_guard<py::gil_scoped_release>())
-      .def("register", [](ChipWorker& w, py::handle c) { return w.register_callable(chip_callable(c, "ChipWorker.register")); })
+      .def("register",
+           [](ChipWorker& w, py::handle c) {
+             return w.register_callable(chip_callable(c, "ChipWorker.register"));
+           })
       .def("unregister", &ChipWorker::unregister_callable)
-      .def("run",
-           [](ChipWorker& w, CallableHandle h, py::handle args, std::optional<CallConfig> config) {
-             const auto& a = task_args(args, "ChipWorker.run");
-             py::gil_scoped_release nogil;
-             w.run(h, a.args, config);
-           },
-           py::arg("handle"), py::arg("args"), py::arg("config") = std::nullopt)
+      .def(
+          "run",
+          [](ChipWorker& w, CallableHandle h, py::handle args, std::optional<CallConfig> config) {
+            const auto& a = task_args(args, "ChipWorker.run");
+            py::gil_scoped_release nogil;
+            w.run(h, a.args, config);
+          },
+          py::arg("handle"), py::arg("args"), py::arg("config") = std::nullopt)
       .def("malloc", &ChipWorker::malloc, py::arg("size"))
       .def("free", &ChipWorker::free, py::arg("device_ptr"))
-      .def("copy_to",
-           [](ChipWorker& w, uint64_t dst, py::handle src, std::optional<size_t> nbytes) {
-             HostBytes b(src, false, "ChipWorker.copy_to");
-             w.copy_to(dst, b.view.buf, b.size(nbytes, "ChipWorker.copy_to"));
-           },
-           py::arg("dst"), py::arg("src"), py::arg("nbytes") = std::nullopt)
-      .def("copy_from",
-           [](ChipWorker& w, py::handle dst, uint64_t src, std::optional<size_t> nbytes) {
-             HostBytes b(dst, true, "ChipWorker.copy_from");
-             w.copy_from(b.view.buf, src, b.size(nbytes, "ChipWorker.copy_from"));
-           },
-           py::arg("dst"), py::arg("src"), py::arg("nbytes") = std::nullopt)
-      .def("device_memory_info", [](ChipWorker& w) {
-        const auto info = w.device_memory_info();
-        return py::make_tuple(info.free_bytes, info.total_bytes);
-      })
+      .def(
+          "copy_to",
+          [](ChipWorker& w, uint64_t dst, py::handle src, std::optional<size_t> nbytes) {
+            HostBytes b(src, false, "ChipWorker.copy_to");
+            w.copy_to(dst, b.view.buf, b.size(nbytes, "ChipWorker.copy_to"));
+          },
+          py::arg("dst"), py::arg("src"), py::arg("nbytes") = std::nullopt)
+      .def(
+          "copy_from",
+          [](ChipWorker& w, py::handle dst, uint64_t src, std::optional<size_t> nbytes) {
+            HostBytes b(dst, true, "ChipWorker.copy_from");
+            w.copy_from(b.view.buf, src, b.size(nbytes, "ChipWorker.copy_from"));
+          },
+          py::arg("dst"), py::arg("src"), py::arg("nbytes") = std::nullopt)
+      .def("device_memory_info",
+           [](ChipWorker& w) {
+             const auto info = w.device_memory_info();
+             return py::make_tuple(info.free_bytes, info.total_bytes);
+           })
       .def("committed_device_memory", &ChipWorker::committed_device_memory)
       .def("kernel_init", &ChipWorker::kernel_init, py::arg("device_id"), py::arg("bins"),
            py::arg("config"), py::call_guard<py::gil_scoped_release>())
-      .def("kernel_prepare_callable",
-           [](ChipWorker& w, py::handle c) {
-             const ChipCallable& callable = chip_callable(c, "ChipWorker.kernel_prepare_callable");
-             py::gil_scoped_release nogil;
-             return w.kernel_prepare_callable(callable);
-           },
-           py::arg("chip_callable"))
-      .def("kernel_launch",
-           [](ChipWorker& w, py::handle id, py::handle args, py::handle stream) {
-             const int64_t callable_id = strict_int(id, "callable_id");
-             const auto& a = task_args(args, "ChipWorker.kernel_launch");
-             void* s = stream_pointer(stream, /*zero_allowed=*/true);
-             py::gil_scoped_release nogil;
-             w.kernel_launch(callable_id, a.args, s);
-           },
-           py::arg("callable_id"), py::arg("args"), py::arg("caller_stream"))
+      .def(
+          "kernel_prepare_callable",
+          [](ChipWorker& w, py::handle c) {
+            const ChipCallable& callable = chip_callable(c, "ChipWorker.kernel_prepare_callable");
+            py::gil_scoped_release nogil;
+            return w.kernel_prepare_callable(callable);
+          },
+          py::arg("chip_callable"))
+      .def(
+          "kernel_launch",
+          [](ChipWorker& w, py::handle id, py::handle args, py::handle stream) {
+            const int64_t callable_id = strict_int(id, "callable_id");
+            const auto& a = task_args(args, "ChipWorker.kernel_launch");
+            void* s = stream_pointer(stream, /*zero_allowed=*/true);
+            py::gil_scoped_release nogil;
+            w.kernel_launch(callable_id, a.args, s);
+          },
+          py::arg("callable_id"), py::arg("args"), py::arg("caller_stream"))
       .def_property_readonly("prepared_image_count", &ChipWorker::prepared_image_count)
       .def("finalize", &ChipWorker::finalize, py::call_guard<py::gil_scoped_release>())
       .def_static("probe_kernel_mode_supported", &ChipWorker::probe_kernel_mode_supported,
@@ -198,8 +213,8 @@ void bind_chip_worker(py::module_& m) {
 }
 
 void bind_worker_classes(py::module_& m) {
-  py::class_<HostBuffer, std::shared_ptr<HostBuffer>>(m, "HostBuffer", py::buffer_protocol(),
-                                                      "Host memory from Worker.create_buffer (bytes).")
+  py::class_<HostBuffer, std::shared_ptr<HostBuffer>>(
+      m, "HostBuffer", py::buffer_protocol(), "Host memory from Worker.create_buffer (bytes).")
       .def_property_readonly("nbytes", &HostBuffer::nbytes)
       .def_property_readonly("address", &HostBuffer::address)
       .def_buffer([](HostBuffer& b) {
@@ -209,11 +224,14 @@ void bind_worker_classes(py::module_& m) {
 
   py::class_<RunHandle>(m, "RunHandle")
       .def("done", &RunHandle::done, py::call_guard<py::gil_scoped_release>())
-      .def("wait", [](const RunHandle& h, std::optional<double> timeout) {
-        const auto t = timeout_us(timeout);
-        py::gil_scoped_release nogil;
-        h.wait(t);
-      }, py::arg("timeout") = std::nullopt);
+      .def(
+          "wait",
+          [](const RunHandle& h, std::optional<double> timeout) {
+            const auto t = timeout_us(timeout);
+            py::gil_scoped_release nogil;
+            h.wait(t);
+          },
+          py::arg("timeout") = std::nullopt);
 
   py::class_<Worker>(m, "Worker")
       .def(py::init([](int level, int32_t device_id, std::string platform, std::string runtime,
@@ -231,8 +249,8 @@ void bind_worker_classes(py::module_& m) {
            py::arg("level"), py::arg("device_id"), py::arg("platform"), py::arg("runtime"),
            py::arg("execution_mode"), py::arg("enable_sdma"), py::arg("lib_dir"))
       .def_property_readonly("state", [](const Worker& w) { return worker_state_name(w.state()); })
-      .def_property_readonly("execution_mode",
-                             [](const Worker& w) { return execution_mode_name(w.execution_mode()); })
+      .def_property_readonly(
+          "execution_mode", [](const Worker& w) { return execution_mode_name(w.execution_mode()); })
       .def_property_readonly("level", [](const Worker& w) { return w.options().level; })
       .def_property_readonly("device_id", [](const Worker& w) { return w.options().device_id; })
       .def_property_readonly("holds_native_context", &Worker::holds_native_context)
@@ -241,27 +259,30 @@ void bind_worker_classes(py::module_& m) {
       .def("init", &Worker::init, py::arg("prewarm_config"), py::arg("config"),
            py::call_guard<py::gil_scoped_release>())
       .def("close", &Worker::close, py::call_guard<py::gil_scoped_release>())
-      .def_property("close_grace",
-                    [](const Worker& w) { return w.close_grace().count() / 1000.0; },
-                    [](Worker& w, double seconds) {
-                      if (seconds < 0) throw py::value_error("close_grace must be >= 0 seconds");
-                      w.set_close_grace(std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)));
-                    })
+      .def_property(
+          "close_grace", [](const Worker& w) { return w.close_grace().count() / 1000.0; },
+          [](Worker& w, double seconds) {
+            if (seconds < 0) throw py::value_error("close_grace must be >= 0 seconds");
+            w.set_close_grace(std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)));
+          })
       .def("committed_device_memory", &Worker::committed_device_memory,
            py::call_guard<py::gil_scoped_release>())
       // ---- program mode ----
-      .def("register", [](Worker& w, py::handle c) {
-        w.require_program_api("register");
-        return w.register_callable(chip_callable(c, "Worker.register"));
-      })
-      .def("unregister", [](Worker& w, py::handle h) {
-        w.require_program_api("unregister");
-        if (!py::isinstance<CallableHandle>(h)) {
-          throw py::type_error(std::string("Worker.unregister: expected a handle from register(), got ") +
-                               Py_TYPE(h.ptr())->tp_name);
-        }
-        w.unregister_callable(h.cast<CallableHandle>());
-      })
+      .def("register",
+           [](Worker& w, py::handle c) {
+             w.require_program_api("register");
+             return w.register_callable(chip_callable(c, "Worker.register"));
+           })
+      .def("unregister",
+           [](Worker& w, py::handle h) {
+             w.require_program_api("unregister");
+             if (!py::isinstance<CallableHandle>(h)) {
+               throw py::type_error(
+                   std::string("Worker.unregister: expected a handle from register(), got ") +
+                   Py_TYPE(h.ptr())->tp_name);
+             }
+             w.unregister_callable(h.cast<CallableHandle>());
+           })
       .def("run",
            [](Worker& w, py::handle h, py::handle args, std::optional<CallConfig> config) {
              w.require_program_api("run");
@@ -315,14 +336,16 @@ void bind_worker_classes(py::module_& m) {
              w.require_program_api("release_buffer");
              if (!py::isinstance<HostBuffer>(buffer)) {
                throw py::type_error(std::string("Worker.release_buffer: expected a buffer from "
-                                                "create_buffer(), got ") + Py_TYPE(buffer.ptr())->tp_name);
+                                                "create_buffer(), got ") +
+                                    Py_TYPE(buffer.ptr())->tp_name);
              }
              w.release_buffer(buffer.cast<const HostBuffer&>());
            })
-      .def("device_memory_info", [](Worker& w) {
-        const auto info = w.device_memory_info();
-        return py::make_tuple(info.free_bytes, info.total_bytes);
-      })
+      .def("device_memory_info",
+           [](Worker& w) {
+             const auto info = w.device_memory_info();
+             return py::make_tuple(info.free_bytes, info.total_bytes);
+           })
       // ---- kernel mode: arguments checked in the spec's order before the native call ----
       .def("kernel_prepare_callable",
            [](Worker& w, py::handle c) {
@@ -345,7 +368,8 @@ void bind_worker_classes(py::module_& m) {
 
 void bind_worker(py::module_& m) {
   py::register_exception_translator(&translate_worker_errors);
-  py::module_ sub = m.def_submodule("worker", "ChipWorker and Worker (C++), wrapped by simpler.worker");
+  py::module_ sub =
+      m.def_submodule("worker", "ChipWorker and Worker (C++), wrapped by simpler.worker");
   bind_chip_worker(sub);
   bind_worker_classes(sub);
 }

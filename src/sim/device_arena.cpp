@@ -89,7 +89,8 @@ void DeviceArena::return_pages(std::size_t offset, std::size_t size) {
   const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   const std::size_t first = round_up(offset, page);
   const std::size_t last = (offset + size) / page * page;
-  if (last > first) madvise(base_.load(std::memory_order_relaxed) + first, last - first, MADV_DONTNEED);
+  if (last > first)
+    madvise(base_.load(std::memory_order_relaxed) + first, last - first, MADV_DONTNEED);
 }
 
 void DeviceArena::release_all() {

@@ -3,11 +3,22 @@
 namespace simpler::sim {
 namespace {
 
-constexpr std::array<std::string_view, kOperationCount> kOperationNames = {
-    "malloc",        "free",           "memcpy",       "memset",
-    "stream_create", "stream_destroy", "stream_synchronize", "stream_query",
-    "event_create",  "event_destroy",  "event_record", "event_synchronize",
-    "launch",        "host_func",      "set_device",   "device_reset"};
+constexpr std::array<std::string_view, kOperationCount> kOperationNames = {"malloc",
+                                                                           "free",
+                                                                           "memcpy",
+                                                                           "memset",
+                                                                           "stream_create",
+                                                                           "stream_destroy",
+                                                                           "stream_synchronize",
+                                                                           "stream_query",
+                                                                           "event_create",
+                                                                           "event_destroy",
+                                                                           "event_record",
+                                                                           "event_synchronize",
+                                                                           "launch",
+                                                                           "host_func",
+                                                                           "set_device",
+                                                                           "device_reset"};
 
 constexpr uint64_t kCountMask = 0xffffffffull;
 
@@ -30,9 +41,9 @@ void OperationStats::reset_counters() {
 }
 
 void OperationStats::inject(Operation op, int32_t count, int32_t status) {
-  const uint64_t packed = count <= 0 ? 0
-                                     : (uint64_t{static_cast<uint32_t>(status)} << 32) |
-                                           static_cast<uint32_t>(count);
+  const uint64_t packed =
+      count <= 0 ? 0
+                 : (uint64_t{static_cast<uint32_t>(status)} << 32) | static_cast<uint32_t>(count);
   faults_[index(op)].store(packed, std::memory_order_release);
 }
 

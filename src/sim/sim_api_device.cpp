@@ -58,7 +58,8 @@ int sim_device_topology(int32_t device, SimTopology* out) {
   return guarded([&] {
     if (out == nullptr) return SIM_ERR_INVALID_VALUE;
     Device* target = nullptr;
-    if (int status = Driver::instance().device(device, &target); status != SIMPLER_OK) return status;
+    if (int status = Driver::instance().device(device, &target); status != SIMPLER_OK)
+      return status;
     *out = target->topology;
     return SIMPLER_OK;
   });

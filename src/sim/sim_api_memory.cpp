@@ -62,7 +62,8 @@ int sim_memset(void* device_ptr, int value, size_t size) {
     Driver& driver = simpler::sim::counted(Operation::kMemset);
     if (size == 0) return SIMPLER_OK;
     if (device_ptr == nullptr) return SIM_ERR_INVALID_VALUE;
-    if (int status = driver.check_device_range(device_ptr, size); status != SIMPLER_OK) return status;
+    if (int status = driver.check_device_range(device_ptr, size); status != SIMPLER_OK)
+      return status;
     if (int fault = driver.stats().take_fault(Operation::kMemset)) return fault;
     std::memset(device_ptr, value, size);
     return SIMPLER_OK;
@@ -73,7 +74,8 @@ int sim_memcpy(void* dst, const void* src, size_t size, SimMemcpyKind kind) {
   return guarded([&] {
     Driver& driver = simpler::sim::counted(Operation::kMemcpy);
     const int kind_value = simpler::sim::raw_kind(kind);
-    if (int status = simpler::sim::validate_copy(driver, dst, src, size, kind_value); status != SIMPLER_OK)
+    if (int status = simpler::sim::validate_copy(driver, dst, src, size, kind_value);
+        status != SIMPLER_OK)
       return status;
     if (int fault = driver.stats().take_fault(Operation::kMemcpy)) return fault;
     if (size != 0) std::memmove(dst, src, size);
@@ -85,7 +87,8 @@ int sim_mem_get_info(size_t* out_free, size_t* out_total) {
   return guarded([&] {
     if (out_free == nullptr || out_total == nullptr) return SIM_ERR_INVALID_VALUE;
     Device* device = nullptr;
-    if (int status = Driver::instance().current_device(&device); status != SIMPLER_OK) return status;
+    if (int status = Driver::instance().current_device(&device); status != SIMPLER_OK)
+      return status;
     *out_total = device->arena.capacity();
     *out_free = device->arena.capacity() - device->arena.used();
     return SIMPLER_OK;

@@ -87,7 +87,8 @@ int sim_memcpy_async(void* dst, const void* src, size_t size, SimMemcpyKind kind
   return guarded([&] {
     Driver& driver = simpler::sim::counted(Operation::kMemcpy);
     const int kind_value = simpler::sim::raw_kind(kind);
-    if (int status = simpler::sim::validate_copy(driver, dst, src, size, kind_value); status != SIMPLER_OK)
+    if (int status = simpler::sim::validate_copy(driver, dst, src, size, kind_value);
+        status != SIMPLER_OK)
       return status;
     StreamOp op;
     op.kind = StreamOpKind::kMemcpy;
@@ -104,7 +105,8 @@ int sim_memset_async(void* device_ptr, int value, size_t size, sim_stream_t stre
     Driver& driver = simpler::sim::counted(Operation::kMemset);
     if (size != 0) {
       if (device_ptr == nullptr) return SIM_ERR_INVALID_VALUE;
-      if (int status = driver.check_device_range(device_ptr, size); status != SIMPLER_OK) return status;
+      if (int status = driver.check_device_range(device_ptr, size); status != SIMPLER_OK)
+        return status;
     }
     StreamOp op;
     op.kind = StreamOpKind::kMemset;

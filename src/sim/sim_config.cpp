@@ -17,11 +17,25 @@ std::optional<uint64_t> parse_size(const char* text) {
   if (errno != 0 || end == text) return std::nullopt;
   unsigned shift = 0;
   switch (*end) {
-    case '\0': break;
-    case 'k': case 'K': shift = 10; ++end; break;
-    case 'm': case 'M': shift = 20; ++end; break;
-    case 'g': case 'G': shift = 30; ++end; break;
-    default: return std::nullopt;
+    case '\0':
+      break;
+    case 'k':
+    case 'K':
+      shift = 10;
+      ++end;
+      break;
+    case 'm':
+    case 'M':
+      shift = 20;
+      ++end;
+      break;
+    case 'g':
+    case 'G':
+      shift = 30;
+      ++end;
+      break;
+    default:
+      return std::nullopt;
   }
   if (*end != '\0') return std::nullopt;
   if (shift != 0 && value > (~0ull >> shift)) return std::nullopt;

@@ -109,10 +109,12 @@ int Stream::copy(const StreamOp& op) const {
   const bool dst_on_device = op.copy_kind != SIM_MEMCPY_DEVICE_TO_HOST;
   const bool src_on_device = op.copy_kind != SIM_MEMCPY_HOST_TO_DEVICE;
   if (dst_on_device) {
-    if (int status = memory_.check_device_range(op.dst, op.size); status != SIMPLER_OK) return status;
+    if (int status = memory_.check_device_range(op.dst, op.size); status != SIMPLER_OK)
+      return status;
   }
   if (src_on_device) {
-    if (int status = memory_.check_device_range(op.src, op.size); status != SIMPLER_OK) return status;
+    if (int status = memory_.check_device_range(op.src, op.size); status != SIMPLER_OK)
+      return status;
   }
   std::memmove(op.dst, op.src, op.size);
   return SIMPLER_OK;
@@ -135,7 +137,8 @@ void Stream::execute(StreamOp& op) {
       if (sticky == SIMPLER_OK) op.host_fn(op.user_data);
       break;
     case StreamOpKind::kDeviceJob:
-      if (sticky == SIMPLER_OK) status = op.preset_status != 0 ? op.preset_status : op.job(op.user_data);
+      if (sticky == SIMPLER_OK)
+        status = op.preset_status != 0 ? op.preset_status : op.job(op.user_data);
       if (op.cleanup != nullptr) op.cleanup(op.user_data);
       break;
     case StreamOpKind::kRecordEvent:  // signalled by executor_main after completion

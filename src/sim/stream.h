@@ -1,8 +1,8 @@
 // A stream: an in-order queue of operations executed by one lazily started executor
 // thread. Enqueue is a short critical section on a growable ring (no allocation in the
 // steady state) and wakes the executor only when it is parked; the executor takes queued
-// ops out in batches, so a busy launcher and executor meet on the mutex once per batch. The first failing
-// operation latches the stream's sticky status; later operations are skipped (device-job
+// ops out in batches, so a busy launcher and executor meet on the mutex once per batch. The first
+// failing operation latches the stream's sticky status; later operations are skipped (device-job
 // cleanups and event records still run, so nothing leaks and no waiter hangs).
 #pragma once
 

@@ -11,7 +11,14 @@
 
 namespace simpler::sim {
 
-enum class StreamOpKind : uint8_t { kMemcpy, kMemset, kHostFunc, kDeviceJob, kRecordEvent, kWaitEvent };
+enum class StreamOpKind : uint8_t {
+  kMemcpy,
+  kMemset,
+  kHostFunc,
+  kDeviceJob,
+  kRecordEvent,
+  kWaitEvent
+};
 
 struct StreamOp {
   StreamOpKind kind = StreamOpKind::kHostFunc;

@@ -63,8 +63,8 @@ uint32_t flags_of(const CallConfig& c) {
 void CallConfig::validate() const {
   std::string error = check_prefix(output_prefix, flags_of(*this) != 0);
   if (error.empty()) {
-    error = check_numeric_fields(aicpu_thread_num, task_window_size, heap_ring_bytes,
-                                 dep_pool_size, tensormap_capacity);
+    error = check_numeric_fields(aicpu_thread_num, task_window_size, heap_ring_bytes, dep_pool_size,
+                                 tensormap_capacity);
   }
   if (!error.empty()) throw TaskInterfaceError(error);
 }
@@ -106,8 +106,7 @@ CallConfig CallConfig::from_abi(const SimplerCallConfig& c) {
 std::string validate_call_config(const SimplerCallConfig& c) {
   if (c.struct_size != sizeof(SimplerCallConfig)) {
     return "struct_size: " + std::to_string(c.struct_size) + " does not match " +
-           std::to_string(sizeof(SimplerCallConfig)) +
-           " (set it to sizeof(SimplerCallConfig))";
+           std::to_string(sizeof(SimplerCallConfig)) + " (set it to sizeof(SimplerCallConfig))";
   }
   if ((c.flags & ~SIMPLER_CFG_ALL_FLAGS) != 0) {
     char bits[32];
@@ -117,8 +116,8 @@ std::string validate_call_config(const SimplerCallConfig& c) {
   }
   const size_t len = strnlen(c.output_prefix, SIMPLER_OUTPUT_PREFIX_MAX);
   if (len == SIMPLER_OUTPUT_PREFIX_MAX) {
-    return "output_prefix: not NUL-terminated within " +
-           std::to_string(SIMPLER_OUTPUT_PREFIX_MAX) + " bytes";
+    return "output_prefix: not NUL-terminated within " + std::to_string(SIMPLER_OUTPUT_PREFIX_MAX) +
+           " bytes";
   }
   std::string error = check_prefix(std::string_view(c.output_prefix, len), c.flags != 0);
   if (error.empty()) {

@@ -93,8 +93,7 @@ CoreCallableView CoreCallable::view() const {
   std::string error;
   if (!parse_core_callable_image(image_.data(), image_.size(), &view, &error)) {
     // Only an empty (default-constructed) CoreCallable gets here: images are validated.
-    throw TaskInterfaceError("CoreCallable: " + error +
-                             " (use CoreCallable::build or from_bytes)");
+    throw TaskInterfaceError("CoreCallable: " + error + " (use CoreCallable::build or from_bytes)");
   }
   return view;
 }
@@ -122,8 +121,7 @@ ChipCallable ChipCallable::build(std::span<const ArgDirection> signature,
     const auto& [func_id, callable] = children[i];
     throw_if(detail::check_func_id(func_id), field.c_str());
     if (seen.test(static_cast<size_t>(func_id))) {
-      throw TaskInterfaceError(field + ".func_id: " + std::to_string(func_id) +
-                               " is duplicated");
+      throw TaskInterfaceError(field + ".func_id: " + std::to_string(func_id) + " is duplicated");
     }
     seen.set(static_cast<size_t>(func_id));
     if (callable.bytes().empty()) {
@@ -172,8 +170,7 @@ ChipCallableView ChipCallable::view() const {
   ChipCallableView view;
   std::string error;
   if (!parse_chip_callable_image(image_.data(), image_.size(), &view, &error)) {
-    throw TaskInterfaceError("ChipCallable: " + error +
-                             " (use ChipCallable::build or from_bytes)");
+    throw TaskInterfaceError("ChipCallable: " + error + " (use ChipCallable::build or from_bytes)");
   }
   return view;
 }

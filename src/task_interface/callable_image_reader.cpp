@@ -43,8 +43,8 @@ std::string check_section(const Section& s, uint64_t header_size, uint64_t size)
   }
   if (s.length > size - s.offset) {
     return s.name + ": length " + std::to_string(s.length) + " at offset " +
-           std::to_string(s.offset) + " runs past the end of the image (" +
-           std::to_string(size) + " bytes)";
+           std::to_string(s.offset) + " runs past the end of the image (" + std::to_string(size) +
+           " bytes)";
   }
   return {};
 }
@@ -70,8 +70,7 @@ std::string hex(uint32_t v) {
 }
 
 // Size, magic, version, total_size. `kind` names the expected image for messages.
-std::string check_header(const Image& img, uint32_t magic, size_t header_size,
-                         const char* kind) {
+std::string check_header(const Image& img, uint32_t magic, size_t header_size, const char* kind) {
   if (img.data == nullptr && img.size != 0) return "image: null pointer with a nonzero size";
   auto truncated = [&] {
     return "truncated: " + std::to_string(img.size) + " bytes, the " + kind + " header needs " +
@@ -168,8 +167,8 @@ bool parse_chip_callable_image(const void* data, size_t size, ChipCallableView* 
     const uint64_t at = table_offset + i * image::kEntrySize;
     entries.push_back({static_cast<int32_t>(img.u32(at + image::kEntryFuncIdAt)),
                        img.u32(at + image::kEntryReservedAt)});
-    Section child = read_section(img, "children[" + std::to_string(i) + "].image",
-                                 at + image::kEntryImageAt);
+    Section child =
+        read_section(img, "children[" + std::to_string(i) + "].image", at + image::kEntryImageAt);
     if (auto e = check_section(child, image::kChipHeaderSize, size); !e.empty()) {
       return fail(error, e);
     }
@@ -191,8 +190,8 @@ bool parse_chip_callable_image(const void* data, size_t size, ChipCallableView* 
   ChipCallableView view;
   view.signature = bytes_of(img, sections[0]);
   const auto name_bytes = bytes_of(img, sections[1]);
-  view.func_name = std::string_view(reinterpret_cast<const char*>(name_bytes.data()),
-                                    name_bytes.size());
+  view.func_name =
+      std::string_view(reinterpret_cast<const char*>(name_bytes.data()), name_bytes.size());
   view.binary = bytes_of(img, sections[2]);
   if (auto e = detail::check_signature(view.signature); !e.empty()) return fail(error, e);
   if (auto e = detail::check_func_name(view.func_name); !e.empty()) return fail(error, e);
@@ -201,8 +200,7 @@ bool parse_chip_callable_image(const void* data, size_t size, ChipCallableView* 
     const Section& s = sections[4 + i];
     ChipCallableView::Child child{entries[i].func_id, {}, bytes_of(img, s)};
     std::string child_error;
-    if (!parse_core_callable_image(img.data + s.offset, s.length, &child.callable,
-                                   &child_error)) {
+    if (!parse_core_callable_image(img.data + s.offset, s.length, &child.callable, &child_error)) {
       return fail(error, "children[" + std::to_string(i) + "] (func_id " +
                              std::to_string(entries[i].func_id) + "): " + child_error);
     }

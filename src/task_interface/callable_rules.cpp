@@ -41,10 +41,12 @@ std::string check_signature(std::span<const uint8_t> directions) {
 std::string check_func_name(std::string_view name) {
   if (name.empty()) return "func_name: empty (name the orchestration entry symbol)";
   if (name.size() > CHIP_MAX_FUNC_NAME) {
-    return "func_name: " + std::to_string(name.size()) +
-           " bytes exceed CHIP_MAX_FUNC_NAME (" + std::to_string(CHIP_MAX_FUNC_NAME) + ")";
+    return "func_name: " + std::to_string(name.size()) + " bytes exceed CHIP_MAX_FUNC_NAME (" +
+           std::to_string(CHIP_MAX_FUNC_NAME) + ")";
   }
-  auto is_alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  auto is_alpha = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+  };
   auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
   for (size_t i = 0; i < name.size(); ++i) {
     const char c = name[i];

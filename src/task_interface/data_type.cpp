@@ -14,9 +14,19 @@ struct DataTypeInfo {
 
 // Indexed by the ChipDataType value (checked by the static_assert below).
 constexpr std::array<DataTypeInfo, CHIP_DT_COUNT> kDataTypes = {{
-    {"FLOAT32", 4}, {"FLOAT16", 2}, {"BFLOAT16", 2}, {"INT8", 1},   {"INT16", 2},
-    {"INT32", 4},   {"INT64", 8},   {"UINT8", 1},    {"UINT16", 2}, {"UINT32", 4},
-    {"UINT64", 8},  {"BOOL", 1},    {"FLOAT64", 8},
+    {"FLOAT32", 4},
+    {"FLOAT16", 2},
+    {"BFLOAT16", 2},
+    {"INT8", 1},
+    {"INT16", 2},
+    {"INT32", 4},
+    {"INT64", 8},
+    {"UINT8", 1},
+    {"UINT16", 2},
+    {"UINT32", 4},
+    {"UINT64", 8},
+    {"BOOL", 1},
+    {"FLOAT64", 8},
 }};
 static_assert(CHIP_DT_FLOAT64 == 12 && CHIP_DT_COUNT == 13, "kDataTypes is indexed by value");
 
@@ -47,10 +57,14 @@ std::optional<DataType> data_type_from_name(std::string_view name) {
 
 const char* arg_direction_name(ArgDirection dir) {
   switch (dir) {
-    case ArgDirection::SCALAR: return "SCALAR";
-    case ArgDirection::IN: return "IN";
-    case ArgDirection::OUT: return "OUT";
-    case ArgDirection::INOUT: return "INOUT";
+    case ArgDirection::SCALAR:
+      return "SCALAR";
+    case ArgDirection::IN:
+      return "IN";
+    case ArgDirection::OUT:
+      return "OUT";
+    case ArgDirection::INOUT:
+      return "INOUT";
   }
   throw TaskInterfaceError("direction: " + std::to_string(static_cast<uint32_t>(dir)) +
                            " is not an ArgDirection (SCALAR=0, IN=1, OUT=2, INOUT=3)");

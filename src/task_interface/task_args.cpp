@@ -14,8 +14,8 @@ void args_add_tensor(ChipStorageTaskArgs& args, const ChipTensor& t) {
                              "then the scalars)");
   }
   if (args.tensor_count >= CHIP_MAX_TENSOR_ARGS) {
-    throw TaskInterfaceError("tensor_count: capacity of " +
-                             std::to_string(CHIP_MAX_TENSOR_ARGS) + " tensors exceeded");
+    throw TaskInterfaceError("tensor_count: capacity of " + std::to_string(CHIP_MAX_TENSOR_ARGS) +
+                             " tensors exceeded");
   }
   try {
     validate_tensor(t);
@@ -27,8 +27,8 @@ void args_add_tensor(ChipStorageTaskArgs& args, const ChipTensor& t) {
 
 void args_add_scalar(ChipStorageTaskArgs& args, uint64_t bits) {
   if (args.scalar_count >= CHIP_MAX_SCALAR_ARGS) {
-    throw TaskInterfaceError("scalar_count: capacity of " +
-                             std::to_string(CHIP_MAX_SCALAR_ARGS) + " scalars exceeded");
+    throw TaskInterfaceError("scalar_count: capacity of " + std::to_string(CHIP_MAX_SCALAR_ARGS) +
+                             " scalars exceeded");
   }
   args.scalars[args.scalar_count++] = bits;
 }

@@ -27,12 +27,12 @@ void check_layout(const ChipTensor& t) {
   }
   for (uint32_t d = 0; d < t.ndims; ++d) {
     if (t.shapes[d] < 0) {
-      throw TaskInterfaceError("shapes[" + std::to_string(d) + "]: " +
-                               std::to_string(t.shapes[d]) + " is negative");
+      throw TaskInterfaceError("shapes[" + std::to_string(d) + "]: " + std::to_string(t.shapes[d]) +
+                               " is negative");
     }
     if (t.strides[d] < 0) {
-      throw TaskInterfaceError("strides[" + std::to_string(d) + "]: " +
-                               std::to_string(t.strides[d]) +
+      throw TaskInterfaceError("strides[" + std::to_string(d) +
+                               "]: " + std::to_string(t.strides[d]) +
                                " is negative (negative strides are not supported)");
     }
   }
@@ -42,8 +42,7 @@ void check_layout(const ChipTensor& t) {
 }
 
 [[noreturn]] void throw_overflow(const char* what) {
-  throw TaskInterfaceError(std::string("shapes/strides: the ") + what +
-                           " overflows 64 bits");
+  throw TaskInterfaceError(std::string("shapes/strides: the ") + what + " overflows 64 bits");
 }
 
 }  // namespace
@@ -53,8 +52,8 @@ int64_t tensor_numel(const ChipTensor& t) {
   int64_t n = 1;
   for (uint32_t d = 0; d < t.ndims; ++d) {
     if (t.shapes[d] < 0) {
-      throw TaskInterfaceError("shapes[" + std::to_string(d) + "]: " +
-                               std::to_string(t.shapes[d]) + " is negative");
+      throw TaskInterfaceError("shapes[" + std::to_string(d) + "]: " + std::to_string(t.shapes[d]) +
+                               " is negative");
     }
     auto next = checked_mul<int64_t>(n, t.shapes[d]);
     if (!next) throw_overflow("element count");

@@ -21,8 +21,8 @@ void set_row_major(ChipTensor& t, std::span<const int64_t> shape, const char* wh
   }
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] < 0) {
-      throw TaskInterfaceError(std::string(what) + "[" + std::to_string(d) + "]: " +
-                               std::to_string(shape[d]) + " is negative");
+      throw TaskInterfaceError(std::string(what) + "[" + std::to_string(d) +
+                               "]: " + std::to_string(shape[d]) + " is negative");
     }
   }
   t.ndims = static_cast<uint32_t>(shape.size());
@@ -45,8 +45,7 @@ void set_row_major(ChipTensor& t, std::span<const int64_t> shape, const char* wh
 void check_dim(const ChipTensor& t, uint32_t dim, const char* op, const char* name) {
   if (dim >= t.ndims) {
     throw TaskInterfaceError(std::string(op) + ": " + name + " " + std::to_string(dim) +
-                             " is out of range for a " + std::to_string(t.ndims) +
-                             "-d tensor");
+                             " is out of range for a " + std::to_string(t.ndims) + "-d tensor");
   }
 }
 
@@ -60,13 +59,11 @@ ChipTensor make_tensor(uint64_t addr, std::span<const int64_t> shape, DataType d
   t.dtype = static_cast<uint32_t>(dtype);
   t.space = static_cast<uint32_t>(space);
   t.buffer.addr = addr;
-  const auto nbytes =
-      checked_mul<uint64_t>(static_cast<uint64_t>(tensor_numel(t)), esize);
+  const auto nbytes = checked_mul<uint64_t>(static_cast<uint64_t>(tensor_numel(t)), esize);
   if (!nbytes) throw TaskInterfaceError("shape: the byte size overflows 64 bits");
   if (buffer_bytes != 0 && buffer_bytes < *nbytes) {
     throw TaskInterfaceError("buffer_bytes: " + std::to_string(buffer_bytes) +
-                             " is smaller than the tensor (" + std::to_string(*nbytes) +
-                             " bytes)");
+                             " is smaller than the tensor (" + std::to_string(*nbytes) + " bytes)");
   }
   t.buffer.size = buffer_bytes != 0 ? buffer_bytes : *nbytes;
   validate_tensor(t);

@@ -9,19 +9,26 @@ namespace simpler {
 
 const char* chip_worker_state_name(ChipWorkerState state) {
   switch (state) {
-    case ChipWorkerState::NEW: return "NEW";
-    case ChipWorkerState::INITIALIZED: return "INITIALIZED";
-    case ChipWorkerState::CLOSED: return "CLOSED";
-    case ChipWorkerState::FAILED: return "FAILED";
+    case ChipWorkerState::NEW:
+      return "NEW";
+    case ChipWorkerState::INITIALIZED:
+      return "INITIALIZED";
+    case ChipWorkerState::CLOSED:
+      return "CLOSED";
+    case ChipWorkerState::FAILED:
+      return "FAILED";
   }
   return "UNKNOWN";
 }
 
 const char* chip_worker_mode_name(ChipWorkerMode mode) {
   switch (mode) {
-    case ChipWorkerMode::NONE: return "none";
-    case ChipWorkerMode::PROGRAM: return "program";
-    case ChipWorkerMode::KERNEL: return "kernel";
+    case ChipWorkerMode::NONE:
+      return "none";
+    case ChipWorkerMode::PROGRAM:
+      return "program";
+    case ChipWorkerMode::KERNEL:
+      return "kernel";
   }
   return "unknown";
 }
@@ -35,12 +42,15 @@ ChipWorker::~ChipWorker() {
       finalize();
       return;
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "simpler: ChipWorker destroyed while its teardown fails (%s); "
-                           "leaking the context instead of tearing it down\n", e.what());
+      std::fprintf(stderr,
+                   "simpler: ChipWorker destroyed while its teardown fails (%s); "
+                   "leaking the context instead of tearing it down\n",
+                   e.what());
     }
   } else {
-    std::fprintf(stderr, "simpler: ChipWorker destroyed without finalize() on a thread other "
-                         "than its init thread; leaking its %s-mode context on device %d\n",
+    std::fprintf(stderr,
+                 "simpler: ChipWorker destroyed without finalize() on a thread other "
+                 "than its init thread; leaking its %s-mode context on device %d\n",
                  chip_worker_mode_name(mode_), device_id_);
   }
   if (library_) library_->keep_loaded();
@@ -66,7 +76,8 @@ std::string ChipWorker::with_runtime_detail(const std::string& what) const {
 void ChipWorker::require_initialized(ChipWorkerMode mode, const char* api) const {
   if (state_ != ChipWorkerState::INITIALIZED) {
     throw ChipWorkerError(PTO_RUNTIME_ERR_INVALID_STATE,
-                          std::string("ChipWorker.") + api + ": requires an initialized worker (state " +
+                          std::string("ChipWorker.") + api +
+                              ": requires an initialized worker (state " +
                               chip_worker_state_name(state_) + ")");
   }
   if (mode_ != mode) {
@@ -118,7 +129,8 @@ void ChipWorker::release_context_and_library() {
 void ChipWorker::roll_back_failed_init(int init_status) {
   state_ = ChipWorkerState::FAILED;
   const auto& e = library_->entries();
-  if (init_status != PTO_RUNTIME_ERR_UNSUPPORTED && init_status != PTO_RUNTIME_ERR_INVALID_ARGUMENT) {
+  if (init_status != PTO_RUNTIME_ERR_UNSUPPORTED &&
+      init_status != PTO_RUNTIME_ERR_INVALID_ARGUMENT) {
     if (e.finalize_device(ctx_) != SIMPLER_OK) {
       teardown_owed_ = true;
       return;
@@ -135,8 +147,9 @@ void ChipWorker::init(int32_t device_id, const RuntimeBins& bins,
                       const std::optional<CallConfig>& prewarm_config) {
   require_can_init(state_, teardown_owed_, "init");
   if (device_id < 0) {
-    throw ChipWorkerError(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
-                          "ChipWorker.init: device_id must be >= 0 (got " + std::to_string(device_id) + ")");
+    throw ChipWorkerError(
+        PTO_RUNTIME_ERR_INVALID_ARGUMENT,
+        "ChipWorker.init: device_id must be >= 0 (got " + std::to_string(device_id) + ")");
   }
   std::optional<SimplerCallConfig> prewarm;
   if (prewarm_config) prewarm = prewarm_config->to_abi();  // validates first
@@ -146,7 +159,8 @@ void ChipWorker::init(int32_t device_id, const RuntimeBins& bins,
   init_thread_ = std::this_thread::get_id();
   int st = library_->entries().init_device(ctx_, device_id, prewarm ? &*prewarm : nullptr);
   if (st != SIMPLER_OK) {
-    std::string what = with_runtime_detail("ChipWorker.init on device " + std::to_string(device_id) + " failed");
+    std::string what =
+        with_runtime_detail("ChipWorker.init on device " + std::to_string(device_id) + " failed");
     roll_back_failed_init(st);
     throw_on_status(st, what);
   }
@@ -169,7 +183,10 @@ CallableHandle ChipWorker::register_callable(const ChipCallable& callable) {
   int64_t id = -1;
   int st = library_->entries().register_callable(ctx_, bytes.data(), bytes.size(), &id);
   if (st != SIMPLER_OK) throw_status(st, "ChipWorker.register_callable failed");
-  if (id < 0) throw ChipWorkerError(PTO_RUNTIME_ERR_INTERNAL, "ChipWorker.register_callable: runtime reported success without a callable id");
+  if (id < 0)
+    throw ChipWorkerError(
+        PTO_RUNTIME_ERR_INTERNAL,
+        "ChipWorker.register_callable: runtime reported success without a callable id");
   CallableHandle handle{next_handle_token_++};
   registered_.emplace(handle.token, id);
   return handle;
@@ -284,9 +301,11 @@ void ChipWorker::finalize() {
   }
   const auto& e = library_->entries();
   int st = e.finalize_device(ctx_);
-  if (st != SIMPLER_OK) throw_status(st, "ChipWorker.finalize: releasing the context failed (retry finalize)");
+  if (st != SIMPLER_OK)
+    throw_status(st, "ChipWorker.finalize: releasing the context failed (retry finalize)");
   st = e.destroy_device_context(ctx_);
-  if (st != SIMPLER_OK) throw_status(st, "ChipWorker.finalize: destroying the context failed (retry finalize)");
+  if (st != SIMPLER_OK)
+    throw_status(st, "ChipWorker.finalize: destroying the context failed (retry finalize)");
   release_context_and_library();
   if (teardown_owed_) {
     teardown_owed_ = false;  // stays FAILED: a new init may be tried

@@ -32,11 +32,12 @@ uint64_t ChipWorker::last_generation() noexcept { return g_last_generation.load(
 void ChipWorker::kernel_init(int32_t device_id, const RuntimeBins& bins, const CallConfig& config) {
   if (teardown_owed_ || (state_ != ChipWorkerState::NEW && state_ != ChipWorkerState::FAILED)) {
     throw ChipWorkerError(PTO_RUNTIME_ERR_INVALID_STATE,
-                          teardown_owed_ ? "ChipWorker.kernel_init: an earlier failed init still owes its "
-                                           "teardown; call finalize() until it succeeds, then init again"
-                                         : std::string("ChipWorker.kernel_init: worker is ") +
-                                               chip_worker_state_name(state_) +
-                                               "; a ChipWorker initializes once (create a new one)");
+                          teardown_owed_
+                              ? "ChipWorker.kernel_init: an earlier failed init still owes its "
+                                "teardown; call finalize() until it succeeds, then init again"
+                              : std::string("ChipWorker.kernel_init: worker is ") +
+                                    chip_worker_state_name(state_) +
+                                    "; a ChipWorker initializes once (create a new one)");
   }
   const SimplerCallConfig abi_config = config.to_abi();  // validates first
   const auto aicpu = read_optional_image(bins.aicpu_image_path, "AICPU");
@@ -94,14 +95,17 @@ int64_t ChipWorker::kernel_prepare_callable(const ChipCallable& callable) {
   int st = library_->entries().kernel_mode_prepare_callable(ctx_, bytes.data(), bytes.size(), &id);
   if (st != SIMPLER_OK) throw_status(st, "ChipWorker.kernel_prepare_callable failed");
   if (id == kNoCallableId) {
-    throw ChipWorkerError(PTO_RUNTIME_ERR_INTERNAL,
-                          "ChipWorker.kernel_prepare_callable: the runtime reported success without "
-                          "writing a callable id");
+    throw ChipWorkerError(
+        PTO_RUNTIME_ERR_INTERNAL,
+        "ChipWorker.kernel_prepare_callable: the runtime reported success without "
+        "writing a callable id");
   }
   if (id < 0) {
-    throw ChipWorkerError(PTO_RUNTIME_ERR_INTERNAL,
-                          "ChipWorker.kernel_prepare_callable: the runtime reported success with the "
-                          "invalid callable id " + std::to_string(id));
+    throw ChipWorkerError(
+        PTO_RUNTIME_ERR_INTERNAL,
+        "ChipWorker.kernel_prepare_callable: the runtime reported success with the "
+        "invalid callable id " +
+            std::to_string(id));
   }
   return id;
 }
@@ -118,7 +122,8 @@ void ChipWorker::kernel_launch(int64_t callable_id, const ChipStorageTaskArgs& a
   }
   int st = library_->entries().kernel_mode_launch(ctx_, callable_id, &args, caller_stream);
   if (st != SIMPLER_OK) {
-    throw_status(st, "ChipWorker.kernel_launch(callable_id=" + std::to_string(callable_id) + ") failed");
+    throw_status(
+        st, "ChipWorker.kernel_launch(callable_id=" + std::to_string(callable_id) + ") failed");
   }
 }
 
@@ -143,7 +148,8 @@ bool ChipWorker::probe_kernel_mode_supported(const RuntimeBins& bins) {
   st = e.destroy_device_context(ctx);
   if (st != SIMPLER_OK) {
     library->keep_loaded();  // never unload under a live context
-    throw_on_status(st, "ChipWorker.probe_kernel_mode_supported: destroying the probe context failed");
+    throw_on_status(st,
+                    "ChipWorker.probe_kernel_mode_supported: destroying the probe context failed");
   }
   return supported;  // `library` unloads here, after the context is gone
 }

@@ -64,16 +64,16 @@ std::string compiler_identity(const std::string& compiler) {
   if (!ec) resolved = canonical.string();
   struct stat info {};
   if (::stat(resolved.c_str(), &info) != 0) return resolved;  // spawning will report it
-  return resolved + "|" + std::to_string(info.st_size) + "|" +
-         std::to_string(info.st_mtim.tv_sec) + "." + std::to_string(info.st_mtim.tv_nsec);
+  return resolved + "|" + std::to_string(info.st_size) + "|" + std::to_string(info.st_mtim.tv_sec) +
+         "." + std::to_string(info.st_mtim.tv_nsec);
 }
 
 std::string digest_headers(const std::string& include_dir) {
   kc::Sha256 hash;
   for (const char* header : kAbiHeaders) {
     hash.update_field(header);
-    hash.update_field(kc::read_text_file(std::filesystem::path(include_dir) / header)
-                          .value_or("<missing>"));
+    hash.update_field(
+        kc::read_text_file(std::filesystem::path(include_dir) / header).value_or("<missing>"));
   }
   return hash.finish_hex();
 }
@@ -142,8 +142,8 @@ KernelCompilerStats KernelCompiler::stats() const {
 
 std::vector<std::string> KernelCompiler::flags_for(ImageKind kind,
                                                    std::optional<CoreType> core) const {
-  std::vector<std::string> flags{"-std=c++17", "-O2", "-fPIC", "-shared", "-Wl,--no-undefined",
-                                 "-I" + kernel_include_dir()};
+  std::vector<std::string> flags{
+      "-std=c++17", "-O2", "-fPIC", "-shared", "-Wl,--no-undefined", "-I" + kernel_include_dir()};
   for (const std::string& dir : options_.include_dirs) flags.push_back("-I" + dir);
   if (kind == ImageKind::Kernel) {
     flags.push_back(*core == CoreType::AIC ? "-DSIMPLER_KERNEL_AIC" : "-DSIMPLER_KERNEL_AIV");
@@ -211,15 +211,15 @@ std::vector<uint8_t> KernelCompiler::compile(std::string_view source, ImageKind 
     }
     if (run.exit_code != 0) {
       throw KernelCompileError(std::string(what) + " compilation failed (" + options_.compiler +
-                                   " exited with status " + std::to_string(run.exit_code) +
-                                   "):\n" + quoted_output(compiler_output),
+                                   " exited with status " + std::to_string(run.exit_code) + "):\n" +
+                                   quoted_output(compiler_output),
                                compiler_output);
     }
     auto produced = kc::read_file(output_file);
     if (!produced) {
-      throw KernelCompileError(std::string("the compiler reported success but wrote no ") + what +
-                                   " image",
-                               compiler_output);
+      throw KernelCompileError(
+          std::string("the compiler reported success but wrote no ") + what + " image",
+          compiler_output);
     }
     image = std::move(*produced);
   }
@@ -227,8 +227,8 @@ std::vector<uint8_t> KernelCompiler::compile(std::string_view source, ImageKind 
   std::string elf_error;
   const bool has_symbol = kc::elf_defines_symbol(image, required_symbol, &elf_error);
   if (!elf_error.empty()) {
-    throw KernelCompileError(std::string("the compiled ") + what + " image is unusable: " + elf_error,
-                             compiler_output);
+    throw KernelCompileError(
+        std::string("the compiled ") + what + " image is unusable: " + elf_error, compiler_output);
   }
   if (!required_symbol.empty() && !has_symbol) {
     const std::string hint =

@@ -17,8 +17,8 @@ bool read_at(std::span<const uint8_t> image, uint64_t offset, T* out) {
 }
 
 // The NUL-terminated string at `offset` of a string table [table, table + table_size).
-bool string_at(std::span<const uint8_t> image, uint64_t table, uint64_t table_size,
-               uint64_t offset, std::string_view* out) {
+bool string_at(std::span<const uint8_t> image, uint64_t table, uint64_t table_size, uint64_t offset,
+               std::string_view* out) {
   if (table > image.size() || table_size > image.size() - table || offset >= table_size)
     return false;
   const char* begin = reinterpret_cast<const char*>(image.data() + table + offset);
@@ -31,8 +31,7 @@ bool string_at(std::span<const uint8_t> image, uint64_t table, uint64_t table_si
 
 }  // namespace
 
-bool elf_defines_symbol(std::span<const uint8_t> image, std::string_view name,
-                        std::string* error) {
+bool elf_defines_symbol(std::span<const uint8_t> image, std::string_view name, std::string* error) {
   error->clear();
   Elf64_Ehdr header;
   if (!read_at(image, 0, &header) || std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0) {

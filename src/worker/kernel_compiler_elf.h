@@ -13,7 +13,6 @@ namespace simpler::kc {
 // such an ELF file or is malformed; false with `error` empty when the symbol is absent
 // (so an empty `name` only validates the image).
 // Every read is bounds-checked against the image.
-bool elf_defines_symbol(std::span<const uint8_t> image, std::string_view name,
-                        std::string* error);
+bool elf_defines_symbol(std::span<const uint8_t> image, std::string_view name, std::string* error);
 
 }  // namespace simpler::kc

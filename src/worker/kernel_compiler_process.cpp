@@ -40,7 +40,8 @@ ProcessResult run_process(const std::vector<std::string>& argv,
   ProcessResult result;
   FileActions actions;
   if (!actions.ok() ||
-      ::posix_spawn_file_actions_addopen(actions.get(), STDIN_FILENO, "/dev/null", O_RDONLY, 0) != 0 ||
+      ::posix_spawn_file_actions_addopen(actions.get(), STDIN_FILENO, "/dev/null", O_RDONLY, 0) !=
+          0 ||
       ::posix_spawn_file_actions_addopen(actions.get(), STDOUT_FILENO, log_file.c_str(),
                                          O_WRONLY | O_CREAT | O_TRUNC, 0600) != 0 ||
       ::posix_spawn_file_actions_adddup2(actions.get(), STDOUT_FILENO, STDERR_FILENO) != 0) {
@@ -53,7 +54,8 @@ ProcessResult run_process(const std::vector<std::string>& argv,
   args.push_back(nullptr);
 
   pid_t pid = -1;
-  const int spawn_error = ::posix_spawnp(&pid, args[0], actions.get(), nullptr, args.data(), environ);
+  const int spawn_error =
+      ::posix_spawnp(&pid, args[0], actions.get(), nullptr, args.data(), environ);
   if (spawn_error != 0) {
     result.output = "cannot run '" + argv[0] + "': " + std::strerror(spawn_error);
     return result;

@@ -7,7 +7,8 @@
 
 namespace simpler {
 
-RunHandle::RunHandle(std::shared_ptr<detail::WorkerCore> core, std::shared_ptr<detail::RunRecord> record)
+RunHandle::RunHandle(std::shared_ptr<detail::WorkerCore> core,
+                     std::shared_ptr<detail::RunRecord> record)
     : core_(std::move(core)), record_(std::move(record)) {}
 
 bool RunHandle::done() const {
@@ -44,7 +45,8 @@ void RunHandle::wait(std::optional<std::chrono::microseconds> timeout) const {
       if (record_->finished.load()) break;
       auto slice = kSlice;
       if (timeout) {
-        const auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now());
+        const auto left =
+            std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now());
         slice = std::clamp(left, std::chrono::microseconds(0), kSlice);
       }
       bool finished = false;
@@ -60,12 +62,12 @@ void RunHandle::wait(std::optional<std::chrono::microseconds> timeout) const {
       }
     }
     if (timeout && Clock::now() >= deadline) {
-      throw WorkerTimeoutError("RunHandle.wait: the run did not finish within the timeout; it keeps "
-                               "running (wait again)");
+      throw WorkerTimeoutError(
+          "RunHandle.wait: the run did not finish within the timeout; it keeps "
+          "running (wait again)");
     }
   }
   if (record_->error) std::rethrow_exception(record_->error);
 }
 
 }  // namespace simpler
-

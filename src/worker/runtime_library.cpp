@@ -36,14 +36,16 @@ void load_sim_context_once(const std::string& path) {
 
 std::shared_ptr<RuntimeLibrary> RuntimeLibrary::open(const RuntimeBins& bins) {
   if (bins.host_lib_path.empty()) {
-    throw ChipWorkerError(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
-                          "bins.host_lib_path is empty; locate the build with find_runtime_build()");
+    throw ChipWorkerError(
+        PTO_RUNTIME_ERR_INVALID_ARGUMENT,
+        "bins.host_lib_path is empty; locate the build with find_runtime_build()");
   }
   if (!bins.sim_context_path.empty()) load_sim_context_once(bins.sim_context_path);
   void* h = dlopen(bins.host_lib_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) {
-    throw ChipWorkerError(PTO_RUNTIME_ERR_INTERNAL, "cannot load runtime build '" +
-                                                        bins.host_lib_path + "': " + dl_error_text());
+    throw ChipWorkerError(
+        PTO_RUNTIME_ERR_INTERNAL,
+        "cannot load runtime build '" + bins.host_lib_path + "': " + dl_error_text());
   }
   return std::shared_ptr<RuntimeLibrary>(new RuntimeLibrary(h, bins.host_lib_path));
 }

@@ -14,10 +14,14 @@ using detail::WorkerCore;
 
 const char* worker_state_name(WorkerState state) {
   switch (state) {
-    case WorkerState::NEW: return "NEW";
-    case WorkerState::READY: return "READY";
-    case WorkerState::FAILED: return "FAILED";
-    case WorkerState::CLOSED: return "CLOSED";
+    case WorkerState::NEW:
+      return "NEW";
+    case WorkerState::READY:
+      return "READY";
+    case WorkerState::FAILED:
+      return "FAILED";
+    case WorkerState::CLOSED:
+      return "CLOSED";
   }
   return "UNKNOWN";
 }
@@ -49,7 +53,8 @@ static ExecutionMode validated_mode(const WorkerOptions& o) {
         "the stream); drop enable_sdma or use execution_mode='program'");
   }
   if (o.device_id < 0) {
-    throw std::invalid_argument("Worker: device_id must be >= 0 (got " + std::to_string(o.device_id) + ")");
+    throw std::invalid_argument("Worker: device_id must be >= 0 (got " +
+                                std::to_string(o.device_id) + ")");
   }
   return mode;
 }
@@ -83,7 +88,8 @@ Worker::~Worker() {
       c.chip->finalize();
     }
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "simpler: program-mode Worker teardown failed in its destructor: %s\n", e.what());
+    std::fprintf(stderr, "simpler: program-mode Worker teardown failed in its destructor: %s\n",
+                 e.what());
     pin_for_process_lifetime(std::move(c.chip));
     return;
   }
@@ -115,7 +121,8 @@ bool Worker::kernel_mode_supported() {
   std::lock_guard lock(c.lifecycle_mu);
   if (c.kernel_supported_cache) return *c.kernel_supported_cache;
   // Errors (a missing build) propagate and are not cached.
-  const RuntimeBins bins = find_runtime_build(c.options.platform, c.options.runtime, c.options.lib_dir);
+  const RuntimeBins bins =
+      find_runtime_build(c.options.platform, c.options.runtime, c.options.lib_dir);
   const bool supported = ChipWorker::probe_kernel_mode_supported(bins);
   c.kernel_supported_cache = supported;
   return supported;
@@ -123,10 +130,13 @@ bool Worker::kernel_mode_supported() {
 
 static void require_new_for_init(WorkerState state) {
   switch (state) {
-    case WorkerState::NEW: return;
-    case WorkerState::READY: throw std::runtime_error("Worker.init: already initialized (READY)");
+    case WorkerState::NEW:
+      return;
+    case WorkerState::READY:
+      throw std::runtime_error("Worker.init: already initialized (READY)");
     case WorkerState::FAILED:
-      throw std::runtime_error("Worker.init: an earlier init failed; close() this Worker and create a new one");
+      throw std::runtime_error(
+          "Worker.init: an earlier init failed; close() this Worker and create a new one");
     case WorkerState::CLOSED:
       throw std::runtime_error("Worker.init: the worker is closed; create a new Worker");
   }
@@ -157,7 +167,8 @@ void Worker::init(const std::optional<CallConfig>& prewarm_config,
     if (prewarm_config) prewarm_config->validate();
   }
   // A missing or unknown build is refused before anything is created (state stays NEW).
-  const RuntimeBins bins = find_runtime_build(c.options.platform, c.options.runtime, c.options.lib_dir);
+  const RuntimeBins bins =
+      find_runtime_build(c.options.platform, c.options.runtime, c.options.lib_dir);
 
   auto chip = std::make_unique<ChipWorker>();
   try {
@@ -166,7 +177,8 @@ void Worker::init(const std::optional<CallConfig>& prewarm_config,
     } else {
       chip->init(c.options.device_id, bins, prewarm_config);
       std::lock_guard plock(c.program_mu);
-      for (auto& [token, reg] : c.callables) reg.chip_handle = chip->register_callable(*reg.callable);
+      for (auto& [token, reg] : c.callables)
+        reg.chip_handle = chip->register_callable(*reg.callable);
     }
   } catch (...) {
     // Rollback: finalize once, on this (the init) thread. The ChipWorker already released
@@ -176,8 +188,10 @@ void Worker::init(const std::optional<CallConfig>& prewarm_config,
     try {
       chip->finalize();
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "simpler: rolling back a failed Worker.init could not release the "
-                           "context (%s); it is pinned for the life of the process\n", e.what());
+      std::fprintf(stderr,
+                   "simpler: rolling back a failed Worker.init could not release the "
+                   "context (%s); it is pinned for the life of the process\n",
+                   e.what());
       pin_for_process_lifetime(std::move(chip));
     }
     std::lock_guard plock(c.program_mu);
@@ -221,7 +235,8 @@ void Worker::close() {
   if (std::this_thread::get_id() != c.init_thread) {
     throw std::runtime_error(
         "Worker.close: must be called on the thread that called init() (the context is bound "
-        "to it); the worker stays " + std::string(worker_state_name(state)));
+        "to it); the worker stays " +
+        std::string(worker_state_name(state)));
   }
   // Published before taking the kernel lock: a racing launch either sees CLOSED or
   // finishes before the native finalize.

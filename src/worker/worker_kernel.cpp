@@ -16,17 +16,18 @@ static void require_kernel_mode(const WorkerCore& c, const char* api) {
 
 void WorkerCore::refuse_if_forked(const char* api) const {
   if (bound_fork_epoch != fork_epoch()) {
-    throw std::runtime_error(std::string("Worker.") + api +
-                             ": this process is a fork of the one (pid " + std::to_string(bound_pid) +
-                             ") that bound the kernel-mode context; a forked child must not drive or "
-                             "tear it down (create a new Worker in the child)");
+    throw std::runtime_error(
+        std::string("Worker.") + api + ": this process is a fork of the one (pid " +
+        std::to_string(bound_pid) +
+        ") that bound the kernel-mode context; a forked child must not drive or "
+        "tear it down (create a new Worker in the child)");
   }
 }
 
 [[noreturn]] static void refuse_not_ready(WorkerState state, const char* api) {
-  throw std::runtime_error(std::string("Worker.") + api +
-                           ": requires an initialized (READY) worker (state: " +
-                           worker_state_name(state) + ")");
+  throw std::runtime_error(
+      std::string("Worker.") + api +
+      ": requires an initialized (READY) worker (state: " + worker_state_name(state) + ")");
 }
 
 void Worker::require_kernel_ready(const char* api) const {
@@ -53,7 +54,8 @@ int64_t Worker::kernel_prepare_callable(const ChipCallable& callable) {
   return id;
 }
 
-void Worker::kernel_launch(int64_t callable_id, const ChipStorageTaskArgs& args, void* caller_stream) {
+void Worker::kernel_launch(int64_t callable_id, const ChipStorageTaskArgs& args,
+                           void* caller_stream) {
   WorkerCore& c = *core_;
   require_kernel_mode(c, "kernel_launch");
   WorkerState state = c.state.load(std::memory_order_acquire);

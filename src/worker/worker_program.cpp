@@ -86,7 +86,8 @@ CallableHandle Worker::register_callable(const ChipCallable& callable) {
   std::lock_guard lock(c.program_mu);
   const WorkerState state = c.state.load();
   if (state == WorkerState::CLOSED || state == WorkerState::FAILED) {
-    throw std::runtime_error(std::string("Worker.register: the worker is ") + worker_state_name(state) +
+    throw std::runtime_error(std::string("Worker.register: the worker is ") +
+                             worker_state_name(state) +
                              "; register before or after init(), not after close()");
   }
   WorkerCore::Registered reg{std::make_shared<const ChipCallable>(callable), std::nullopt};
@@ -96,12 +97,14 @@ CallableHandle Worker::register_callable(const ChipCallable& callable) {
   return handle;
 }
 
-static WorkerCore::Registered& registered_callable(WorkerCore& c, CallableHandle handle, const char* api) {
+static WorkerCore::Registered& registered_callable(WorkerCore& c, CallableHandle handle,
+                                                   const char* api) {
   auto it = c.callables.find(handle.token);
   if (it == c.callables.end()) {
-    throw std::invalid_argument(std::string("Worker.") + api +
-                                ": unknown callable handle (not returned by this Worker's register(), "
-                                "or already unregistered)");
+    throw std::invalid_argument(
+        std::string("Worker.") + api +
+        ": unknown callable handle (not returned by this Worker's register(), "
+        "or already unregistered)");
   }
   return it->second;
 }
@@ -112,7 +115,8 @@ void Worker::unregister_callable(CallableHandle handle) {
   std::lock_guard lock(c.program_mu);
   const WorkerState state = c.state.load();
   if (state == WorkerState::CLOSED || state == WorkerState::FAILED) {
-    throw std::runtime_error(std::string("Worker.unregister: the worker is ") + worker_state_name(state));
+    throw std::runtime_error(std::string("Worker.unregister: the worker is ") +
+                             worker_state_name(state));
   }
   auto& reg = registered_callable(c, handle, "unregister");
   if (reg.chip_handle) c.chip->unregister_callable(*reg.chip_handle);
@@ -197,12 +201,13 @@ std::shared_ptr<HostBuffer> Worker::create_buffer(size_t nbytes) {
   return buffer;
 }
 
-ChipTensor Worker::make_tensor_arg(uint64_t host_addr, size_t nbytes, std::span<const int64_t> shape,
-                                   DataType dtype) {
+ChipTensor Worker::make_tensor_arg(uint64_t host_addr, size_t nbytes,
+                                   std::span<const int64_t> shape, DataType dtype) {
   WorkerCore& c = *core_;
   require_program_mode(c, "make_tensor_arg");
   require_ready(c, "make_tensor_arg");
-  if (host_addr == 0) throw std::invalid_argument("Worker.make_tensor_arg: host memory address is null");
+  if (host_addr == 0)
+    throw std::invalid_argument("Worker.make_tensor_arg: host memory address is null");
   ChipTensor t = make_tensor(host_addr, shape, dtype, AddressSpace::HOST, nbytes);
   validate_tensor(t);  // the view must fit the memory it was given
   return t;

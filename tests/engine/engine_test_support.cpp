@@ -6,7 +6,8 @@ namespace simpler::rt::testing {
 
 DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
   const int rc = sim_malloc(&ptr_, bytes);
-  if (rc != SIMPLER_OK) throw std::runtime_error(std::string("sim_malloc failed: ") + simpler_status_name(rc));
+  if (rc != SIMPLER_OK)
+    throw std::runtime_error(std::string("sim_malloc failed: ") + simpler_status_name(rc));
 }
 
 DeviceBuffer::~DeviceBuffer() {
@@ -53,15 +54,16 @@ std::unique_ptr<Engine> make_engine(const SimplerCallConfig& config, bool build_
   return engine;
 }
 
-ChipStorageTaskArgs make_args(const std::vector<ChipTensor>& tensors, const std::vector<uint64_t>& scalars) {
+ChipStorageTaskArgs make_args(const std::vector<ChipTensor>& tensors,
+                              const std::vector<uint64_t>& scalars) {
   ChipStorageTaskArgs args{};
   for (const ChipTensor& t : tensors) args_add_tensor(args, t);
   for (uint64_t s : scalars) args_add_scalar(args, s);
   return args;
 }
 
-int run(Engine& engine, const LoadedProgram& program, const ChipStorageTaskArgs& args, std::string* error,
-        const SimplerCallConfig* run_config) {
+int run(Engine& engine, const LoadedProgram& program, const ChipStorageTaskArgs& args,
+        std::string* error, const SimplerCallConfig* run_config) {
   std::string scratch;
   return engine.execute(program, args, run_config, error != nullptr ? error : &scratch);
 }

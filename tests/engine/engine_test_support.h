@@ -30,7 +30,9 @@ class DeviceBuffer {
   void* data() const { return ptr_; }
   size_t size() const { return bytes_; }
   template <typename T>
-  void upload(const std::vector<T>& host) { copy_in(host.data(), host.size() * sizeof(T)); }
+  void upload(const std::vector<T>& host) {
+    copy_in(host.data(), host.size() * sizeof(T));
+  }
   template <typename T>
   std::vector<T> download() const {
     std::vector<T> host(bytes_ / sizeof(T));
@@ -58,7 +60,8 @@ std::unique_ptr<LoadedProgram> load(const ChipCallable& callable);
 std::unique_ptr<Engine> make_engine(const SimplerCallConfig& config = default_config(),
                                     bool build_graph_first = false);
 
-ChipStorageTaskArgs make_args(const std::vector<ChipTensor>& tensors, const std::vector<uint64_t>& scalars = {});
+ChipStorageTaskArgs make_args(const std::vector<ChipTensor>& tensors,
+                              const std::vector<uint64_t>& scalars = {});
 
 // Runs and returns the status; `error` gets the message.
 int run(Engine& engine, const LoadedProgram& program, const ChipStorageTaskArgs& args,

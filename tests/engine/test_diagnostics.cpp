@@ -3,12 +3,12 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <thread>
-#include <chrono>
 
 #include "engine_test_support.h"
 
@@ -52,7 +52,8 @@ class DiagnosticsTest : public EngineTest {
   }
   static size_t count(const std::string& text, const std::string& needle) {
     size_t n = 0;
-    for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+    for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1))
+      ++n;
     return n;
   }
   std::string dir_;
@@ -65,7 +66,9 @@ TEST_F(DiagnosticsTest, DependencyGraphOfTheDag) {
   DeviceBuffer a(256), b(256), f(256);
   const SimplerCallConfig c = config(SIMPLER_CFG_DEP_GRAPH);
   std::string error;
-  ASSERT_EQ(run(*e, *program, make_args({a.tensor({64}), b.tensor({64}), f.tensor({64})}), &error, &c), SIMPLER_OK)
+  ASSERT_EQ(
+      run(*e, *program, make_args({a.tensor({64}), b.tensor({64}), f.tensor({64})}), &error, &c),
+      SIMPLER_OK)
       << error;
   const std::string dot = slurp(prefix() + "deps.dot");
   ASSERT_EQ(dot.rfind("digraph deps {", 0), 0u) << dot;
@@ -77,22 +80,32 @@ TEST_F(DiagnosticsTest, DependencyGraphOfTheDag) {
   const std::vector<int64_t> nodes = numbers_after(dot, "  t");
   ASSERT_FALSE(nodes.empty());
   const int64_t s = nodes.front();
-  EXPECT_NE(dot.find("t" + std::to_string(s) + " [label=\"t" + std::to_string(s) + " f0 AIV\"]"), std::string::npos) << dot;
-  EXPECT_NE(dot.find("t" + std::to_string(s) + " -> t" + std::to_string(s + 1) + ";"), std::string::npos) << dot;
-  EXPECT_NE(dot.find("t" + std::to_string(s + 3) + " -> t" + std::to_string(s + 4) + ";"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("t" + std::to_string(s) + " [label=\"t" + std::to_string(s) + " f0 AIV\"]"),
+            std::string::npos)
+      << dot;
+  EXPECT_NE(dot.find("t" + std::to_string(s) + " -> t" + std::to_string(s + 1) + ";"),
+            std::string::npos)
+      << dot;
+  EXPECT_NE(dot.find("t" + std::to_string(s + 3) + " -> t" + std::to_string(s + 4) + ";"),
+            std::string::npos)
+      << dot;
 }
 
 TEST_F(DiagnosticsTest, SwimlaneHasOneEventPerKernelBlock) {
   auto e = make_engine();
   auto program = load(test_programs::matmul());
   DeviceBuffer a(128 * 128 * 4), b(128 * 128 * 4), c(128 * 128 * 4);
-  const SimplerCallConfig cfg = config(SIMPLER_CFG_SWIMLANE | SIMPLER_CFG_PROFILING | SIMPLER_CFG_DUMP_ARGS);
+  const SimplerCallConfig cfg =
+      config(SIMPLER_CFG_SWIMLANE | SIMPLER_CFG_PROFILING | SIMPLER_CFG_DUMP_ARGS);
   std::string error;
-  ASSERT_EQ(run(*e, *program, make_args({a.tensor({128, 128}), b.tensor({128, 128}), c.tensor({128, 128})}), &error, &cfg),
+  ASSERT_EQ(run(*e, *program,
+                make_args({a.tensor({128, 128}), b.tensor({128, 128}), c.tensor({128, 128})}),
+                &error, &cfg),
             SIMPLER_OK)
       << error;
   const std::string json = slurp(prefix() + "swimlane.json");
-  ASSERT_EQ(json.rfind("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", 0), 0u) << json.substr(0, 200);
+  ASSERT_EQ(json.rfind("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", 0), 0u)
+      << json.substr(0, 200);
   EXPECT_EQ(json.substr(json.size() - 4), "\n]}\n");
   // 2 x 2 output tiles x 2 k-tiles: 8 GEMMs (AIC) and 8 accumulates (AIV).
   EXPECT_EQ(count(json, "\"ph\":\"X\""), 16u);
@@ -119,7 +132,8 @@ TEST_F(DiagnosticsTest, SpmdBlocksSpreadOverCores) {
   DeviceBuffer y(96 * 4);
   const SimplerCallConfig cfg = config(SIMPLER_CFG_SWIMLANE);
   std::string error;
-  ASSERT_EQ(run(*e, *program, make_args({y.tensor({96}, DataType::INT32)}, {48, SIMPLER_CORE_AIV}), &error, &cfg),
+  ASSERT_EQ(run(*e, *program, make_args({y.tensor({96}, DataType::INT32)}, {48, SIMPLER_CORE_AIV}),
+                &error, &cfg),
             SIMPLER_OK)
       << error;
   const std::string json = slurp(prefix() + "swimlane.json");
@@ -143,9 +157,10 @@ TEST_F(DiagnosticsTest, NoCoreRunsTwoBlocksAtOnce) {
   for (int round = 0; round < 3; ++round) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));  // schedulers park
     std::string error;
-    ASSERT_EQ(run(*e, *program, make_args({y.tensor({4 * 48}, DataType::INT32)}, {48, SIMPLER_CORE_AIV}), &error,
-                  &cfg),
-              SIMPLER_OK)
+    ASSERT_EQ(
+        run(*e, *program, make_args({y.tensor({4 * 48}, DataType::INT32)}, {48, SIMPLER_CORE_AIV}),
+            &error, &cfg),
+        SIMPLER_OK)
         << error;
     const std::string json = slurp(prefix() + "swimlane.json");
     const std::vector<int64_t> blocks = numbers_after(json, "\"block\":");
@@ -161,7 +176,8 @@ TEST_F(DiagnosticsTest, NoCoreRunsTwoBlocksAtOnce) {
       for (size_t j = i + 1; j < 48; ++j) {
         if (cores[i] != cores[j]) continue;
         EXPECT_TRUE(ends[i] <= starts[j] || ends[j] <= starts[i])
-            << "AIV core " << cores[i] << " ran blocks " << blocks[i] << " and " << blocks[j] << " at once";
+            << "AIV core " << cores[i] << " ran blocks " << blocks[i] << " and " << blocks[j]
+            << " at once";
       }
     }
   }
@@ -174,8 +190,9 @@ TEST_F(DiagnosticsTest, UnwritablePrefixFailsASuccessfulRun) {
   SimplerCallConfig cfg = config(SIMPLER_CFG_DEP_GRAPH);
   std::snprintf(cfg.output_prefix, sizeof cfg.output_prefix, "%s/missing-dir/run_", dir_.c_str());
   std::string error;
-  EXPECT_EQ(run(*e, *program, make_args({a.tensor({16}), b.tensor({16}), c.tensor({16})}), &error, &cfg),
-            PTO_RUNTIME_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      run(*e, *program, make_args({a.tensor({16}), b.tensor({16}), c.tensor({16})}), &error, &cfg),
+      PTO_RUNTIME_ERR_INVALID_ARGUMENT);
   EXPECT_NE(error.find("missing-dir"), std::string::npos) << error;
 }
 

@@ -17,7 +17,9 @@ class ErrorPathsTest : public EngineTest {
     b.upload(std::vector<float>(n, 2.0f));
     auto program = load(test_programs::vector_add());
     std::string error;
-    ASSERT_EQ(run(e, *program, make_args({a.tensor({n}), b.tensor({n}), c.tensor({n})}), &error), SIMPLER_OK) << error;
+    ASSERT_EQ(run(e, *program, make_args({a.tensor({n}), b.tensor({n}), c.tensor({n})}), &error),
+              SIMPLER_OK)
+        << error;
     EXPECT_EQ(c.download<float>(), std::vector<float>(n, 3.5f));
   }
 };
@@ -60,7 +62,8 @@ TEST_F(ErrorPathsTest, OrchestrationApiMisuseIsNamed) {
   };
   for (const MisuseCase& c : cases) {
     std::string error;
-    EXPECT_EQ(run(*e, *program, make_args({x.tensor({1024})}, {c.id}), &error), c.status) << "case " << c.id << ": " << error;
+    EXPECT_EQ(run(*e, *program, make_args({x.tensor({1024})}, {c.id}), &error), c.status)
+        << "case " << c.id << ": " << error;
     EXPECT_NE(error.find(c.message), std::string::npos) << "case " << c.id << ": " << error;
   }
   expect_engine_still_works(*e);
@@ -84,7 +87,8 @@ TEST_F(ErrorPathsTest, OrchestrationLogGoesToStderrWithAPrefix) {
     const std::string out = ::testing::internal::GetCapturedStderr();
     EXPECT_EQ(rc, SIMPLER_OK) << error;
     EXPECT_NE(out.find("[simpler orch orch_misuse] INFO: orch-log-info"), std::string::npos) << out;
-    EXPECT_NE(out.find("[simpler orch orch_misuse] ERROR: orch-log-error"), std::string::npos) << out;
+    EXPECT_NE(out.find("[simpler orch orch_misuse] ERROR: orch-log-error"), std::string::npos)
+        << out;
     EXPECT_EQ(out.find("orch-log-debug") != std::string::npos, debug) << out;
   }
   if (saved != nullptr) {
@@ -109,7 +113,8 @@ TEST_F(ErrorPathsTest, ScopeLargerThanTheTaskWindowIsARingDeadlock) {
   auto e = make_engine(config);
   DeviceBuffer x(256 * 4);
   std::string error;
-  EXPECT_EQ(run(*e, *program, make_args({x.tensor({256})}, {40}), &error), SIMPLER_CHIP_ERR_RING_DEADLOCK);
+  EXPECT_EQ(run(*e, *program, make_args({x.tensor({256})}, {40}), &error),
+            SIMPLER_CHIP_ERR_RING_DEADLOCK);
   EXPECT_NE(error.find("task window"), std::string::npos) << error;
   expect_engine_still_works(*e);
   // The same program fits when the scope fits the window.
@@ -123,10 +128,12 @@ TEST_F(ErrorPathsTest, ScopeLargerThanTheHeapRingIsARingDeadlock) {
   auto e = make_engine(config);
   DeviceBuffer x(1024 * 4);
   std::string error;
-  EXPECT_EQ(run(*e, *program, make_args({x.tensor({1024})}, {10}), &error), SIMPLER_CHIP_ERR_RING_DEADLOCK);
+  EXPECT_EQ(run(*e, *program, make_args({x.tensor({1024})}, {10}), &error),
+            SIMPLER_CHIP_ERR_RING_DEADLOCK);
   EXPECT_NE(error.find("heap ring"), std::string::npos) << error;
   DeviceBuffer big(8192 * 4);  // one 32 KiB output can never fit
-  EXPECT_EQ(run(*e, *program, make_args({big.tensor({8192})}, {1}), &error), SIMPLER_CHIP_ERR_RING_DEADLOCK);
+  EXPECT_EQ(run(*e, *program, make_args({big.tensor({8192})}, {1}), &error),
+            SIMPLER_CHIP_ERR_RING_DEADLOCK);
   EXPECT_NE(error.find("can never fit"), std::string::npos) << error;
   expect_engine_still_works(*e);
 }
@@ -139,7 +146,8 @@ TEST_F(ErrorPathsTest, KernelFaultFailsTheRunAndSkipsDependents) {
   std::string error;
   EXPECT_EQ(run(*e, *program, make_args({x.tensor({16})}), &error), SIMPLER_CHIP_ERR_KERNEL_FAULT);
   EXPECT_NE(error.find("fault code 42"), std::string::npos) << error;
-  EXPECT_EQ(x.download<float>(), std::vector<float>(16, 1.0f)) << "dependents of the faulted task ran";
+  EXPECT_EQ(x.download<float>(), std::vector<float>(16, 1.0f))
+      << "dependents of the faulted task ran";
   expect_engine_still_works(*e);
 }
 
@@ -159,7 +167,8 @@ TEST_F(ErrorPathsTest, WatchdogNamesAStall) {
   EXPECT_EQ(x.download<float>()[0], 1.0f);
   // A generous watchdog lets the same kernel finish.
   run_config.watchdog_timeout_ms = 5000;
-  EXPECT_EQ(run(*e, *program, make_args({x.tensor({16})}, {20}), &error, &run_config), SIMPLER_OK) << error;
+  EXPECT_EQ(run(*e, *program, make_args({x.tensor({16})}, {20}), &error, &run_config), SIMPLER_OK)
+      << error;
 }
 
 TEST_F(ErrorPathsTest, WatchdogAlsoGuardsBuildGraphFirst) {
@@ -182,7 +191,8 @@ TEST_F(ErrorPathsTest, HostBuiltGraphLargerThanTheWindowIsCapacityExceeded) {
   DeviceBuffer x(64 * 4);
   std::string error;
   // 5 x (2 + 3) = 25 tasks > 8.
-  EXPECT_EQ(run(*e, *program, make_args({x.tensor({64})}, {5, 3}), &error), PTO_RUNTIME_ERR_CAPACITY_EXCEEDED);
+  EXPECT_EQ(run(*e, *program, make_args({x.tensor({64})}, {5, 3}), &error),
+            PTO_RUNTIME_ERR_CAPACITY_EXCEEDED);
   EXPECT_NE(error.find("task_window_size"), std::string::npos) << error;
   // One iteration (5 tasks) fits.
   x.upload(std::vector<float>(64, 1.0f));
@@ -195,16 +205,19 @@ TEST_F(ErrorPathsTest, EntryArgsThatDisagreeWithTheSignatureAreRefusedBeforeRunn
   auto e = make_engine();
   DeviceBuffer a(64), b(64), c(64);
   std::string error;
-  EXPECT_EQ(run(*e, *program, make_args({a.tensor({16}), b.tensor({16})}), &error), PTO_RUNTIME_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(run(*e, *program, make_args({a.tensor({16}), b.tensor({16})}), &error),
+            PTO_RUNTIME_ERR_INVALID_ARGUMENT);
   EXPECT_NE(error.find("signature"), std::string::npos) << error;
   ChipTensor host = c.tensor({16});
   host.space = CHIP_SPACE_HOST;
-  EXPECT_EQ(run(*e, *program, make_args({a.tensor({16}), b.tensor({16}), host}), &error), PTO_RUNTIME_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(run(*e, *program, make_args({a.tensor({16}), b.tensor({16}), host}), &error),
+            PTO_RUNTIME_ERR_INVALID_ARGUMENT);
   EXPECT_NE(error.find("HOST"), std::string::npos) << error;
   SimplerCallConfig bad = default_config();
   bad.flags = SIMPLER_CFG_SWIMLANE;  // without an output_prefix
-  EXPECT_EQ(run(*e, *program, make_args({a.tensor({16}), b.tensor({16}), c.tensor({16})}), &error, &bad),
-            PTO_RUNTIME_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      run(*e, *program, make_args({a.tensor({16}), b.tensor({16}), c.tensor({16})}), &error, &bad),
+      PTO_RUNTIME_ERR_INVALID_ARGUMENT);
   EXPECT_NE(error.find("output_prefix"), std::string::npos) << error;
   expect_engine_still_works(*e);
 }

@@ -2,9 +2,9 @@
 // memory accounting, release with a failing free.
 #include <dirent.h>
 
+#include <time.h>
 #include <fstream>
 #include <string>
-#include <time.h>
 
 #include <chrono>
 #include <thread>
@@ -121,7 +121,9 @@ TEST_F(LifecycleTest, BackToBackRunsReuseTheThreads) {
   const int threads = total_thread_count();
   std::string error;
   for (int i = 0; i < 30; ++i) {
-    ASSERT_EQ(run(*e, *vadd, make_args({a.tensor({n}), b.tensor({n}), c.tensor({n})}), &error), SIMPLER_OK) << error;
+    ASSERT_EQ(run(*e, *vadd, make_args({a.tensor({n}), b.tensor({n}), c.tensor({n})}), &error),
+              SIMPLER_OK)
+        << error;
     ASSERT_EQ(c.download<float>()[n - 1], 1.5f);
     c.upload(std::vector<float>(n, 0.0f));
     ASSERT_EQ(run(*e, *nested, make_args({c.tensor({n})}, {1, 1}), &error), SIMPLER_OK) << error;
@@ -149,7 +151,9 @@ TEST_F(LifecycleTest, IdleEngineThreadsPark) {
   auto program = load(test_programs::bench());
   DeviceBuffer scratch(4096 * 4);
   std::string error;
-  ASSERT_EQ(run(*e, *program, make_args({scratch.tensor({4096})}, {2, 5000, 8}), &error), SIMPLER_OK) << error;
+  ASSERT_EQ(run(*e, *program, make_args({scratch.tensor({4096})}, {2, 5000, 8}), &error),
+            SIMPLER_OK)
+      << error;
   std::this_thread::sleep_for(std::chrono::milliseconds(20));  // past the bounded spin
   const double before = process_cpu_seconds();
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -164,18 +168,24 @@ TEST_F(LifecycleTest, IdleEngineThreadsPark) {
 TEST_F(LifecycleTest, RunsCompleteWhileSchedulersAreParked) {
   auto e = make_engine();
   auto program = load(test_programs::spmd());
-  for (const auto& [blocks, core] : std::vector<std::pair<uint32_t, uint32_t>>{
-           {1, SIMPLER_CORE_AIV}, {48, SIMPLER_CORE_AIV}, {1, SIMPLER_CORE_AIC}, {20, SIMPLER_CORE_AIC}}) {
+  for (const auto& [blocks, core] :
+       std::vector<std::pair<uint32_t, uint32_t>>{{1, SIMPLER_CORE_AIV},
+                                                  {48, SIMPLER_CORE_AIV},
+                                                  {1, SIMPLER_CORE_AIC},
+                                                  {20, SIMPLER_CORE_AIC}}) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));  // past the bounded spin: parked
     const int64_t n = 4 * blocks;
     DeviceBuffer y(n * 4);
     y.upload(std::vector<int32_t>(n, -1));
     std::string error;
-    ASSERT_EQ(run(*e, *program, make_args({y.tensor({n}, DataType::INT32)}, {uint64_t{blocks}, uint64_t{core}}), &error),
+    ASSERT_EQ(run(*e, *program,
+                  make_args({y.tensor({n}, DataType::INT32)}, {uint64_t{blocks}, uint64_t{core}}),
+                  &error),
               SIMPLER_OK)
         << error;
     const auto hy = y.download<int32_t>();
-    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hy[i], i / 4) << "blocks " << blocks << " element " << i;
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(hy[i], i / 4) << "blocks " << blocks << " element " << i;
   }
 }
 
@@ -193,10 +203,12 @@ TEST_F(LifecycleTest, EnginesOnTwoDevicesRunConcurrently) {
     a.upload(std::vector<float>(n, value));
     b.upload(std::vector<float>(n, 0.0f));
     for (int i = 0; i < 10; ++i) {
-      if (run(*engine, *program, make_args({a.tensor({n}), b.tensor({n}), f.tensor({n})}), &error) != SIMPLER_OK) {
+      if (run(*engine, *program, make_args({a.tensor({n}), b.tensor({n}), f.tensor({n})}),
+              &error) != SIMPLER_OK) {
         return (void)(*failure = error);
       }
-      if (f.download<float>()[n - 1] != (value + 1) * (value + 2) + value) return (void)(*failure = "wrong result");
+      if (f.download<float>()[n - 1] != (value + 1) * (value + 2) + value)
+        return (void)(*failure = "wrong result");
     }
   };
   std::string f0, f1;
@@ -217,8 +229,10 @@ TEST_F(LifecycleTest, TwoAicpuThreadsMeanOneScheduler) {
   a.upload(std::vector<float>(128 * 128, 1.0f));
   b.upload(std::vector<float>(128 * 128, 2.0f));
   std::string error;
-  ASSERT_EQ(run(*e, *program, make_args({a.tensor({128, 128}), b.tensor({128, 128}), c.tensor({128, 128})}), &error),
-            SIMPLER_OK)
+  ASSERT_EQ(
+      run(*e, *program,
+          make_args({a.tensor({128, 128}), b.tensor({128, 128}), c.tensor({128, 128})}), &error),
+      SIMPLER_OK)
       << error;
   EXPECT_EQ(c.download<float>(), std::vector<float>(128 * 128, 256.0f));
 }

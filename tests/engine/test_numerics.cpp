@@ -24,8 +24,11 @@ class NumericsTest : public EngineTest, public ::testing::WithParamInterface<Mod
 };
 
 INSTANTIATE_TEST_SUITE_P(Modes, NumericsTest,
-                         ::testing::Values(Mode{false, "tensormap_and_ringbuffer"}, Mode{true, "host_build_graph"}),
-                         [](const auto& info) { return std::string(info.param.build_graph_first ? "HBG" : "TMR"); });
+                         ::testing::Values(Mode{false, "tensormap_and_ringbuffer"},
+                                           Mode{true, "host_build_graph"}),
+                         [](const auto& info) {
+                           return std::string(info.param.build_graph_first ? "HBG" : "TMR");
+                         });
 
 TEST_P(NumericsTest, VectorAdd16384) {
   constexpr size_t n = 16384;
@@ -37,7 +40,9 @@ TEST_P(NumericsTest, VectorAdd16384) {
   auto program = load(test_programs::vector_add());
   auto e = engine();
   std::string error;
-  ASSERT_EQ(run(*e, *program, make_args({a.tensor({n}), b.tensor({n}), c.tensor({n})}), &error), SIMPLER_OK) << error;
+  ASSERT_EQ(run(*e, *program, make_args({a.tensor({n}), b.tensor({n}), c.tensor({n})}), &error),
+            SIMPLER_OK)
+      << error;
   const auto hc = c.download<float>();
   for (size_t i = 0; i < n; ++i) ASSERT_EQ(hc[i], ha[i] + hb[i]) << "element " << i;
 }
@@ -49,7 +54,9 @@ void check_dag(Engine& e, const LoadedProgram& program, size_t n) {
   a.upload(ha);
   b.upload(hb);
   std::string error;
-  ASSERT_EQ(run(e, program, make_args({a.tensor({int64_t(n)}), b.tensor({int64_t(n)}), f.tensor({int64_t(n)})}), &error),
+  ASSERT_EQ(run(e, program,
+                make_args({a.tensor({int64_t(n)}), b.tensor({int64_t(n)}), f.tensor({int64_t(n)})}),
+                &error),
             SIMPLER_OK)
       << error;
   const auto hf = f.download<float>();
@@ -82,7 +89,8 @@ void check_nested(Engine& e, const LoadedProgram& program, size_t n, int outer, 
   for (size_t i = 0; i < n; ++i) hx[i] = static_cast<float>(i % 7) - 3.0f;
   x.upload(hx);
   std::string error;
-  ASSERT_EQ(run(e, program, make_args({x.tensor({int64_t(n)})}, {uint64_t(outer), uint64_t(inner)}), &error),
+  ASSERT_EQ(run(e, program, make_args({x.tensor({int64_t(n)})}, {uint64_t(outer), uint64_t(inner)}),
+                &error),
             SIMPLER_OK)
       << error;
   EXPECT_EQ(x.download<float>(), nested_reference(hx, outer, inner));
@@ -112,14 +120,17 @@ TEST_P(NumericsTest, TiledMatmul256) {
   auto program = load(test_programs::matmul());
   auto e = engine();
   std::string error;
-  ASSERT_EQ(run(*e, *program, make_args({a.tensor({m, k}), b.tensor({k, n}), c.tensor({m, n})}), &error), SIMPLER_OK)
+  ASSERT_EQ(
+      run(*e, *program, make_args({a.tensor({m, k}), b.tensor({k, n}), c.tensor({m, n})}), &error),
+      SIMPLER_OK)
       << error;
   const auto hc = c.download<float>();
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
       double ref = 0.0;
       for (int64_t p = 0; p < k; ++p) ref += double(ha[i * k + p]) * double(hb[p * n + j]);
-      ASSERT_NEAR(hc[i * n + j], ref, 1e-3 * (1.0 + std::fabs(ref))) << "C[" << i << "][" << j << "]";
+      ASSERT_NEAR(hc[i * n + j], ref, 1e-3 * (1.0 + std::fabs(ref)))
+          << "C[" << i << "][" << j << "]";
     }
   }
 }
@@ -127,16 +138,23 @@ TEST_P(NumericsTest, TiledMatmul256) {
 TEST_P(NumericsTest, SpmdBlocksCoverTheirSlices) {
   auto program = load(test_programs::spmd());
   auto e = engine();
-  for (const auto& [blocks, core] : std::vector<std::pair<uint32_t, uint32_t>>{
-           {1, SIMPLER_CORE_AIV}, {5, SIMPLER_CORE_AIV}, {48, SIMPLER_CORE_AIV}, {20, SIMPLER_CORE_AIC}}) {
+  for (const auto& [blocks, core] :
+       std::vector<std::pair<uint32_t, uint32_t>>{{1, SIMPLER_CORE_AIV},
+                                                  {5, SIMPLER_CORE_AIV},
+                                                  {48, SIMPLER_CORE_AIV},
+                                                  {20, SIMPLER_CORE_AIC}}) {
     const int64_t n = 4 * blocks;
     DeviceBuffer y(n * 4);
     y.upload(std::vector<int32_t>(n, -1));
     std::string error;
-    ASSERT_EQ(run(*e, *program, make_args({y.tensor({n}, DataType::INT32)}, {uint64_t{blocks}, uint64_t{core}}), &error), SIMPLER_OK)
+    ASSERT_EQ(run(*e, *program,
+                  make_args({y.tensor({n}, DataType::INT32)}, {uint64_t{blocks}, uint64_t{core}}),
+                  &error),
+              SIMPLER_OK)
         << error;
     const auto hy = y.download<int32_t>();
-    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hy[i], i / 4) << "blocks " << blocks << " element " << i;
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(hy[i], i / 4) << "blocks " << blocks << " element " << i;
   }
 }
 
@@ -148,7 +166,9 @@ TEST_P(NumericsTest, AddScalarProgram) {
   auto program = load(test_programs::add_scalar());
   auto e = engine();
   std::string error;
-  ASSERT_EQ(run(*e, *program, make_args({x.tensor({n}), y.tensor({n})}, {f32(2.5f)}), &error), SIMPLER_OK) << error;
+  ASSERT_EQ(run(*e, *program, make_args({x.tensor({n}), y.tensor({n})}, {f32(2.5f)}), &error),
+            SIMPLER_OK)
+      << error;
   const auto hy = y.download<float>();
   for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hy[i], hx[i] + 2.5f);
 }
@@ -161,7 +181,9 @@ TEST_P(NumericsTest, BenchPatternsComplete) {
        std::vector<std::pair<uint64_t, uint64_t>>{{0, 0}, {1, 0}, {2, 8}, {3, 3}, {4, 0}, {4, 3}}) {
     std::string error;
     const uint64_t tasks = GetParam().build_graph_first ? 500 : 3000;  // HBG: within the window
-    ASSERT_EQ(run(*e, *program, make_args({scratch.tensor({4096})}, {pattern, tasks, param}), &error), SIMPLER_OK)
+    ASSERT_EQ(
+        run(*e, *program, make_args({scratch.tensor({4096})}, {pattern, tasks, param}), &error),
+        SIMPLER_OK)
         << "pattern " << pattern << ": " << error;
   }
 }
@@ -193,7 +215,9 @@ TEST_F(TmrOnlyTest, TinyWindowUnderConstantBackPressure) {
   for (const auto& [pattern, param] :
        std::vector<std::pair<uint64_t, uint64_t>>{{0, 0}, {1, 0}, {2, 8}, {3, 3}, {4, 3}}) {
     std::string error;
-    ASSERT_EQ(run(*e, *program, make_args({scratch.tensor({4096})}, {pattern, 2000, param}), &error), SIMPLER_OK)
+    ASSERT_EQ(
+        run(*e, *program, make_args({scratch.tensor({4096})}, {pattern, 2000, param}), &error),
+        SIMPLER_OK)
         << "pattern " << pattern << ": " << error;
   }
 }
@@ -206,7 +230,8 @@ TEST_F(TmrOnlyTest, ReadAndWriteValueAreOrderedWithTasks) {
   const auto hx = iota_floats(n, 10.0f, 1.0f);
   x.upload(hx);
   std::string error;
-  ASSERT_EQ(run(*e, *program, make_args({x.tensor({n}), y.tensor({n})}), &error), SIMPLER_OK) << error;
+  ASSERT_EQ(run(*e, *program, make_args({x.tensor({n}), y.tensor({n})}), &error), SIMPLER_OK)
+      << error;
   const auto hy = y.download<float>();
   EXPECT_EQ(x.download<float>()[0], 5.0f);
   EXPECT_EQ(hy[0], 6.0f);
@@ -221,7 +246,9 @@ TEST_F(TmrOnlyTest, ExplicitDependencyOrdersOtherwiseIndependentTasks) {
   x.upload(std::vector<float>(16, 3.0f));
   std::string error;
   // Without the edge, B (on another scheduler) would read x[0] while A still sleeps.
-  ASSERT_EQ(run(*e, *program, make_args({x.tensor({16}), y.tensor({16})}, {50}), &error), SIMPLER_OK) << error;
+  ASSERT_EQ(run(*e, *program, make_args({x.tensor({16}), y.tensor({16})}, {50}), &error),
+            SIMPLER_OK)
+      << error;
   EXPECT_EQ(y.download<float>()[0], 4.0f);
   EXPECT_EQ(y.download<float>()[1], 3.0f);
 }
@@ -231,7 +258,8 @@ TEST_F(TmrOnlyTest, ReadValueIsRefusedMidGraphInBuildGraphFirstMode) {
   auto e = make_engine(default_config(), /*build_graph_first=*/true);
   DeviceBuffer x(256), y(256);
   std::string error;
-  EXPECT_EQ(run(*e, *program, make_args({x.tensor({64}), y.tensor({64})}), &error), SIMPLER_CHIP_ERR_INVALID_ARGS);
+  EXPECT_EQ(run(*e, *program, make_args({x.tensor({64}), y.tensor({64})}), &error),
+            SIMPLER_CHIP_ERR_INVALID_ARGS);
   EXPECT_NE(error.find("build_graph_first"), std::string::npos) << error;
 }
 

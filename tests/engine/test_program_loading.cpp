@@ -36,7 +36,8 @@ class ProgramLoadingTest : public EngineTest {
     std::vector<std::string> names;
     if (DIR* d = opendir(dir_.c_str())) {
       while (dirent* e = readdir(d)) {
-        if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) names.push_back(e->d_name);
+        if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
+          names.push_back(e->d_name);
       }
       closedir(d);
     }
@@ -56,7 +57,9 @@ class ProgramLoadingTest : public EngineTest {
 
 const std::vector<ArgDirection> kVaddSig = {ArgDirection::IN, ArgDirection::IN, ArgDirection::OUT};
 
-CoreCallable vadd_kernel() { return test_programs::kernel_callable(test_programs::paths::kernel_vector_add, kVaddSig); }
+CoreCallable vadd_kernel() {
+  return test_programs::kernel_callable(test_programs::paths::kernel_vector_add, kVaddSig);
+}
 
 TEST_F(ProgramLoadingTest, LoadsRunsAndLeavesNothingBehind) {
   std::unique_ptr<LoadedProgram> program;
@@ -71,14 +74,17 @@ TEST_F(ProgramLoadingTest, LoadsRunsAndLeavesNothingBehind) {
   a.upload(std::vector<float>(64, 1.0f));
   b.upload(std::vector<float>(64, 0.0f));
   std::string error;
-  ASSERT_EQ(run(*e, *program, make_args({a.tensor({64}), b.tensor({64}), f.tensor({64})}), &error), SIMPLER_OK) << error;
+  ASSERT_EQ(run(*e, *program, make_args({a.tensor({64}), b.tensor({64}), f.tensor({64})}), &error),
+            SIMPLER_OK)
+      << error;
   EXPECT_EQ(f.download<float>(), std::vector<float>(64, 2.0f * 3.0f + 1.0f));
   EXPECT_TRUE(leftovers().empty());
 }
 
 TEST_F(ProgramLoadingTest, GarbageOrchestrationBytesFailCleanly) {
   const std::vector<uint8_t> garbage(4096, 0x5a);
-  const ChipCallable callable = ChipCallable::build(kVaddSig, "orch_vector_add", garbage, {{0, vadd_kernel()}});
+  const ChipCallable callable =
+      ChipCallable::build(kVaddSig, "orch_vector_add", garbage, {{0, vadd_kernel()}});
   std::string error;
   EXPECT_EQ(try_load(callable, &error), SIMPLER_CHIP_ERR_ORCH_LOAD_FAILED);
   EXPECT_NE(error.find("orchestration image could not be loaded"), std::string::npos) << error;
@@ -87,7 +93,8 @@ TEST_F(ProgramLoadingTest, GarbageOrchestrationBytesFailCleanly) {
 
 TEST_F(ProgramLoadingTest, MissingEntrySymbolFailsCleanly) {
   const auto orch = test_programs::read_file_bytes(test_programs::paths::orch_vector_add);
-  const ChipCallable callable = ChipCallable::build(kVaddSig, "no_such_entry", orch, {{0, vadd_kernel()}});
+  const ChipCallable callable =
+      ChipCallable::build(kVaddSig, "no_such_entry", orch, {{0, vadd_kernel()}});
   std::string error;
   EXPECT_EQ(try_load(callable, &error), SIMPLER_CHIP_ERR_ORCH_LOAD_FAILED);
   EXPECT_NE(error.find("'no_such_entry'"), std::string::npos) << error;
@@ -98,7 +105,8 @@ TEST_F(ProgramLoadingTest, KernelWithoutKernelEntryFailsCleanly) {
   const auto orch = test_programs::read_file_bytes(test_programs::paths::orch_vector_add);
   // An orchestration image does not export kernel_entry.
   const CoreCallable not_a_kernel = CoreCallable::build(kVaddSig, orch);
-  const ChipCallable callable = ChipCallable::build(kVaddSig, "orch_vector_add", orch, {{5, not_a_kernel}});
+  const ChipCallable callable =
+      ChipCallable::build(kVaddSig, "orch_vector_add", orch, {{5, not_a_kernel}});
   std::string error;
   EXPECT_EQ(try_load(callable, &error), SIMPLER_CHIP_ERR_ORCH_LOAD_FAILED);
   EXPECT_NE(error.find("func_id 5"), std::string::npos) << error;
@@ -109,7 +117,8 @@ TEST_F(ProgramLoadingTest, KernelWithoutKernelEntryFailsCleanly) {
 TEST_F(ProgramLoadingTest, GarbageKernelBytesFailCleanly) {
   const auto orch = test_programs::read_file_bytes(test_programs::paths::orch_vector_add);
   const CoreCallable garbage = CoreCallable::build(kVaddSig, std::vector<uint8_t>(100, 1));
-  const ChipCallable callable = ChipCallable::build(kVaddSig, "orch_vector_add", orch, {{0, garbage}});
+  const ChipCallable callable =
+      ChipCallable::build(kVaddSig, "orch_vector_add", orch, {{0, garbage}});
   std::string error;
   EXPECT_EQ(try_load(callable, &error), SIMPLER_CHIP_ERR_ORCH_LOAD_FAILED);
   EXPECT_NE(error.find("kernel image of func_id 0"), std::string::npos) << error;

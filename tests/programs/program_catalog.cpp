@@ -21,13 +21,16 @@ CoreCallable k(const char* path, std::vector<ArgDirection> signature) {
 
 std::vector<uint8_t> read_file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot open " + path + " (build the tests/programs images first)");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in)
+    throw std::runtime_error("cannot open " + path + " (build the tests/programs images first)");
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
   if (in.bad()) throw std::runtime_error("cannot read " + path);
   return bytes;
 }
 
-CoreCallable kernel_callable(const std::string& kernel_path, const std::vector<ArgDirection>& signature) {
+CoreCallable kernel_callable(const std::string& kernel_path,
+                             const std::vector<ArgDirection>& signature) {
   const std::vector<uint8_t> bytes = read_file_bytes(kernel_path);
   return CoreCallable::build(signature, bytes);
 }
@@ -64,9 +67,9 @@ ChipCallable nested_scopes() {
 }
 
 ChipCallable matmul() {
-  return chip_callable(paths::orch_matmul, "orch_matmul", {I, I, O},
-                       {{0, k(paths::kernel_gemm_tile, {I, I, O})},
-                        {1, k(paths::kernel_accumulate, {IO, I, S})}});
+  return chip_callable(
+      paths::orch_matmul, "orch_matmul", {I, I, O},
+      {{0, k(paths::kernel_gemm_tile, {I, I, O})}, {1, k(paths::kernel_accumulate, {IO, I, S})}});
 }
 
 ChipCallable spmd() {
@@ -75,7 +78,8 @@ ChipCallable spmd() {
 }
 
 ChipCallable fatal() {
-  return chip_callable(paths::orch_fatal, "orch_fatal", {IO}, {{0, k(paths::kernel_add_const, {IO, S})}});
+  return chip_callable(paths::orch_fatal, "orch_fatal", {IO},
+                       {{0, k(paths::kernel_add_const, {IO, S})}});
 }
 
 ChipCallable ring_deadlock() {
@@ -84,16 +88,19 @@ ChipCallable ring_deadlock() {
 }
 
 ChipCallable kernel_fault() {
-  return chip_callable(paths::orch_kernel_fault, "orch_kernel_fault", {IO},
-                       {{0, k(paths::kernel_fault, {IO})}, {1, k(paths::kernel_add_const, {IO, S})}});
+  return chip_callable(
+      paths::orch_kernel_fault, "orch_kernel_fault", {IO},
+      {{0, k(paths::kernel_fault, {IO})}, {1, k(paths::kernel_add_const, {IO, S})}});
 }
 
 ChipCallable sleep() {
-  return chip_callable(paths::orch_sleep, "orch_sleep", {IO, S}, {{0, k(paths::kernel_sleep, {IO, S})}});
+  return chip_callable(paths::orch_sleep, "orch_sleep", {IO, S},
+                       {{0, k(paths::kernel_sleep, {IO, S})}});
 }
 
 ChipCallable many_args() {
-  return chip_callable(paths::orch_many_args, "orch_many_args", {IO, IO, IO, IO, IO, IO, S, S, S, S, S, S, S, S, S, S},
+  return chip_callable(paths::orch_many_args, "orch_many_args",
+                       {IO, IO, IO, IO, IO, IO, S, S, S, S, S, S, S, S, S, S},
                        {{0, k(paths::kernel_add_scalar, {I, O, S})}});
 }
 
@@ -103,12 +110,14 @@ ChipCallable values() {
 }
 
 ChipCallable explicit_dep() {
-  return chip_callable(paths::orch_explicit_dep, "orch_explicit_dep", {IO, O, S},
-                       {{0, k(paths::kernel_sleep, {IO, S})}, {1, k(paths::kernel_add_scalar, {I, O, S})}});
+  return chip_callable(
+      paths::orch_explicit_dep, "orch_explicit_dep", {IO, O, S},
+      {{0, k(paths::kernel_sleep, {IO, S})}, {1, k(paths::kernel_add_scalar, {I, O, S})}});
 }
 
 ChipCallable misuse() {
-  return chip_callable(paths::orch_misuse, "orch_misuse", {IO, S}, {{0, k(paths::kernel_add_const, {IO, S})}});
+  return chip_callable(paths::orch_misuse, "orch_misuse", {IO, S},
+                       {{0, k(paths::kernel_add_const, {IO, S})}});
 }
 
 ChipCallable bench() {

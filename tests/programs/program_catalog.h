@@ -50,7 +50,8 @@ namespace simpler::test_programs {
 std::vector<uint8_t> read_file_bytes(const std::string& path);
 
 // A CoreCallable from a kernel image file.
-CoreCallable kernel_callable(const std::string& kernel_path, const std::vector<ArgDirection>& signature);
+CoreCallable kernel_callable(const std::string& kernel_path,
+                             const std::vector<ArgDirection>& signature);
 
 // A ChipCallable from an orchestration image file and its children (func id, kernel).
 ChipCallable chip_callable(const std::string& orchestration_path, const std::string& func_name,

@@ -201,8 +201,10 @@ def test_concurrency_stress_launch_prepare_close(add_scalar_callable):
                 if w.state == "CLOSED":
                     return
 
-    launcher = threading.Thread(target=guarded, args=(lambda: w.kernel_launch(cid, args, caller_stream=stream), "launched"))
-    preparer = threading.Thread(target=guarded, args=(lambda: w.kernel_prepare_callable(add_scalar_callable), "prepared"))
+    launcher = threading.Thread(
+        target=guarded, args=(lambda: w.kernel_launch(cid, args, caller_stream=stream), "launched"))
+    preparer = threading.Thread(
+        target=guarded, args=(lambda: w.kernel_prepare_callable(add_scalar_callable), "prepared"))
     launcher.start()
     preparer.start()
     deadline = time.monotonic() + 10

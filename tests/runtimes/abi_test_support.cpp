@@ -16,7 +16,8 @@ const RuntimeLibrary& hbg_library() {
 
 std::string last_error(const RuntimeAbi& abi, SimplerDeviceContext* ctx) {
   const char* message = nullptr;
-  if (abi.last_error(ctx, &message) != SIMPLER_OK || message == nullptr) return "<simpler_last_error failed>";
+  if (abi.last_error(ctx, &message) != SIMPLER_OK || message == nullptr)
+    return "<simpler_last_error failed>";
   return message;
 }
 
@@ -33,7 +34,8 @@ uint64_t call_count(const char* op) {
 }
 
 Context::Context(const RuntimeAbi& abi) : abi_(abi) {
-  if (abi_.create(&ctx_) != SIMPLER_OK || ctx_ == nullptr) throw std::runtime_error("create_device_context failed");
+  if (abi_.create(&ctx_) != SIMPLER_OK || ctx_ == nullptr)
+    throw std::runtime_error("create_device_context failed");
 }
 
 Context::~Context() {
@@ -62,7 +64,9 @@ void AbiTest::SetUp() {
 
 void AbiTest::TearDown() { sim_clear_faults(); }
 
-std::string build_param_name(const ::testing::TestParamInfo<BuildParam>& info) { return info.param.name; }
+std::string build_param_name(const ::testing::TestParamInfo<BuildParam>& info) {
+  return info.param.name;
+}
 
 void BothBuilds::SetUp() {
   sim_clear_faults();

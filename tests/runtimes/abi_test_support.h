@@ -19,9 +19,13 @@ struct Status {
   int value;
   bool operator==(const Status&) const = default;
 };
-inline void PrintTo(const Status& s, std::ostream* os) { *os << simpler_status_name(s.value) << " (" << s.value << ")"; }
-#define EXPECT_STATUS(expected, call) EXPECT_EQ(::simpler::test::Status{expected}, ::simpler::test::Status{call})
-#define ASSERT_STATUS(expected, call) ASSERT_EQ(::simpler::test::Status{expected}, ::simpler::test::Status{call})
+inline void PrintTo(const Status& s, std::ostream* os) {
+  *os << simpler_status_name(s.value) << " (" << s.value << ")";
+}
+#define EXPECT_STATUS(expected, call) \
+  EXPECT_EQ(::simpler::test::Status{expected}, ::simpler::test::Status{call})
+#define ASSERT_STATUS(expected, call) \
+  ASSERT_EQ(::simpler::test::Status{expected}, ::simpler::test::Status{call})
 
 std::string last_error(const RuntimeAbi& abi, SimplerDeviceContext* ctx);
 uint64_t committed(const RuntimeAbi& abi, SimplerDeviceContext* ctx);
@@ -46,7 +50,8 @@ SimplerCallConfig default_config();
 
 // A ChipCallable whose orchestration bytes are not a loadable shared object: parses fine,
 // fails LoadedProgram::load.
-std::vector<uint8_t> unloadable_callable(std::vector<ArgDirection> signature, size_t binary_bytes = 64);
+std::vector<uint8_t> unloadable_callable(std::vector<ArgDirection> signature,
+                                         size_t binary_bytes = 64);
 
 // Base fixture: clears injected faults and leaves device 0 current on the test thread.
 class AbiTest : public ::testing::Test {
@@ -69,18 +74,21 @@ class BothBuilds : public ::testing::TestWithParam<BuildParam> {
   void TearDown() override;
   const RuntimeAbi& abi() const { return GetParam().library().abi(); }
 };
-#define INSTANTIATE_FOR_BOTH_BUILDS(suite)                                                          \
-  INSTANTIATE_TEST_SUITE_P(Builds, suite,                                                           \
-                           ::testing::Values(::simpler::test::BuildParam{"tmr", &::simpler::test::tmr_library, true}, \
-                                             ::simpler::test::BuildParam{"hbg", &::simpler::test::hbg_library, false}), \
-                           ::simpler::test::build_param_name)
+#define INSTANTIATE_FOR_BOTH_BUILDS(suite)                                                         \
+  INSTANTIATE_TEST_SUITE_P(                                                                        \
+      Builds, suite,                                                                               \
+      ::testing::Values(::simpler::test::BuildParam{"tmr", &::simpler::test::tmr_library, true},   \
+                        ::simpler::test::BuildParam{"hbg", &::simpler::test::hbg_library, false}), \
+      ::simpler::test::build_param_name)
 
 }  // namespace simpler::test
 
 namespace simpler::test {
 
 // The bytes of a callable, as the ABI takes them.
-inline std::vector<uint8_t> image_of(const ChipCallable& c) { return {c.bytes().begin(), c.bytes().end()}; }
+inline std::vector<uint8_t> image_of(const ChipCallable& c) {
+  return {c.bytes().begin(), c.bytes().end()};
+}
 
 // A contiguous float32 tensor over host or device memory.
 ChipTensor f32_tensor(uint64_t addr, std::vector<int64_t> shape, AddressSpace space);
@@ -101,7 +109,9 @@ class DeviceBuffer {
   uint64_t addr() const { return reinterpret_cast<uint64_t>(ptr_); }
   void upload(const void* src, size_t bytes);
   void download(void* dst, size_t bytes) const;
-  ChipTensor f32(std::vector<int64_t> shape) const { return f32_tensor(addr(), std::move(shape), AddressSpace::DEVICE); }
+  ChipTensor f32(std::vector<int64_t> shape) const {
+    return f32_tensor(addr(), std::move(shape), AddressSpace::DEVICE);
+  }
 
  private:
   void* ptr_ = nullptr;

@@ -100,8 +100,9 @@ TEST_P(ContextLifecycle, ModeIsLatchedForLife) {
   EXPECT_NE(last_error(abi(), ctx).find("latched"), std::string::npos) << last_error(abi(), ctx);
   SimplerCallConfig config = default_config();
   const int kernel_status = abi().kernel_init(ctx, 0, nullptr, 0, nullptr, 0, &config, 1);
-  EXPECT_STATUS(GetParam().kernel_mode ? PTO_RUNTIME_ERR_INVALID_STATE : PTO_RUNTIME_ERR_UNSUPPORTED,
-                kernel_status);
+  EXPECT_STATUS(
+      GetParam().kernel_mode ? PTO_RUNTIME_ERR_INVALID_STATE : PTO_RUNTIME_ERR_UNSUPPORTED,
+      kernel_status);
   ASSERT_STATUS(SIMPLER_OK, abi().finalize(ctx));
   // Finalized is still latched.
   EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE, abi().init_device(ctx, 0, nullptr));
@@ -112,7 +113,8 @@ TEST_P(ContextLifecycle, ADeviceHasOneProgramOwnerUntilItFinalizes) {
   Context second(abi());
   ASSERT_STATUS(SIMPLER_OK, abi().init_device(first, 1, nullptr));
   EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE, abi().init_device(second, 1, nullptr));
-  EXPECT_NE(last_error(abi(), second).find("already owned"), std::string::npos) << last_error(abi(), second);
+  EXPECT_NE(last_error(abi(), second).find("already owned"), std::string::npos)
+      << last_error(abi(), second);
   ASSERT_STATUS(SIMPLER_OK, abi().finalize(first));
   EXPECT_STATUS(SIMPLER_OK, abi().init_device(second, 1, nullptr));
 }
@@ -141,7 +143,8 @@ TEST_P(ContextLifecycle, EntriesOfAnUninitializedOrFinalizedContextAreInvalidSta
   EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE, abi().malloc(ctx, 16, &u));
   std::vector<uint8_t> image = unloadable_callable({ArgDirection::IN});
   int64_t id = 0;
-  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE, abi().register_callable(ctx, image.data(), image.size(), &id));
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE,
+                abi().register_callable(ctx, image.data(), image.size(), &id));
   EXPECT_EQ(id, -1);
 }
 

@@ -10,13 +10,31 @@ namespace simpler::test {
 namespace {
 
 const std::set<std::string> kAbiEntries = {
-    "simpler_runtime_abi_version", "simpler_runtime_name", "create_device_context", "destroy_device_context",
-    "simpler_init_device", "simpler_register_callable", "simpler_unregister_callable", "simpler_prepare_run",
-    "simpler_launch_run", "simpler_poll_run", "simpler_wait_run", "simpler_finalize_run", "simpler_run",
-    "simpler_device_malloc", "simpler_device_free", "simpler_copy_to_device", "simpler_copy_from_device",
-    "simpler_device_memory_info", "simpler_kernel_mode_supported", "simpler_kernel_mode_init",
-    "simpler_kernel_mode_prepare_callable", "simpler_kernel_mode_launch", "simpler_committed_device_memory",
-    "finalize_device", "simpler_last_error",
+    "simpler_runtime_abi_version",
+    "simpler_runtime_name",
+    "create_device_context",
+    "destroy_device_context",
+    "simpler_init_device",
+    "simpler_register_callable",
+    "simpler_unregister_callable",
+    "simpler_prepare_run",
+    "simpler_launch_run",
+    "simpler_poll_run",
+    "simpler_wait_run",
+    "simpler_finalize_run",
+    "simpler_run",
+    "simpler_device_malloc",
+    "simpler_device_free",
+    "simpler_copy_to_device",
+    "simpler_copy_from_device",
+    "simpler_device_memory_info",
+    "simpler_kernel_mode_supported",
+    "simpler_kernel_mode_init",
+    "simpler_kernel_mode_prepare_callable",
+    "simpler_kernel_mode_launch",
+    "simpler_committed_device_memory",
+    "finalize_device",
+    "simpler_last_error",
 };
 
 using Identity = BothBuilds;

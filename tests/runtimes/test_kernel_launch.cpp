@@ -35,10 +35,12 @@ class KernelLaunch : public AbiTest {
   int64_t prepare(const ChipCallable& callable) {
     std::vector<uint8_t> image = image_of(callable);
     int64_t id = -1;
-    EXPECT_STATUS(SIMPLER_OK, tmr.kernel_prepare(ctx(), image.data(), image.size(), &id)) << last_error(tmr, ctx());
+    EXPECT_STATUS(SIMPLER_OK, tmr.kernel_prepare(ctx(), image.data(), image.size(), &id))
+        << last_error(tmr, ctx());
     return id;
   }
-  static ChipStorageTaskArgs add_scalar_args(const DeviceBuffer& x, const DeviceBuffer& y, float s) {
+  static ChipStorageTaskArgs add_scalar_args(const DeviceBuffer& x, const DeviceBuffer& y,
+                                             float s) {
     ChipStorageTaskArgs args{};
     args_add_tensor(args, x.f32({int64_t{kN}}));
     args_add_tensor(args, y.f32({int64_t{kN}}));
@@ -73,8 +75,9 @@ TEST_F(KernelLaunch, TwoLaunchesOnTheCallersStreamAreExactAndTakeNothing) {
   args = add_scalar_args(x, y2, -3.0f);
   ASSERT_STATUS(SIMPLER_OK, tmr.kernel_launch(ctx(), id, &args, stream_));
   EXPECT_EQ(call_count("launch"), 2u);
-  for (const char* op : {"malloc", "free", "stream_create", "stream_destroy", "event_create", "stream_synchronize",
-                         "event_synchronize", "set_device", "device_reset", "memcpy"}) {
+  for (const char* op :
+       {"malloc", "free", "stream_create", "stream_destroy", "event_create", "stream_synchronize",
+        "event_synchronize", "set_device", "device_reset", "memcpy"}) {
     EXPECT_EQ(call_count(op), 0u) << op;
   }
   EXPECT_EQ(committed(tmr, ctx()), committed_before);
@@ -148,7 +151,8 @@ TEST_F(KernelLaunch, RefusedLaunchesEnqueueNothing) {
   EXPECT_NE(last_error(tmr, ctx()).find("stream"), std::string::npos);
   EXPECT_STATUS(SIMPLER_OK, sim_stream_destroy(other));
   // Ids: never minted, out of range.
-  EXPECT_STATUS(PTO_RUNTIME_ERR_CALLABLE_NOT_RESIDENT, tmr.kernel_launch(ctx(), id + 1, &args, stream_));
+  EXPECT_STATUS(PTO_RUNTIME_ERR_CALLABLE_NOT_RESIDENT,
+                tmr.kernel_launch(ctx(), id + 1, &args, stream_));
   EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, tmr.kernel_launch(ctx(), 1000, &args, stream_));
   EXPECT_EQ(call_count("launch"), 0u);
   EXPECT_STATUS(SIMPLER_OK, sim_stream_query(stream_));
@@ -210,7 +214,8 @@ TEST_F(KernelLaunch, MoreLaunchesInFlightThanThePoolHeldAreAllExecuted) {
   ChipStorageTaskArgs hold{};
   args_add_tensor(hold, gate.f32({2}));
   args_add_scalar(hold, 100);
-  ASSERT_STATUS(SIMPLER_OK, tmr.kernel_launch(ctx(), sleep_id, &hold, stream_));  // keeps the others queued
+  ASSERT_STATUS(SIMPLER_OK,
+                tmr.kernel_launch(ctx(), sleep_id, &hold, stream_));  // keeps the others queued
   constexpr int kLaunches = 80;
   std::vector<std::unique_ptr<DeviceBuffer>> outputs;
   for (int i = 0; i < kLaunches; ++i) {
@@ -240,7 +245,8 @@ TEST_F(KernelLaunch, ArenaLimitsKeepExistingResidents) {
   EXPECT_EQ(prepare(programs::add_scalar()), 0);
   EXPECT_EQ(prepare(programs::add_scalar()), 1);
   int64_t id = 9;
-  EXPECT_STATUS(PTO_RUNTIME_ERR_CALLABLE_BYTES_EXCEEDED, tmr.kernel_prepare(ctx(), image.data(), image.size(), &id));
+  EXPECT_STATUS(PTO_RUNTIME_ERR_CALLABLE_BYTES_EXCEEDED,
+                tmr.kernel_prepare(ctx(), image.data(), image.size(), &id));
   EXPECT_EQ(id, -1);
   DeviceBuffer x(kBytes), y(kBytes);
   std::vector<float> host_x(kN, 4.0f);
@@ -258,7 +264,8 @@ TEST_F(KernelLaunch, CallableCountLimitKeepsExistingResidents) {
     ASSERT_STATUS(SIMPLER_OK, tmr.kernel_prepare(ctx(), image.data(), image.size(), &id)) << i;
     ASSERT_EQ(id, i);
   }
-  EXPECT_STATUS(PTO_RUNTIME_ERR_CALLABLE_COUNT_EXCEEDED, tmr.kernel_prepare(ctx(), image.data(), image.size(), &id));
+  EXPECT_STATUS(PTO_RUNTIME_ERR_CALLABLE_COUNT_EXCEEDED,
+                tmr.kernel_prepare(ctx(), image.data(), image.size(), &id));
   EXPECT_EQ(id, -1);
   DeviceBuffer x(kBytes), y(kBytes);
   std::vector<float> host_x(kN, 1.0f);
@@ -288,7 +295,8 @@ TEST_F(KernelLaunch, LaunchesWithManyArgsArriveIntact) {
       args_add_tensor(args, xs.back()->f32({64}));
     }
     for (int64_t s = 0; s < 10; ++s) args_add_scalar(args, scalar_bits_from_i64(scalar_base + s));
-    ASSERT_STATUS(SIMPLER_OK, tmr.kernel_launch(ctx(), id, &args, stream_)) << last_error(tmr, ctx());
+    ASSERT_STATUS(SIMPLER_OK, tmr.kernel_launch(ctx(), id, &args, stream_))
+        << last_error(tmr, ctx());
     std::memset(&args, 0, sizeof args);
   };
   launch(first, 0);     // sum 45

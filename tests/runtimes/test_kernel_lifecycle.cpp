@@ -15,7 +15,8 @@ class KernelLifecycle : public AbiTest {
   const RuntimeAbi& hbg = hbg_library().abi();
   SimplerCallConfig config = default_config();
 
-  int init(const RuntimeAbi& abi, SimplerDeviceContext* ctx, int32_t device, uint64_t generation = 7) {
+  int init(const RuntimeAbi& abi, SimplerDeviceContext* ctx, int32_t device,
+           uint64_t generation = 7) {
     return abi.kernel_init(ctx, device, nullptr, 0, nullptr, 0, &config, generation);
   }
 };
@@ -37,7 +38,9 @@ TEST_F(KernelLifecycle, StructuralErrorsComeFirstOnBothBuilds) {
     bad.heap_ring_bytes = 100;  // below the minimum ring size
     EXPECT_STATUS(kBad, abi->kernel_init(ctx, 0, nullptr, 0, nullptr, 0, &bad, 1));
     // Structural checks precede the current-device check: none is current on this thread.
-    std::thread([&] { EXPECT_STATUS(kBad, abi->kernel_init(ctx, -1, nullptr, 0, nullptr, 0, &config, 1)); }).join();
+    std::thread([&] {
+      EXPECT_STATUS(kBad, abi->kernel_init(ctx, -1, nullptr, 0, nullptr, 0, &config, 1));
+    }).join();
     EXPECT_EQ(committed(*abi, ctx), 0u);
   }
 }
@@ -64,7 +67,8 @@ TEST_F(KernelLifecycle, HostBuildGraphPrepareAndLaunchAreInvalidStateAfterArgume
   EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, hbg.kernel_prepare(ctx, nullptr, 0, &id));
   EXPECT_EQ(id, -1);
   id = 5;
-  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE, hbg.kernel_prepare(ctx, image.data(), image.size(), &id));
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE,
+                hbg.kernel_prepare(ctx, image.data(), image.size(), &id));
   EXPECT_EQ(id, -1);
   ChipStorageTaskArgs args{};
   sim_stream_t stream = nullptr;
@@ -82,7 +86,8 @@ TEST_F(KernelLifecycle, TheDeviceMustAlreadyBeCurrentAndIsNeverChanged) {
   std::thread([&] {
     sim_reset_counters();
     EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE, init(tmr, ctx, 0));  // none current on this thread
-    EXPECT_NE(last_error(tmr, ctx).find("no device is current"), std::string::npos) << last_error(tmr, ctx);
+    EXPECT_NE(last_error(tmr, ctx).find("no device is current"), std::string::npos)
+        << last_error(tmr, ctx);
     int32_t current = -1;
     EXPECT_STATUS(SIM_ERR_NO_DEVICE, sim_get_device(&current));  // still none
     EXPECT_EQ(call_count("set_device"), 0u);
@@ -108,7 +113,8 @@ TEST_F(KernelLifecycle, InitCommitsResourcesAndFinalizeReleasesOnlyThem) {
   const uint64_t bytes = committed(tmr, ctx);
   EXPECT_GT(bytes, 0u);
   EXPECT_GE(call_count("malloc"), 1u);
-  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE, tmr.destroy(ctx));  // unclosed: refused, still usable
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE,
+                tmr.destroy(ctx));  // unclosed: refused, still usable
   EXPECT_EQ(committed(tmr, ctx), bytes);
   ASSERT_STATUS(SIMPLER_OK, tmr.finalize(ctx));
   EXPECT_EQ(committed(tmr, ctx), 0u);
@@ -118,7 +124,8 @@ TEST_F(KernelLifecycle, InitCommitsResourcesAndFinalizeReleasesOnlyThem) {
   EXPECT_STATUS(SIMPLER_OK, tmr.finalize(ctx));  // idempotent
   std::vector<uint8_t> image = unloadable_callable({ArgDirection::IN});
   int64_t id = 9;
-  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE, tmr.kernel_prepare(ctx, image.data(), image.size(), &id));
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE,
+                tmr.kernel_prepare(ctx, image.data(), image.size(), &id));
   EXPECT_EQ(id, -1);
   ChipStorageTaskArgs args{};
   uint8_t fake_stream = 0;
@@ -132,7 +139,8 @@ TEST_F(KernelLifecycle, ModeLatchAndOneKernelContextPerDevice) {
   ASSERT_STATUS(SIMPLER_OK, init(tmr, first, 0));
   EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE, init(tmr, first, 0));  // latched
   EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE, tmr.init_device(first, 1, nullptr));
-  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE, init(tmr, second, 0));  // device 0 has a live kernel context
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE,
+                init(tmr, second, 0));  // device 0 has a live kernel context
   EXPECT_NE(last_error(tmr, second).find("live kernel-mode context"), std::string::npos);
   // A program-mode context cannot become a kernel context either.
   ASSERT_STATUS(SIMPLER_OK, tmr.init_device(program, 2, nullptr));
@@ -166,10 +174,13 @@ TEST_F(KernelLifecycle, PrepareRefusesBadImagesWithMinusOneAndKeepsTheContextUsa
   ASSERT_STATUS(SIMPLER_OK, init(tmr, ctx, 0));
   std::vector<uint8_t> image = unloadable_callable({ArgDirection::IN, ArgDirection::OUT});
   int64_t id = 3;
-  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, tmr.kernel_prepare(ctx, image.data(), image.size() - 1, &id));
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
+                tmr.kernel_prepare(ctx, image.data(), image.size() - 1, &id));
   EXPECT_EQ(id, -1);
-  EXPECT_NE(last_error(tmr, ctx).find("invalid ChipCallable image"), std::string::npos) << last_error(tmr, ctx);
-  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, tmr.kernel_prepare(ctx, image.data(), image.size(), nullptr));
+  EXPECT_NE(last_error(tmr, ctx).find("invalid ChipCallable image"), std::string::npos)
+      << last_error(tmr, ctx);
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
+                tmr.kernel_prepare(ctx, image.data(), image.size(), nullptr));
   // Launching before anything is resident.
   ChipStorageTaskArgs args{};
   sim_stream_t stream = nullptr;
@@ -189,12 +200,14 @@ TEST_F(KernelLifecycle, AnImageLargerThanTheArenaIsBytesExceededWithoutPoisoning
   ASSERT_STATUS(SIMPLER_OK, status);
   std::vector<uint8_t> big = unloadable_callable({ArgDirection::IN}, 9000);
   int64_t id = 3;
-  EXPECT_STATUS(PTO_RUNTIME_ERR_CALLABLE_BYTES_EXCEEDED, tmr.kernel_prepare(ctx, big.data(), big.size(), &id));
+  EXPECT_STATUS(PTO_RUNTIME_ERR_CALLABLE_BYTES_EXCEEDED,
+                tmr.kernel_prepare(ctx, big.data(), big.size(), &id));
   EXPECT_EQ(id, -1);
   EXPECT_NE(last_error(tmr, ctx).find("SIMPLER_KERNEL_CODE_ARENA_BYTES"), std::string::npos);
   // Not poisoned: the next (unloadable) image reaches the loader and poisons only then.
   std::vector<uint8_t> small = unloadable_callable({ArgDirection::IN}, 100);
-  EXPECT_NE(tmr.kernel_prepare(ctx, small.data(), small.size(), &id), PTO_RUNTIME_ERR_INVALID_STATE);
+  EXPECT_NE(tmr.kernel_prepare(ctx, small.data(), small.size(), &id),
+            PTO_RUNTIME_ERR_INVALID_STATE);
 }
 
 TEST_F(KernelLifecycle, ABadArenaSizeVariableIsAStructuralError) {
@@ -215,7 +228,8 @@ TEST_F(KernelLifecycle, AnUnloadableOrchestrationFailsPrepareAndPoisonsTheContex
   EXPECT_NE(status, SIMPLER_OK);
   EXPECT_NE(status, PTO_RUNTIME_ERR_INVALID_STATE);
   EXPECT_EQ(id, -1);
-  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE, tmr.kernel_prepare(ctx, image.data(), image.size(), &id));
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE,
+                tmr.kernel_prepare(ctx, image.data(), image.size(), &id));
   EXPECT_NE(last_error(tmr, ctx).find("poisoned"), std::string::npos) << last_error(tmr, ctx);
   ChipStorageTaskArgs args{};
   sim_stream_t stream = nullptr;

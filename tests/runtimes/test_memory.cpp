@@ -56,7 +56,8 @@ TEST_P(DeviceMemory, RefusesForeignInteriorFreedAndOtherContextsPointers) {
   ASSERT_STATUS(SIMPLER_OK, abi().malloc(other, 8192, &theirs));
   int host = 0;
 
-  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, abi().free(ctx, reinterpret_cast<uint64_t>(&host)));
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
+                abi().free(ctx, reinterpret_cast<uint64_t>(&host)));
   EXPECT_NE(last_error(abi(), ctx).find("not an allocation of this context"), std::string::npos);
   EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, abi().free(ctx, mine + 1024));
   EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, abi().free(ctx, theirs));
@@ -68,7 +69,8 @@ TEST_P(DeviceMemory, RefusesForeignInteriorFreedAndOtherContextsPointers) {
   std::vector<uint8_t> buf(8192);
   EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, abi().copy_to(ctx, mine, buf.data(), 4097));
   EXPECT_NE(last_error(abi(), ctx).find("dst_device"), std::string::npos) << last_error(abi(), ctx);
-  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, abi().copy_from(ctx, buf.data(), mine + 4000, 200));
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
+                abi().copy_from(ctx, buf.data(), mine + 4000, 200));
   EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
                 abi().copy_to(ctx, reinterpret_cast<uint64_t>(buf.data()), &host, sizeof host));
   EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, abi().copy_to(ctx, theirs, &host, sizeof host));
@@ -112,9 +114,11 @@ TEST_P(DeviceMemory, FailedReleaseKeepsTheRestAndTheDeviceThenRetrySucceeds) {
     }
     EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE, abi().destroy(ctx));
     Context rival(abi());
-    EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE, abi().init_device(rival, 0, nullptr));  // still claimed
+    EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE,
+                  abi().init_device(rival, 0, nullptr));  // still claimed
     uint64_t c = 0;
-    EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE, abi().malloc(ctx, 16, &c));  // closing: no new work
+    EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE,
+                  abi().malloc(ctx, 16, &c));        // closing: no new work
     EXPECT_STATUS(SIMPLER_OK, abi().finalize(ctx));  // retry
     EXPECT_EQ(committed(abi(), ctx), 0u);
     EXPECT_STATUS(SIMPLER_OK, abi().init_device(rival, 0, nullptr));

@@ -126,7 +126,8 @@ TEST_P(ProgramRuns, StagingCopiesInOnlyInputsAndBackOnlyOutputs) {
   const std::vector<float> a_before = a;
   sim_reset_counters();
   uint64_t run_id = 0;
-  ASSERT_STATUS(SIMPLER_OK, abi().prepare_run(ctx(), id, &args, nullptr, &run_id)) << last_error(abi(), ctx());
+  ASSERT_STATUS(SIMPLER_OK, abi().prepare_run(ctx(), id, &args, nullptr, &run_id))
+      << last_error(abi(), ctx());
   EXPECT_EQ(call_count("memcpy"), 2u);  // a and b copied in; the OUT view is not
   std::fill(a.begin(), a.end(), 0.0f);  // staged at prepare: later host writes are not seen
   ASSERT_STATUS(SIMPLER_OK, abi().launch_run(ctx(), run_id));
@@ -149,14 +150,16 @@ TEST_P(ProgramRuns, AsyncLifecyclePollWaitFinalize) {
   uint64_t run_id = 0;
   ASSERT_STATUS(SIMPLER_OK, abi().prepare_run(ctx(), id, &args, nullptr, &run_id));
   int32_t done = -1;
-  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE, abi().poll_run(ctx(), run_id, &done));  // not launched
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE,
+                abi().poll_run(ctx(), run_id, &done));  // not launched
   EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE, abi().wait_run(ctx(), run_id, 0));
   ASSERT_STATUS(SIMPLER_OK, abi().launch_run(ctx(), run_id));
   EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE, abi().launch_run(ctx(), run_id));  // once
   ASSERT_STATUS(SIMPLER_OK, abi().poll_run(ctx(), run_id, &done));
   EXPECT_EQ(done, 0);
   EXPECT_STATUS(PTO_RUNTIME_ERR_TIMEOUT, abi().wait_run(ctx(), run_id, 1000));
-  EXPECT_STATUS(PTO_RUNTIME_ERR_TIMEOUT, abi().wait_run(ctx(), run_id, 0));  // repeatable, still going
+  EXPECT_STATUS(PTO_RUNTIME_ERR_TIMEOUT,
+                abi().wait_run(ctx(), run_id, 0));  // repeatable, still going
   EXPECT_STATUS(SIMPLER_OK, abi().wait_run(ctx(), run_id, -1));
   EXPECT_STATUS(SIMPLER_OK, abi().wait_run(ctx(), run_id, 0));  // a finished run repeats its status
   ASSERT_STATUS(SIMPLER_OK, abi().poll_run(ctx(), run_id, &done));
@@ -165,7 +168,8 @@ TEST_P(ProgramRuns, AsyncLifecyclePollWaitFinalize) {
   ASSERT_STATUS(SIMPLER_OK, abi().finalize_run(ctx(), run_id));
   EXPECT_EQ(x[0], 11.0f);
   EXPECT_EQ(x[1], 20.0f);
-  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, abi().finalize_run(ctx(), run_id));  // id released
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
+                abi().finalize_run(ctx(), run_id));  // id released
   EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, abi().wait_run(ctx(), run_id, 0));
 }
 
@@ -177,7 +181,8 @@ TEST_P(ProgramRuns, AnUnlaunchedRunIsReleasedByFinalizeRun) {
   args_add_tensor(args, host_f32(b));
   args_add_tensor(args, host_f32(c));
   uint64_t run_id = 0;
-  ASSERT_STATUS(SIMPLER_OK, abi().prepare_run(ctx(), id, &args, nullptr, &run_id));  // creates the engine
+  ASSERT_STATUS(SIMPLER_OK,
+                abi().prepare_run(ctx(), id, &args, nullptr, &run_id));  // creates the engine
   ASSERT_STATUS(SIMPLER_OK, abi().finalize_run(ctx(), run_id));
   const uint64_t before = committed(abi(), ctx());
   ASSERT_STATUS(SIMPLER_OK, abi().prepare_run(ctx(), id, &args, nullptr, &run_id));
@@ -193,7 +198,8 @@ TEST_P(ProgramRuns, ArgsThatDisagreeWithTheSignatureAreRefused) {
   const uint64_t committed_before = committed(abi(), ctx());
   uint64_t run_id = 7;
   auto expect_refused = [&](const ChipStorageTaskArgs& args, const char* needle) {
-    EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, abi().prepare_run(ctx(), id, &args, nullptr, &run_id));
+    EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
+                  abi().prepare_run(ctx(), id, &args, nullptr, &run_id));
     EXPECT_NE(last_error(abi(), ctx()).find(needle), std::string::npos) << last_error(abi(), ctx());
     EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, abi().run(ctx(), id, &args, nullptr));
   };
@@ -215,12 +221,14 @@ TEST_P(ProgramRuns, ArgsThatDisagreeWithTheSignatureAreRefused) {
   bad_view.tensors[bad_view.tensor_count++] = broken;
   expect_refused(bad_view, "argument 2");
   uint64_t u = 0;
-  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, abi().prepare_run(ctx(), id + 100, &two, nullptr, &u));
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
+                abi().prepare_run(ctx(), id + 100, &two, nullptr, &u));
   SimplerCallConfig bad_config = default_config();
   bad_config.dep_pool_size = 3;
   ChipStorageTaskArgs good = two;
   args_add_tensor(good, host_f32(c));
-  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, abi().prepare_run(ctx(), id, &good, &bad_config, &u));
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
+                abi().prepare_run(ctx(), id, &good, &bad_config, &u));
   EXPECT_EQ(committed(abi(), ctx()), committed_before);  // nothing staged, nothing left half-done
   ASSERT_STATUS(SIMPLER_OK, abi().run(ctx(), id, &good, nullptr));
   EXPECT_EQ(c, std::vector<float>(16, 3.0f));
@@ -237,8 +245,10 @@ TEST_P(ProgramRuns, DeviceTensorsOfAnotherDeviceAreRefused) {
   args_add_tensor(args, host_f32(b));
   args_add_tensor(args, elsewhere.f32({64}));
   uint64_t run_id = 0;
-  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, abi().prepare_run(ctx(), id, &args, nullptr, &run_id));
-  EXPECT_NE(last_error(abi(), ctx()).find("device 1"), std::string::npos) << last_error(abi(), ctx());
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
+                abi().prepare_run(ctx(), id, &args, nullptr, &run_id));
+  EXPECT_NE(last_error(abi(), ctx()).find("device 1"), std::string::npos)
+      << last_error(abi(), ctx());
 }
 
 TEST_P(ProgramRuns, CallableRegistryRules) {
@@ -270,12 +280,14 @@ TEST_P(ProgramRuns, CallableRegistryRules) {
   EXPECT_NE(third, second);
   // A truncated image names what is wrong; an unloadable one reports the loader's status.
   int64_t id = 0;
-  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, abi().register_callable(ctx(), image.data(), 20, &id));
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
+                abi().register_callable(ctx(), image.data(), 20, &id));
   EXPECT_EQ(id, -1);
   EXPECT_NE(last_error(abi(), ctx()).find("invalid ChipCallable image"), std::string::npos);
   std::vector<uint8_t> junk = unloadable_callable({ArgDirection::IN});
   const uint64_t before_junk = committed(abi(), ctx());
-  EXPECT_STATUS(SIMPLER_CHIP_ERR_ORCH_LOAD_FAILED, abi().register_callable(ctx(), junk.data(), junk.size(), &id));
+  EXPECT_STATUS(SIMPLER_CHIP_ERR_ORCH_LOAD_FAILED,
+                abi().register_callable(ctx(), junk.data(), junk.size(), &id));
   EXPECT_EQ(id, -1);
   EXPECT_EQ(committed(abi(), ctx()), before_junk);  // its upload was freed
 }
@@ -287,7 +299,8 @@ TEST_P(ProgramRuns, AFailedRunReportsItsNamedStatusAndTheContextKeepsWorking) {
   ChipStorageTaskArgs args{};
   args_add_tensor(args, host_f32(x));
   EXPECT_STATUS(SIMPLER_CHIP_ERR_ORCH_FATAL, abi().run(ctx(), fatal, &args, nullptr));
-  EXPECT_NE(last_error(abi(), ctx()).find("deliberate failure"), std::string::npos) << last_error(abi(), ctx());
+  EXPECT_NE(last_error(abi(), ctx()).find("deliberate failure"), std::string::npos)
+      << last_error(abi(), ctx());
   EXPECT_EQ(x, std::vector<float>(4, 0.0f));  // no copy-back after a failed run
   std::vector<float> a(8, 1.0f), b(8, 2.0f), c(8, 0.0f);
   ChipStorageTaskArgs ok{};
@@ -323,7 +336,8 @@ TEST_P(ProgramRuns, RingResizeIsRefusedWhileRunsArePreparedThenApplied) {
   ASSERT_STATUS(SIMPLER_OK, abi().prepare_run(ctx(), add, &args, nullptr, &first));
   SimplerCallConfig small = default_config();
   small.task_window_size = 64;
-  EXPECT_STATUS(PTO_RUNTIME_ERR_PREPARED_INCOMPATIBLE, abi().prepare_run(ctx(), add, &args, &small, &second));
+  EXPECT_STATUS(PTO_RUNTIME_ERR_PREPARED_INCOMPATIBLE,
+                abi().prepare_run(ctx(), add, &args, &small, &second));
   ASSERT_STATUS(SIMPLER_OK, abi().finalize_run(ctx(), first));
   ASSERT_STATUS(SIMPLER_OK, abi().prepare_run(ctx(), add, &args, &small, &second));
   ASSERT_STATUS(SIMPLER_OK, abi().launch_run(ctx(), second));
@@ -340,8 +354,9 @@ TEST_P(ProgramRuns, AGraphThatCanNeverFitIsANamedError) {
   SimplerCallConfig small = default_config();
   small.task_window_size = 8;
   // HBG must hold the whole graph at once: capacity; TMR: a scope larger than the window.
-  EXPECT_STATUS(GetParam().kernel_mode ? SIMPLER_CHIP_ERR_RING_DEADLOCK : PTO_RUNTIME_ERR_CAPACITY_EXCEEDED,
-                abi().run(ctx(), id, &args, &small));
+  EXPECT_STATUS(
+      GetParam().kernel_mode ? SIMPLER_CHIP_ERR_RING_DEADLOCK : PTO_RUNTIME_ERR_CAPACITY_EXCEEDED,
+      abi().run(ctx(), id, &args, &small));
   EXPECT_NE(last_error(abi(), ctx()).find("run"), std::string::npos);
 }
 

@@ -14,7 +14,8 @@ void empty_host_fn(void*) {}
 int empty_job(void*) { return 0; }
 
 int check(int status, const char* what) {
-  if (status != SIMPLER_OK) std::fprintf(stderr, "%s failed: %s\n", what, simpler_status_name(status));
+  if (status != SIMPLER_OK)
+    std::fprintf(stderr, "%s failed: %s\n", what, simpler_status_name(status));
   return status;
 }
 
@@ -34,7 +35,8 @@ int main() {
   for (int i = 0; i < kSamples; ++i) {
     const auto t0 = clock::now();
     sim_launch_host_func(stream, empty_host_fn, nullptr);
-    ns[static_cast<size_t>(i)] = std::chrono::duration<double, std::nano>(clock::now() - t0).count();
+    ns[static_cast<size_t>(i)] =
+        std::chrono::duration<double, std::nano>(clock::now() - t0).count();
   }
   if (check(sim_stream_synchronize(stream), "sim_stream_synchronize")) return 1;
   std::sort(ns.begin(), ns.end());

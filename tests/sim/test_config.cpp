@@ -21,8 +21,8 @@ void clear_sim_environment() {
   std::exit(ok ? 0 : 1);
 }
 
-#define CHECK_OR_EXIT(cond) \
-  do {                      \
+#define CHECK_OR_EXIT(cond)            \
+  do {                                 \
     if (!(cond)) finish(false, #cond); \
   } while (0)
 
@@ -138,7 +138,8 @@ TEST_F(SimConfigTest, EnvironmentOverridesDefaults) {
 }
 
 TEST_F(SimConfigTest, UnparsableEnvironmentValueIsReportedAndDefaultKept) {
-  EXPECT_EXIT(child_UnparsableEnvironmentValueIsReportedAndDefaultKept(), ::testing::ExitedWithCode(0), "ignoring SIMPLER_SIM_DEVICES=\"lots\"");
+  EXPECT_EXIT(child_UnparsableEnvironmentValueIsReportedAndDefaultKept(),
+              ::testing::ExitedWithCode(0), "ignoring SIMPLER_SIM_DEVICES=\"lots\"");
 }
 
 TEST_F(SimConfigTest, ConfigureBeforeFirstUseThenRefused) {

@@ -76,7 +76,10 @@ TEST_F(DeviceTest, SeveralThreadsEachOnItsOwnDevice) {
   for (int32_t d = 0; d < count; ++d) {
     threads.emplace_back([d, &failures] {
       int& failed = failures[static_cast<size_t>(d)];
-      if (sim_set_device(d) != SIMPLER_OK) { failed = 1; return; }
+      if (sim_set_device(d) != SIMPLER_OK) {
+        failed = 1;
+        return;
+      }
       std::vector<unsigned char> host(kBytes), back(kBytes, 0);
       for (int round = 0; round < 20; ++round) {
         for (size_t i = 0; i < kBytes; ++i) host[i] = static_cast<unsigned char>(i * 7 + d + round);
@@ -102,7 +105,8 @@ TEST_F(DeviceTest, SeveralThreadsEachOnItsOwnDevice) {
     });
   }
   for (auto& t : threads) t.join();
-  for (int32_t d = 0; d < count; ++d) EXPECT_EQ(failures[static_cast<size_t>(d)], 0) << "device " << d;
+  for (int32_t d = 0; d < count; ++d)
+    EXPECT_EQ(failures[static_cast<size_t>(d)], 0) << "device " << d;
 }
 
 }  // namespace

@@ -92,11 +92,14 @@ TEST_F(EventTest, StreamWaitsForAnEventOfAnotherDevice) {
   std::vector<unsigned char> host(4096, 0x7E), back(4096, 0);
   Gate gate;
   ASSERT_SIM_OK(sim_launch_host_func(producer.get(), Gate::host_fn, &gate));
-  ASSERT_SIM_OK(sim_memcpy_async(src.get(), host.data(), 4096, SIM_MEMCPY_HOST_TO_DEVICE, producer.get()));
+  ASSERT_SIM_OK(
+      sim_memcpy_async(src.get(), host.data(), 4096, SIM_MEMCPY_HOST_TO_DEVICE, producer.get()));
   ASSERT_SIM_OK(sim_event_record(event.get(), producer.get()));
   ASSERT_SIM_OK(sim_stream_wait_event(consumer.get(), event.get()));
-  ASSERT_SIM_OK(sim_memcpy_async(dst.get(), src.get(), 4096, SIM_MEMCPY_DEVICE_TO_DEVICE, consumer.get()));
-  ASSERT_SIM_OK(sim_memcpy_async(back.data(), dst.get(), 4096, SIM_MEMCPY_DEVICE_TO_HOST, consumer.get()));
+  ASSERT_SIM_OK(
+      sim_memcpy_async(dst.get(), src.get(), 4096, SIM_MEMCPY_DEVICE_TO_DEVICE, consumer.get()));
+  ASSERT_SIM_OK(
+      sim_memcpy_async(back.data(), dst.get(), 4096, SIM_MEMCPY_DEVICE_TO_HOST, consumer.get()));
   gate.open();
   ASSERT_SIM_OK(sim_stream_synchronize(consumer.get()));
   EXPECT_EQ(std::memcmp(host.data(), back.data(), 4096), 0);

@@ -127,8 +127,8 @@ TEST_F(HookTest, EnqueueFaultsAreReturnedAndNothingIsEnqueued) {
   ASSERT_SIM_OK(sim_inject_fault("memset", 1, kCustomStatus));
   ASSERT_SIM_OK(sim_inject_fault("host_func", 1, kCustomStatus));
   ASSERT_SIM_OK(sim_inject_fault("event_record", 1, kCustomStatus));
-  EXPECT_STATUS(kCustomStatus,
-                sim_memcpy_async(buffer.get(), host.data(), 1024, SIM_MEMCPY_HOST_TO_DEVICE, stream.get()));
+  EXPECT_STATUS(kCustomStatus, sim_memcpy_async(buffer.get(), host.data(), 1024,
+                                                SIM_MEMCPY_HOST_TO_DEVICE, stream.get()));
   EXPECT_STATUS(kCustomStatus, sim_memset_async(buffer.get(), 1, 1024, stream.get()));
   std::atomic<int> runs{0};
   auto bump = [](void* p) { static_cast<std::atomic<int>*>(p)->fetch_add(1); };
@@ -136,7 +136,7 @@ TEST_F(HookTest, EnqueueFaultsAreReturnedAndNothingIsEnqueued) {
   sim_event_t event = nullptr;
   ASSERT_SIM_OK(sim_event_create(&event));
   EXPECT_STATUS(kCustomStatus, sim_event_record(event, stream.get()));
-  EXPECT_SIM_OK(sim_event_query(event));  // the failed record left it unrecorded
+  EXPECT_SIM_OK(sim_event_query(event));                // the failed record left it unrecorded
   EXPECT_SIM_OK(sim_stream_synchronize(stream.get()));  // the stream is not poisoned
   EXPECT_EQ(runs.load(), 0);
   // Retries succeed.

@@ -125,7 +125,8 @@ TEST_F(MemoryTest, CopiesRoundTripAndRangesAreChecked) {
   EXPECT_STATUS(SIM_ERR_INVALID_POINTER,
                 sim_memcpy(a.get(), host.data(), 10, SIM_MEMCPY_DEVICE_TO_DEVICE));
   EXPECT_STATUS(SIM_ERR_INVALID_VALUE, memcpy_with_raw_kind(a.get(), host.data(), 10, 7));
-  EXPECT_STATUS(SIM_ERR_INVALID_VALUE, memcpy_async_with_raw_kind(a.get(), host.data(), 10, -1, nullptr));
+  EXPECT_STATUS(SIM_ERR_INVALID_VALUE,
+                memcpy_async_with_raw_kind(a.get(), host.data(), 10, -1, nullptr));
   EXPECT_STATUS(SIM_ERR_INVALID_VALUE, sim_memcpy(a.get(), nullptr, 10, SIM_MEMCPY_HOST_TO_DEVICE));
   EXPECT_STATUS(SIM_ERR_INVALID_VALUE, sim_memset(nullptr, 0, 10));
   EXPECT_SIM_OK(sim_memcpy(a.get(), host.data(), 0, SIM_MEMCPY_HOST_TO_DEVICE));
@@ -175,7 +176,10 @@ TEST_F(MemoryTest, ConcurrentAllocationIsThreadSafe) {
   std::vector<int> failures(4, 0);
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([t, &failures] {
-      if (sim_set_device(0) != SIMPLER_OK) { failures[static_cast<size_t>(t)] = 1; return; }
+      if (sim_set_device(0) != SIMPLER_OK) {
+        failures[static_cast<size_t>(t)] = 1;
+        return;
+      }
       std::vector<void*> held;
       for (int i = 0; i < 200; ++i) {
         void* p = nullptr;

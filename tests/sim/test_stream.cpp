@@ -1,8 +1,8 @@
 // Streams: order, pending/idle, sticky errors, destroy semantics, concurrency, executors.
+#include <dirent.h>
 #include <atomic>
 #include <chrono>
 #include <cstring>
-#include <dirent.h>
 #include <fstream>
 #include <future>
 #include <string>
@@ -50,7 +50,8 @@ TEST_F(StreamTest, OperationsRunInEnqueueOrder) {
   std::vector<OrderEntry> entries(2000);
   for (int i = 0; i < 2000; ++i) {
     entries[static_cast<size_t>(i)] = {&log, i};
-    ASSERT_SIM_OK(sim_launch_host_func(stream.get(), append_to_log, &entries[static_cast<size_t>(i)]));
+    ASSERT_SIM_OK(
+        sim_launch_host_func(stream.get(), append_to_log, &entries[static_cast<size_t>(i)]));
   }
   ASSERT_SIM_OK(sim_stream_synchronize(stream.get()));
   ASSERT_EQ(log.seen.size(), 2000u);
@@ -64,10 +65,13 @@ TEST_F(StreamTest, AsyncCopiesAndSetsComposeInOrder) {
   ASSERT_SIM_OK(b.status());
   std::vector<unsigned char> host(4096), back(4096, 0);
   for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<unsigned char>(i * 3);
-  ASSERT_SIM_OK(sim_memcpy_async(a.get(), host.data(), 4096, SIM_MEMCPY_HOST_TO_DEVICE, stream.get()));
+  ASSERT_SIM_OK(
+      sim_memcpy_async(a.get(), host.data(), 4096, SIM_MEMCPY_HOST_TO_DEVICE, stream.get()));
   ASSERT_SIM_OK(sim_memset_async(a.bytes() + 100, 0x5A, 50, stream.get()));
-  ASSERT_SIM_OK(sim_memcpy_async(b.get(), a.get(), 4096, SIM_MEMCPY_DEVICE_TO_DEVICE, stream.get()));
-  ASSERT_SIM_OK(sim_memcpy_async(back.data(), b.get(), 4096, SIM_MEMCPY_DEVICE_TO_HOST, stream.get()));
+  ASSERT_SIM_OK(
+      sim_memcpy_async(b.get(), a.get(), 4096, SIM_MEMCPY_DEVICE_TO_DEVICE, stream.get()));
+  ASSERT_SIM_OK(
+      sim_memcpy_async(back.data(), b.get(), 4096, SIM_MEMCPY_DEVICE_TO_HOST, stream.get()));
   ASSERT_SIM_OK(sim_stream_synchronize(stream.get()));
   for (size_t i = 0; i < 4096; ++i) {
     const unsigned char expected = (i >= 100 && i < 150) ? 0x5A : static_cast<unsigned char>(i * 3);
@@ -79,14 +83,15 @@ TEST_F(StreamTest, EnqueueValidatesArgumentsAndReturnsTheStatus) {
   ScopedStream stream;
   ScopedDeviceBuffer a(1024);
   std::vector<unsigned char> host(2048);
-  EXPECT_STATUS(SIM_ERR_OUT_OF_RANGE,
-                sim_memcpy_async(a.get(), host.data(), 2048, SIM_MEMCPY_HOST_TO_DEVICE, stream.get()));
-  EXPECT_STATUS(SIM_ERR_INVALID_POINTER,
-                sim_memcpy_async(host.data(), a.get(), 16, SIM_MEMCPY_HOST_TO_DEVICE, stream.get()));
+  EXPECT_STATUS(SIM_ERR_OUT_OF_RANGE, sim_memcpy_async(a.get(), host.data(), 2048,
+                                                       SIM_MEMCPY_HOST_TO_DEVICE, stream.get()));
+  EXPECT_STATUS(SIM_ERR_INVALID_POINTER, sim_memcpy_async(host.data(), a.get(), 16,
+                                                          SIM_MEMCPY_HOST_TO_DEVICE, stream.get()));
   EXPECT_STATUS(SIM_ERR_OUT_OF_RANGE, sim_memset_async(a.get(), 0, 1025, stream.get()));
   EXPECT_STATUS(SIM_ERR_INVALID_VALUE, sim_memset_async(nullptr, 0, 4, stream.get()));
   EXPECT_STATUS(SIM_ERR_INVALID_VALUE, sim_launch_host_func(stream.get(), nullptr, nullptr));
-  EXPECT_STATUS(SIM_ERR_INVALID_VALUE, sim_launch_device_job(stream.get(), nullptr, nullptr, nullptr));
+  EXPECT_STATUS(SIM_ERR_INVALID_VALUE,
+                sim_launch_device_job(stream.get(), nullptr, nullptr, nullptr));
   // A refused enqueue does not poison the stream.
   EXPECT_SIM_OK(sim_stream_synchronize(stream.get()));
   int32_t device = -1;
@@ -119,7 +124,8 @@ TEST_F(StreamTest, FailingJobMakesTheStreamStickyAndSkipsLaterWork) {
   ASSERT_SIM_OK(sim_memset_async(buffer.get(), 0x22, 1024, stream.get()));
   ASSERT_SIM_OK(sim_launch_device_job(stream.get(), record_job, &failing, record_cleanup));
   ASSERT_SIM_OK(sim_launch_host_func(stream.get(), increment, &host_runs));
-  ASSERT_SIM_OK(sim_memcpy_async(buffer.get(), host.data(), 1024, SIM_MEMCPY_HOST_TO_DEVICE, stream.get()));
+  ASSERT_SIM_OK(
+      sim_memcpy_async(buffer.get(), host.data(), 1024, SIM_MEMCPY_HOST_TO_DEVICE, stream.get()));
   ASSERT_SIM_OK(sim_memset_async(buffer.get(), 0x33, 1024, stream.get()));
   ASSERT_SIM_OK(sim_launch_device_job(stream.get(), record_job, &later, record_cleanup));
   gate.open();
@@ -157,7 +163,8 @@ TEST_F(StreamTest, JobCleanupRunsExactlyOnceForEveryLaunch) {
   ScopedStream stream;
   std::vector<JobRecord> jobs(50);
   jobs[20].result = SIMPLER_CHIP_ERR_ORCH_FATAL;
-  for (auto& job : jobs) ASSERT_SIM_OK(sim_launch_device_job(stream.get(), record_job, &job, record_cleanup));
+  for (auto& job : jobs)
+    ASSERT_SIM_OK(sim_launch_device_job(stream.get(), record_job, &job, record_cleanup));
   EXPECT_STATUS(SIMPLER_CHIP_ERR_ORCH_FATAL, sim_stream_synchronize(stream.get()));
   for (size_t i = 0; i < jobs.size(); ++i) {
     EXPECT_EQ(jobs[i].runs.load(), i <= 20 ? 1 : 0) << "job " << i;
@@ -180,7 +187,8 @@ TEST_F(StreamTest, StickyErrorSkipsWorkAcrossExecutorBatches) {
   ASSERT_SIM_OK(sim_launch_host_func(stream.get(), Gate::host_fn, &gate));
   std::vector<JobRecord> jobs(300);
   jobs[100].result = SIMPLER_CHIP_ERR_KERNEL_FAULT;
-  for (auto& job : jobs) ASSERT_SIM_OK(sim_launch_device_job(stream.get(), record_job, &job, record_cleanup));
+  for (auto& job : jobs)
+    ASSERT_SIM_OK(sim_launch_device_job(stream.get(), record_job, &job, record_cleanup));
   sim_event_t event = nullptr;
   ASSERT_SIM_OK(sim_event_create(&event));
   ASSERT_SIM_OK(sim_event_record(event, stream.get()));
@@ -306,7 +314,8 @@ TEST_F(StreamTest, ManyQueuedOperationsGrowTheQueue) {
   std::vector<OrderEntry> entries(10000);
   for (int i = 0; i < 10000; ++i) {
     entries[static_cast<size_t>(i)] = {&log, i};
-    ASSERT_SIM_OK(sim_launch_host_func(stream.get(), append_to_log, &entries[static_cast<size_t>(i)]));
+    ASSERT_SIM_OK(
+        sim_launch_host_func(stream.get(), append_to_log, &entries[static_cast<size_t>(i)]));
   }
   gate.open();
   ASSERT_SIM_OK(sim_stream_synchronize(stream.get()));

@@ -7,13 +7,13 @@
 
 #include "simpler/task/task_interface.h"
 
-#define EXPECT_TASK_ERROR(statement, field)                                          \
-  do {                                                                               \
-    try {                                                                            \
-      statement;                                                                     \
-      ADD_FAILURE() << #statement " did not throw";                                  \
-    } catch (const ::simpler::TaskInterfaceError& e) {                               \
-      EXPECT_NE(std::string(e.what()).find(field), std::string::npos)                \
-          << "message '" << e.what() << "' does not name '" << (field) << "'";       \
-    }                                                                                \
+#define EXPECT_TASK_ERROR(statement, field)                                    \
+  do {                                                                         \
+    try {                                                                      \
+      statement;                                                               \
+      ADD_FAILURE() << #statement " did not throw";                            \
+    } catch (const ::simpler::TaskInterfaceError& e) {                         \
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos)          \
+          << "message '" << e.what() << "' does not name '" << (field) << "'"; \
+    }                                                                          \
   } while (0)

@@ -44,7 +44,10 @@ inline uint64_t append_section(std::vector<uint8_t>& img, size_t at,
 inline std::vector<uint8_t> raw_core(const std::vector<uint8_t>& sig,
                                      const std::vector<uint8_t>& binary) {
   std::vector<uint8_t> img(kCoreHeader, 0);
-  img[0] = 'C'; img[1] = 'O'; img[2] = 'R'; img[3] = 'E';
+  img[0] = 'C';
+  img[1] = 'O';
+  img[2] = 'R';
+  img[3] = 'E';
   put32(img, 4, 1);
   append_section(img, kCoreSigAt, sig);
   append_section(img, kCoreBinAt, binary);
@@ -62,7 +65,10 @@ inline std::vector<uint8_t> raw_chip(const std::vector<uint8_t>& sig, const std:
                                      const std::vector<uint8_t>& binary,
                                      const std::vector<RawChild>& children) {
   std::vector<uint8_t> img(kChipHeader, 0);
-  img[0] = 'C'; img[1] = 'H'; img[2] = 'I'; img[3] = 'P';
+  img[0] = 'C';
+  img[1] = 'H';
+  img[2] = 'I';
+  img[3] = 'P';
   put32(img, 4, 1);
   append_section(img, kChipSigAt, sig);
   append_section(img, kChipNameAt, std::vector<uint8_t>(name.begin(), name.end()));

@@ -22,9 +22,10 @@ TEST(CallConfig, DefaultsAreValid) {
 TEST(CallConfig, EverySwitchRequiresAnOutputPrefix) {
   for (int which = 0; which < 4; ++which) {
     CallConfig c;
-    (which == 0 ? c.enable_swimlane : which == 1 ? c.dump_args
-                                    : which == 2 ? c.dump_dep_graph
-                                                 : c.enable_profiling) = true;
+    (which == 0   ? c.enable_swimlane
+     : which == 1 ? c.dump_args
+     : which == 2 ? c.dump_dep_graph
+                  : c.enable_profiling) = true;
     EXPECT_TASK_ERROR(c.validate(), "output_prefix");
     c.output_prefix = "/tmp/run";
     EXPECT_NO_THROW(c.validate());
@@ -66,14 +67,12 @@ TEST(CallConfig, NumericRanges) {
   EXPECT_TASK_ERROR(with([](CallConfig& c) { c.heap_ring_bytes = 4095; }).validate(),
                     "heap_ring_bytes");
   EXPECT_NO_THROW(with([](CallConfig& c) { c.dep_pool_size = 16; }).validate());
-  EXPECT_TASK_ERROR(with([](CallConfig& c) { c.dep_pool_size = 15; }).validate(),
-                    "dep_pool_size");
+  EXPECT_TASK_ERROR(with([](CallConfig& c) { c.dep_pool_size = 15; }).validate(), "dep_pool_size");
   EXPECT_NO_THROW(with([](CallConfig& c) { c.tensormap_capacity = 16; }).validate());
   EXPECT_TASK_ERROR(with([](CallConfig& c) { c.tensormap_capacity = 1; }).validate(),
                     "tensormap_capacity");
   // The message names the allowed values too.
-  EXPECT_TASK_ERROR(with([](CallConfig& c) { c.task_window_size = 3; }).validate(),
-                    "power of two");
+  EXPECT_TASK_ERROR(with([](CallConfig& c) { c.task_window_size = 3; }).validate(), "power of two");
 }
 
 TEST(CallConfig, AbiRoundTrip) {

@@ -57,12 +57,11 @@ TEST(CoreCallable, FromBytesRoundTripsAndIsPositionIndependent) {
   std::copy(c.bytes().begin(), c.bytes().end(), shifted.begin() + 1);
   CoreCallableView v;
   std::string error;
-  ASSERT_TRUE(parse_core_callable_image(shifted.data() + 1, c.bytes().size(), &v, &error))
-      << error;
+  ASSERT_TRUE(parse_core_callable_image(shifted.data() + 1, c.bytes().size(), &v, &error)) << error;
   EXPECT_EQ(str(v.binary), "abc");
   const auto back = CoreCallable::from_bytes({shifted.data() + 1, c.bytes().size()});
-  EXPECT_TRUE(std::equal(back.bytes().begin(), back.bytes().end(), c.bytes().begin(),
-                         c.bytes().end()));
+  EXPECT_TRUE(
+      std::equal(back.bytes().begin(), back.bytes().end(), c.bytes().begin(), c.bytes().end()));
   EXPECT_EQ(back.signature(), Sig{INOUT});
 }
 
@@ -106,8 +105,8 @@ TEST(ChipCallable, BuildRoundTripWithChildrenSortedByFuncId) {
   EXPECT_EQ(str(v.children[0].callable.binary), "k0");
   EXPECT_EQ(str(v.children[1].callable.binary), "kernel five");
   EXPECT_EQ(v.children[1].callable.signature.size(), 2u);
-  EXPECT_TRUE(std::equal(v.children[1].image.begin(), v.children[1].image.end(),
-                         k5.bytes().begin(), k5.bytes().end()));
+  EXPECT_TRUE(std::equal(v.children[1].image.begin(), v.children[1].image.end(), k5.bytes().begin(),
+                         k5.bytes().end()));
   for (const auto& child : v.children) {
     EXPECT_TRUE(inside(child.callable.binary, chip.bytes()));
     EXPECT_TRUE(inside(child.callable.signature, chip.bytes()));
@@ -144,8 +143,7 @@ TEST(ChipCallable, BuildRefusesBadInput) {
   EXPECT_TASK_ERROR(ChipCallable::build(Sig(CHIP_MAX_SIGNATURE + 1, SCALAR), "f", bin, {}),
                     "signature");
   EXPECT_TASK_ERROR(ChipCallable::build(Sig{}, "f", bin, {{-1, k}}), "func_id");
-  EXPECT_TASK_ERROR(ChipCallable::build(Sig{}, "f", bin, {{CHIP_MAX_FUNC_ID + 1, k}}),
-                    "func_id");
+  EXPECT_TASK_ERROR(ChipCallable::build(Sig{}, "f", bin, {{CHIP_MAX_FUNC_ID + 1, k}}), "func_id");
   EXPECT_TASK_ERROR(ChipCallable::build(Sig{}, "f", bin, {{3, k}, {4, k}, {3, k}}),
                     "children[2].func_id");
   EXPECT_TASK_ERROR(ChipCallable::build(Sig{}, "f", bin, {{3, CoreCallable{}}}), "children[0]");
@@ -167,8 +165,9 @@ std::string chip_error(const std::vector<uint8_t>& img) {
   return error;
 }
 
-#define EXPECT_NAMES(error, field) \
-  EXPECT_NE((error).find(field), std::string::npos) << "'" << (error) << "' lacks '" << (field) << "'"
+#define EXPECT_NAMES(error, field)                  \
+  EXPECT_NE((error).find(field), std::string::npos) \
+      << "'" << (error) << "' lacks '" << (field) << "'"
 
 TEST(CallableImage, IndependentWriterMatchesTheBuilder) {
   const auto core = CoreCallable::build(Sig{IN, SCALAR}, bytes("bin"));

@@ -21,8 +21,8 @@ std::vector<uint8_t> sample_chip_image() {
   const std::vector<uint8_t> orch = {'o', 'r', 'c', 'h', 0x7F, 'E', 'L', 'F'};
   const auto c1 = CoreCallable::build(std::vector<D>{D::IN, D::OUT}, k1);
   const auto c2 = CoreCallable::build(std::vector<D>{D::INOUT, D::SCALAR}, k2);
-  const auto chip = ChipCallable::build(std::vector<D>{D::IN, D::OUT, D::SCALAR}, "orch_main",
-                                        orch, {{4, c1}, {17, c2}});
+  const auto chip = ChipCallable::build(std::vector<D>{D::IN, D::OUT, D::SCALAR}, "orch_main", orch,
+                                        {{4, c1}, {17, c2}});
   return {chip.bytes().begin(), chip.bytes().end()};
 }
 
@@ -41,8 +41,8 @@ bool parse_copy(const std::vector<uint8_t>& img, size_t size) {
     EXPECT_FALSE(error.empty());
     return false;
   }
-  const auto name = std::span(reinterpret_cast<const uint8_t*>(v.func_name.data()),
-                              v.func_name.size());
+  const auto name =
+      std::span(reinterpret_cast<const uint8_t*>(v.func_name.data()), v.func_name.size());
   EXPECT_TRUE(inside(v.signature, copy.get(), size));
   EXPECT_TRUE(inside(name, copy.get(), size));
   EXPECT_TRUE(inside(v.binary, copy.get(), size));
@@ -69,9 +69,9 @@ TEST(CallableImageFuzz, EveryTruncationOfAChildIsRefused) {
   ChipCallableView v;
   ASSERT_TRUE(parse_chip_callable_image(img.data(), img.size(), &v, nullptr));
   const auto child = v.children[1].callable;
-  const auto core = CoreCallable::build(
-      std::vector<ArgDirection>{ArgDirection::IN}, std::vector<uint8_t>(child.binary.begin(),
-                                                                         child.binary.end()));
+  const auto core =
+      CoreCallable::build(std::vector<ArgDirection>{ArgDirection::IN},
+                          std::vector<uint8_t>(child.binary.begin(), child.binary.end()));
   const std::vector<uint8_t> bytes(core.bytes().begin(), core.bytes().end());
   for (size_t n = 0; n < bytes.size(); ++n) {
     std::unique_ptr<uint8_t[]> copy(new uint8_t[n == 0 ? 1 : n]);
@@ -91,7 +91,8 @@ TEST(CallableImageFuzz, RandomByteFlipsNeverReadOutOfBounds) {
     for (int f = 0; f < flips; ++f) {
       // Half of the flips target the headers and the child table, where they matter most.
       const size_t hot = testing::kChipHeader + 16 + 2 * testing::kEntrySize;
-      const size_t at = (rng() & 1) ? rng() % std::min(hot, mutated.size()) : rng() % mutated.size();
+      const size_t at =
+          (rng() & 1) ? rng() % std::min(hot, mutated.size()) : rng() % mutated.size();
       mutated[at] ^= static_cast<uint8_t>(1u << (rng() % 8));
     }
     if (parse_copy(mutated, mutated.size())) ++accepted;
@@ -104,8 +105,15 @@ TEST(CallableImageFuzz, RandomByteFlipsNeverReadOutOfBounds) {
 TEST(CallableImageFuzz, RandomHeaderWordsNeverReadOutOfBounds) {
   const auto img = sample_chip_image();
   std::mt19937_64 rng(7);
-  const uint64_t interesting[] = {0, 8, 80, img.size(), img.size() - 8, img.size() + 8,
-                                  ~uint64_t{0}, ~uint64_t{0} - 7, uint64_t{1} << 63};
+  const uint64_t interesting[] = {0,
+                                  8,
+                                  80,
+                                  img.size(),
+                                  img.size() - 8,
+                                  img.size() + 8,
+                                  ~uint64_t{0},
+                                  ~uint64_t{0} - 7,
+                                  uint64_t{1} << 63};
   for (int round = 0; round < 20000; ++round) {
     auto mutated = img;
     const size_t word = 1 + rng() % 9;  // 64-bit header words after magic/version

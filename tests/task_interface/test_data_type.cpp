@@ -14,12 +14,12 @@ TEST(DataType, ElementSizesAndNamesFollowTheAbiValues) {
     const char* name;
   };
   const Row rows[] = {
-      {DataType::FLOAT32, 0, 4, "FLOAT32"}, {DataType::FLOAT16, 1, 2, "FLOAT16"},
+      {DataType::FLOAT32, 0, 4, "FLOAT32"},   {DataType::FLOAT16, 1, 2, "FLOAT16"},
       {DataType::BFLOAT16, 2, 2, "BFLOAT16"}, {DataType::INT8, 3, 1, "INT8"},
-      {DataType::INT16, 4, 2, "INT16"},     {DataType::INT32, 5, 4, "INT32"},
-      {DataType::INT64, 6, 8, "INT64"},     {DataType::UINT8, 7, 1, "UINT8"},
-      {DataType::UINT16, 8, 2, "UINT16"},   {DataType::UINT32, 9, 4, "UINT32"},
-      {DataType::UINT64, 10, 8, "UINT64"},  {DataType::BOOL, 11, 1, "BOOL"},
+      {DataType::INT16, 4, 2, "INT16"},       {DataType::INT32, 5, 4, "INT32"},
+      {DataType::INT64, 6, 8, "INT64"},       {DataType::UINT8, 7, 1, "UINT8"},
+      {DataType::UINT16, 8, 2, "UINT16"},     {DataType::UINT32, 9, 4, "UINT32"},
+      {DataType::UINT64, 10, 8, "UINT64"},    {DataType::BOOL, 11, 1, "BOOL"},
       {DataType::FLOAT64, 12, 8, "FLOAT64"},
   };
   ASSERT_EQ(std::size(rows), static_cast<size_t>(CHIP_DT_COUNT));

@@ -87,8 +87,8 @@ TEST(IntervalForest, MatchesBruteForceUnderRandomInsertsAndErases) {
     lo = static_cast<int64_t>(rng() % 10000) - 500;
     if (rng() % 8 == 0) lo -= lo % 256;  // shared starts
     const uint64_t kind = rng() % 10;
-    const int64_t len = kind == 0 ? static_cast<int64_t>(rng() % 5000) + 1
-                                  : static_cast<int64_t>(rng() % 64) + 1;
+    const int64_t len =
+        kind == 0 ? static_cast<int64_t>(rng() % 5000) + 1 : static_cast<int64_t>(rng() % 64) + 1;
     hi = lo + len;
   };
   size_t checked = 0;

@@ -23,8 +23,7 @@ constexpr uint64_t kA = 0x100000;
 constexpr uint64_t kB = 0x200000;
 
 // Runs one access and returns its dependencies as a set (the map may repeat ids).
-std::set<uint64_t> deps_of(TensorMap& map, uint64_t task, const ChipTensor& view,
-                           AccessKind kind) {
+std::set<uint64_t> deps_of(TensorMap& map, uint64_t task, const ChipTensor& view, AccessKind kind) {
   std::vector<uint64_t> deps;
   EXPECT_TRUE(map.access(task, view, kind, deps));
   return {deps.begin(), deps.end()};
@@ -94,9 +93,9 @@ TEST(TensorMap, DisjointTilesOfAMatrixDoNotSerialize) {
   // 8x8 grid of 16x16 tiles of a 128x128 matrix; tiles of one row band overlap in bytes.
   for (int64_t i = 0; i < 8; ++i)
     for (int64_t j = 0; j < 8; ++j)
-      EXPECT_EQ(deps_of(map, 1 + i * 8 + j, tile(kA, 128, 16 * i, 16 * j, 16, 16),
-                        AccessKind::Write),
-                Ids{});
+      EXPECT_EQ(
+          deps_of(map, 1 + i * 8 + j, tile(kA, 128, 16 * i, 16 * j, 16, 16), AccessKind::Write),
+          Ids{});
   EXPECT_EQ(map.live_entries(), 64u);
   EXPECT_EQ(deps_of(map, 100, tile(kA, 128, 16 * 3, 16 * 5, 16, 16), AccessKind::Read),
             Ids{1 + 3 * 8 + 5});
@@ -135,8 +134,7 @@ TEST(TensorMap, TransposedViewComparesExactlyWithTiles) {
   // The transpose of the top-left tile touches exactly the same elements.
   EXPECT_EQ(deps_of(map, 3, tile_transposed(kA, 8, 0, 0, 4, 4), AccessKind::Read), Ids{1});
   // Transpose of the whole matrix conflicts with both.
-  EXPECT_EQ(deps_of(map, 4, tile_transposed(kA, 8, 0, 0, 8, 8), AccessKind::Write),
-            (Ids{1, 2, 3}));
+  EXPECT_EQ(deps_of(map, 4, tile_transposed(kA, 8, 0, 0, 8, 8), AccessKind::Write), (Ids{1, 2, 3}));
 }
 
 TEST(TensorMap, StridedViewsWithEqualStridesCompareExactly) {
@@ -154,9 +152,8 @@ TEST(TensorMap, StridedViewsWithDifferentStridesAreConservative) {
   // A byte view over part of the same buffer: element sizes differ, byte ranges decide.
   EXPECT_EQ(deps_of(map, 3, make_view(kA, 4096, 16, {4}, {1}, CHIP_DT_INT8), AccessKind::Read),
             Ids{1});
-  EXPECT_EQ(
-      deps_of(map, 4, make_view(kA, 4096, 400, {4}, {1}, CHIP_DT_INT8), AccessKind::Read),
-      Ids{});  // bytes 400..403 lie past the last even element (bytes 392..395)
+  EXPECT_EQ(deps_of(map, 4, make_view(kA, 4096, 400, {4}, {1}, CHIP_DT_INT8), AccessKind::Read),
+            Ids{});  // bytes 400..403 lie past the last even element (bytes 392..395)
 }
 
 TEST(TensorMap, NegativeStrideCoversItsElements) {
@@ -242,7 +239,8 @@ TEST(TensorMap, CapacityBeyondEntryNumberingIsRefused) {
 
 TEST(TensorMap, ClearForgetsEverything) {
   TensorMap map(64);
-  for (uint64_t t = 1; t <= 10; ++t) deps_of(map, t, slice1d(kA + t * 4096, 0, 10), AccessKind::Write);
+  for (uint64_t t = 1; t <= 10; ++t)
+    deps_of(map, t, slice1d(kA + t * 4096, 0, 10), AccessKind::Write);
   map.clear();
   EXPECT_EQ(map.live_entries(), 0u);
   for (uint64_t t = 1; t <= 10; ++t)
@@ -257,8 +255,8 @@ TEST(TensorMap, ManyBuffersAndTasksStayConsistent) {
   TensorMap map(20000);
   for (uint64_t t = 0; t < 5000; ++t) {
     const uint64_t addr = 0x1000000 + (t % 1000) * 1024;
-    const Ids d = deps_of(map, t, slice1d(addr, (t / 1000) * 4, (t / 1000) * 4 + 4),
-                          AccessKind::Write);
+    const Ids d =
+        deps_of(map, t, slice1d(addr, (t / 1000) * 4, (t / 1000) * 4 + 4), AccessKind::Write);
     EXPECT_EQ(d, Ids{});
   }
   EXPECT_EQ(map.live_entries(), 5000u);

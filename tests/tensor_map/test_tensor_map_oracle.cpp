@@ -81,8 +81,8 @@ bool same_strides(const ChipTensor& a, const ChipTensor& b) {
 // with the same strides and dtype.
 bool provably_disjoint(const Access& a, const Access& b) {
   if (a.hi <= b.lo || b.hi <= a.lo) return true;
-  const bool box_family = a.family == Family::Tile || a.family == Family::Transposed ||
-                          a.family == Family::Strided1d;
+  const bool box_family =
+      a.family == Family::Tile || a.family == Family::Transposed || a.family == Family::Strided1d;
   return box_family && a.family == b.family && same_strides(a.view, b.view) &&
          (a.bytes & b.bytes).none();
 }
@@ -103,7 +103,8 @@ struct Config {
 
 class Oracle {
  public:
-  explicit Oracle(const Config& cfg) : cfg_(cfg), rng_(cfg.seed), map_(cfg.capacity, cfg.index_above) {}
+  explicit Oracle(const Config& cfg)
+      : cfg_(cfg), rng_(cfg.seed), map_(cfg.capacity, cfg.index_above) {}
 
   void run() {
     for (size_t j = 0; j < cfg_.tasks; ++j) {
@@ -120,8 +121,8 @@ class Oracle {
     }
     for (size_t t = 0; t < tasks_.size(); ++t) finish_and_retire(t);
     EXPECT_EQ(map_.live_entries(), 0u);
-    EXPECT_GT(conflicts_checked_, cfg_.tasks);            // the streams do conflict
-    EXPECT_GT(boxes_told_apart_, cfg_.tasks / 50);        // and the exact test matters
+    EXPECT_GT(conflicts_checked_, cfg_.tasks);      // the streams do conflict
+    EXPECT_GT(boxes_told_apart_, cfg_.tasks / 50);  // and the exact test matters
     if (cfg_.capacity < 64) {
       EXPECT_GT(overflows_, 0u);
     }
@@ -183,7 +184,8 @@ class Oracle {
       case Family::Bytes: {
         const bool half = rng_() % 2;
         const int64_t elems = static_cast<int64_t>(kBufferBytes / (half ? 2 : 1));
-        const int64_t begin = pick(0, elems - 1), count = pick(1, std::min<int64_t>(40, elems - begin));
+        const int64_t begin = pick(0, elems - 1),
+                      count = pick(1, std::min<int64_t>(40, elems - begin));
         return make_view(addr, kBufferBytes, begin, {count}, {1},
                          half ? CHIP_DT_FLOAT16 : CHIP_DT_UINT8);
       }
@@ -269,8 +271,7 @@ class Oracle {
         if (earlier.task == j || gone(earlier.task)) continue;
         if (earlier.buffer == accesses_[x].buffer && earlier.hi > accesses_[x].lo &&
             accesses_[x].hi > earlier.lo && !(earlier.bytes & accesses_[x].bytes).any() &&
-            earlier.family == accesses_[x].family &&
-            same_strides(earlier.view, accesses_[x].view))
+            earlier.family == accesses_[x].family && same_strides(earlier.view, accesses_[x].view))
           ++boxes_told_apart_;
         if (!conflict(earlier, accesses_[x])) continue;
         ++conflicts_checked_;
@@ -289,8 +290,10 @@ class Oracle {
 
   void finish(size_t t) {
     tasks_[t].finished = true;
-    if (cfg_.lagged_retire) pending_retire_.push_back(t);
-    else retire(t);
+    if (cfg_.lagged_retire)
+      pending_retire_.push_back(t);
+    else
+      retire(t);
   }
 
   void retire(size_t t) {
@@ -322,7 +325,8 @@ class Oracle {
         --live;
       }
     }
-    while (first_unfinished_ <= submitted && tasks_[first_unfinished_].finished) ++first_unfinished_;
+    while (first_unfinished_ <= submitted && tasks_[first_unfinished_].finished)
+      ++first_unfinished_;
     if (cfg_.lagged_retire) {
       for (size_t i = 0; i < pending_retire_.size();) {
         if (rng_() % 3 == 0) {
@@ -398,7 +402,8 @@ std::vector<Config> oracle_configs() {
 
 INSTANTIATE_TEST_SUITE_P(Seeds, TensorMapOracle, ::testing::ValuesIn(oracle_configs()),
                          [](const ::testing::TestParamInfo<Config>& info) {
-                           const bool tree = info.param.index_above != TensorMap::kDefaultIndexAbove;
+                           const bool tree =
+                               info.param.index_above != TensorMap::kDefaultIndexAbove;
                            return "seed" + std::to_string(info.param.seed) + "_cap" +
                                   std::to_string(info.param.capacity) +
                                   (info.param.lagged_retire ? "_lagged" : "_prompt") +

@@ -39,8 +39,8 @@ inline ChipTensor tile(uint64_t addr, int64_t cols, int64_t r0, int64_t c0, int6
 }
 
 // The same elements as tile(...), described as its transpose (shape nc x nr).
-inline ChipTensor tile_transposed(uint64_t addr, int64_t cols, int64_t r0, int64_t c0,
-                                  int64_t nr, int64_t nc) {
+inline ChipTensor tile_transposed(uint64_t addr, int64_t cols, int64_t r0, int64_t c0, int64_t nr,
+                                  int64_t nc) {
   return make_view(addr, 1u << 20, r0 * cols + c0, {nc, nr}, {1, cols});
 }
 

@@ -2,6 +2,4 @@
 // what is measured is the runtime's own cost per task.
 #include "simpler/kernel/kernel_abi.h"
 
-extern "C" __attribute__((visibility("default"))) void kernel_entry(int64_t* args) {
-  (void)args;
-}
+extern "C" __attribute__((visibility("default"))) void kernel_entry(int64_t* args) { (void)args; }

@@ -20,8 +20,8 @@ ChipTensor slot(const ChipTensor& buffer, uint64_t index, bool views) {
   if (views) {
     t.start_offset = buffer.start_offset + static_cast<int64_t>(index);
   } else {
-    t.buffer.addr = buffer.buffer.addr +
-                    (static_cast<uint64_t>(buffer.start_offset) + index) * sizeof(float);
+    t.buffer.addr =
+        buffer.buffer.addr + (static_cast<uint64_t>(buffer.start_offset) + index) * sizeof(float);
     t.buffer.size = sizeof(float);
     t.start_offset = 0;
   }
@@ -78,8 +78,14 @@ int run(Submitter& s, int pattern, uint64_t n) {
         for (uint64_t j = 0; j < BENCH_FAN_IN_WIDTH && rc == 0; ++j)
           rc = s.submit(BENCH_KERNEL_OUT, {{OUT, g + j}});
         if (rc == 0)
-          rc = s.submit(BENCH_KERNEL_IN8_OUT, {{IN, g + 0}, {IN, g + 1}, {IN, g + 2}, {IN, g + 3},
-                                               {IN, g + 4}, {IN, g + 5}, {IN, g + 6}, {IN, g + 7},
+          rc = s.submit(BENCH_KERNEL_IN8_OUT, {{IN, g + 0},
+                                               {IN, g + 1},
+                                               {IN, g + 2},
+                                               {IN, g + 3},
+                                               {IN, g + 4},
+                                               {IN, g + 5},
+                                               {IN, g + 6},
+                                               {IN, g + 7},
                                                {OUT, g + 8}});
       }
       return rc;
@@ -105,11 +111,12 @@ int run(Submitter& s, int pattern, uint64_t n) {
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) int bench_pattern(
-    const ChipStorageTaskArgs* args, const SimplerOrchApi* api) {
+extern "C" __attribute__((visibility("default"))) int bench_pattern(const ChipStorageTaskArgs* args,
+                                                                    const SimplerOrchApi* api) {
   if (args->tensor_count < 1 || args->scalar_count < 3)
-    return api->fatal(api->rt, "bench_pattern: expects 1 tensor (slots) and 3 scalars "
-                               "(pattern, tasks, layout)");
+    return api->fatal(api->rt,
+                      "bench_pattern: expects 1 tensor (slots) and 3 scalars "
+                      "(pattern, tasks, layout)");
   const int pattern = static_cast<int>(args->scalars[0]);
   const uint64_t tasks = args->scalars[1];
   if (pattern < 0 || pattern >= BENCH_PATTERN_COUNT)

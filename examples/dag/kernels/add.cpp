@@ -5,7 +5,8 @@ extern "C" void kernel_entry(int64_t* args) {
   const ChipTensor* x = simpler_tensor_arg(args, 0);
   const ChipTensor* y = simpler_tensor_arg(args, 1);
   const ChipTensor* out = simpler_tensor_arg(args, 2);
-  if (x->dtype != CHIP_DT_FLOAT32 || y->shapes[0] != x->shapes[0] || out->shapes[0] != x->shapes[0]) {
+  if (x->dtype != CHIP_DT_FLOAT32 || y->shapes[0] != x->shapes[0] ||
+      out->shapes[0] != x->shapes[0]) {
     simpler_kernel_fail(args, 1);
     return;
   }

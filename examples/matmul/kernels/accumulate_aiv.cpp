@@ -6,7 +6,8 @@ extern "C" void kernel_entry(int64_t* args) {
   const ChipTensor* p = simpler_tensor_arg(args, 0);
   const ChipTensor* c = simpler_tensor_arg(args, 1);
   const int64_t first = simpler_scalar_i64(args, 2);
-  if (p->ndims != 2 || c->ndims != 2 || p->shapes[0] != c->shapes[0] || p->shapes[1] != c->shapes[1]) {
+  if (p->ndims != 2 || c->ndims != 2 || p->shapes[0] != c->shapes[0] ||
+      p->shapes[1] != c->shapes[1]) {
     simpler_kernel_fail(args, 1);
     return;
   }

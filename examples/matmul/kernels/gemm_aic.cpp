@@ -20,7 +20,8 @@ extern "C" void kernel_entry(int64_t* args) {
     for (int64_t k = 0; k < k_size; ++k) {
       const float a_mk = pa[m * a->strides[0] + k * a->strides[1]];
       const float* b_row = pb + k * b->strides[0];
-      for (int64_t n = 0; n < n_size; ++n) row[n * p->strides[1]] += a_mk * b_row[n * b->strides[1]];
+      for (int64_t n = 0; n < n_size; ++n)
+        row[n * p->strides[1]] += a_mk * b_row[n * b->strides[1]];
     }
   }
 }

@@ -89,16 +89,16 @@ typedef struct ChipStorageTaskArgs {
 
 /* Run/context configuration. Zero means "use the default" for every numeric field. */
 typedef struct SimplerCallConfig {
-  uint32_t struct_size; /* sizeof(SimplerCallConfig): lets the ABI grow */
-  uint32_t flags;       /* SIMPLER_CFG_* */
+  uint32_t struct_size;                          /* sizeof(SimplerCallConfig): lets the ABI grow */
+  uint32_t flags;                                /* SIMPLER_CFG_* */
   char output_prefix[SIMPLER_OUTPUT_PREFIX_MAX]; /* required when any flag is on */
-  int32_t aicpu_thread_num;       /* 0 = default (4: 1 orchestrator + 3 schedulers); else 2..16 */
+  int32_t aicpu_thread_num; /* 0 = default (4: 1 orchestrator + 3 schedulers); else 2..16 */
   uint32_t reserved0;
-  uint64_t task_window_size;      /* ring of in-flight tasks; 0 = default; else power of two >= 4 */
-  uint64_t heap_ring_bytes;       /* ring for runtime-allocated outputs; 0 = default; else >= 4096 */
-  uint64_t dep_pool_size;         /* dependency edges in flight; 0 = default; else >= 16 */
-  uint64_t tensormap_capacity;    /* live tensor-map entries; 0 = default; else >= 16 */
-  uint64_t watchdog_timeout_ms;   /* no-progress watchdog; 0 = default (generous) */
+  uint64_t task_window_size;    /* ring of in-flight tasks; 0 = default; else power of two >= 4 */
+  uint64_t heap_ring_bytes;     /* ring for runtime-allocated outputs; 0 = default; else >= 4096 */
+  uint64_t dep_pool_size;       /* dependency edges in flight; 0 = default; else >= 16 */
+  uint64_t tensormap_capacity;  /* live tensor-map entries; 0 = default; else >= 16 */
+  uint64_t watchdog_timeout_ms; /* no-progress watchdog; 0 = default (generous) */
 } SimplerCallConfig;
 
 #ifdef __cplusplus

@@ -73,8 +73,7 @@ int simpler_copy_to_device(SimplerDeviceContext* ctx, uint64_t dst_device, const
                            size_t size);
 int simpler_copy_from_device(SimplerDeviceContext* ctx, void* dst_host, uint64_t src_device,
                              size_t size);
-int simpler_device_memory_info(SimplerDeviceContext* ctx, uint64_t* out_free,
-                               uint64_t* out_total);
+int simpler_device_memory_info(SimplerDeviceContext* ctx, uint64_t* out_free, uint64_t* out_total);
 
 /* ---- kernel mode: the caller owns the device and the stream ------------------------ */
 /* Nonzero if this build runs kernel mode. Answers from the build alone on a fresh
@@ -82,13 +81,12 @@ int simpler_device_memory_info(SimplerDeviceContext* ctx, uint64_t* out_free,
 int simpler_kernel_mode_supported(SimplerDeviceContext* ctx);
 /* Executor images are optional (NULL/0 = built in); a pointer without a size or a size
  * without a pointer is INVALID_ARGUMENT. generation is minted by the caller (nonzero). */
-int simpler_kernel_mode_init(SimplerDeviceContext* ctx, int32_t device_id,
-                             const void* aicpu_image, size_t aicpu_size,
-                             const void* aicore_image, size_t aicore_size,
+int simpler_kernel_mode_init(SimplerDeviceContext* ctx, int32_t device_id, const void* aicpu_image,
+                             size_t aicpu_size, const void* aicore_image, size_t aicore_size,
                              const SimplerCallConfig* config, uint64_t generation);
 /* Writes a fresh sequential id on success and -1 on every failure. */
-int simpler_kernel_mode_prepare_callable(SimplerDeviceContext* ctx, const void* image,
-                                         size_t size, int64_t* out_callable_id);
+int simpler_kernel_mode_prepare_callable(SimplerDeviceContext* ctx, const void* image, size_t size,
+                                         int64_t* out_callable_id);
 /* stream is the caller's sim_stream_t. Enqueues and returns. */
 int simpler_kernel_mode_launch(SimplerDeviceContext* ctx, int64_t callable_id,
                                const ChipStorageTaskArgs* args, void* stream);

@@ -21,11 +21,11 @@ extern "C" {
 typedef enum SimplerCoreType { SIMPLER_CORE_AIC = 0, SIMPLER_CORE_AIV = 1 } SimplerCoreType;
 
 typedef struct SimplerKernelContext {
-  uint32_t block_idx;  /* 0..block_num-1 */
-  uint32_t block_num;  /* SPMD width of the task */
-  uint32_t core_type;  /* SimplerCoreType of the executing core */
-  uint32_t core_id;    /* index of the executing core within its type */
-  int32_t* fault;      /* a kernel may store a nonzero code here to fail the run */
+  uint32_t block_idx; /* 0..block_num-1 */
+  uint32_t block_num; /* SPMD width of the task */
+  uint32_t core_type; /* SimplerCoreType of the executing core */
+  uint32_t core_id;   /* index of the executing core within its type */
+  int32_t* fault;     /* a kernel may store a nonzero code here to fail the run */
 } SimplerKernelContext;
 
 typedef void (*simpler_kernel_entry_fn)(int64_t* args);
@@ -49,11 +49,16 @@ static inline void* simpler_tensor_data(const ChipTensor* t, size_t elem_size) {
 }
 static inline int64_t simpler_scalar_i64(const int64_t* args, int i) { return args[i]; }
 static inline double simpler_scalar_f64(const int64_t* args, int i) {
-  double d; memcpy(&d, &args[i], sizeof d); return d;
+  double d;
+  memcpy(&d, &args[i], sizeof d);
+  return d;
 }
 /* Scalars packed from a float32 use the low 32 bits. */
 static inline float simpler_scalar_f32(const int64_t* args, int i) {
-  uint32_t bits = (uint32_t)(uint64_t)args[i]; float f; memcpy(&f, &bits, sizeof f); return f;
+  uint32_t bits = (uint32_t)(uint64_t)args[i];
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
 }
 static inline void simpler_kernel_fail(const int64_t* args, int32_t code) {
   const SimplerKernelContext* c = simpler_kernel_context(args);

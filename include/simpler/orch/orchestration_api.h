@@ -57,7 +57,10 @@ typedef struct SimplerTaskResult {
 } SimplerTaskResult;
 
 typedef enum SimplerLogLevel {
-  SIMPLER_LOG_DEBUG = 0, SIMPLER_LOG_INFO = 1, SIMPLER_LOG_WARN = 2, SIMPLER_LOG_ERROR = 3
+  SIMPLER_LOG_DEBUG = 0,
+  SIMPLER_LOG_INFO = 1,
+  SIMPLER_LOG_WARN = 2,
+  SIMPLER_LOG_ERROR = 3
 } SimplerLogLevel;
 
 /* Every function returns 0 or a negative SIMPLER_CHIP_ERR_* status; after an error the
@@ -119,7 +122,8 @@ class Task {
     t.ndims = static_cast<uint32_t>(shape.size());
     t.dtype = static_cast<uint32_t>(dtype);
     uint32_t i = 0;
-    for (int64_t s : shape) if (i < CHIP_TENSOR_MAX_DIMS) t.shapes[i++] = s;
+    for (int64_t s : shape)
+      if (i < CHIP_TENSOR_MAX_DIMS) t.shapes[i++] = s;
     return arg(t, SIMPLER_TENSOR_OUT_ALLOC);
   }
   Task& scalar_bits(uint64_t bits) {
@@ -129,7 +133,9 @@ class Task {
   }
   Task& scalar(int64_t v) { return scalar_bits(static_cast<uint64_t>(v)); }
   Task& scalar_f32(float v) {
-    uint32_t b; __builtin_memcpy(&b, &v, sizeof b); return scalar_bits(b);
+    uint32_t b;
+    __builtin_memcpy(&b, &v, sizeof b);
+    return scalar_bits(b);
   }
   /* Returns 0 or the latched error; `result` receives the task id and allocated outputs. */
   int submit(SimplerTaskResult* result) { return api_->submit(api_->rt, &desc_, result); }
@@ -144,10 +150,13 @@ class Task {
 class Scope {
  public:
   explicit Scope(const SimplerOrchApi* api) : api_(api) { status_ = api_->scope_begin(api_->rt); }
-  ~Scope() { if (status_ == 0) api_->scope_end(api_->rt); }
+  ~Scope() {
+    if (status_ == 0) api_->scope_end(api_->rt);
+  }
   Scope(const Scope&) = delete;
   Scope& operator=(const Scope&) = delete;
   int status() const { return status_; }
+
  private:
   const SimplerOrchApi* api_;
   int status_;

@@ -43,8 +43,8 @@ typedef struct SimConfig {
 
 typedef struct SimTopology {
   int32_t clusters;
-  int32_t aic_cores;  /* == clusters */
-  int32_t aiv_cores;  /* == 2 * clusters */
+  int32_t aic_cores; /* == clusters */
+  int32_t aiv_cores; /* == 2 * clusters */
   int32_t aicpu_threads;
 } SimTopology;
 
@@ -55,7 +55,7 @@ int sim_configure(const SimConfig* config);
 
 /* ---- devices ----------------------------------------------------------------------- */
 int sim_get_device_count(int32_t* out_count);
-int sim_set_device(int32_t device);  /* current device of the calling thread */
+int sim_set_device(int32_t device);      /* current device of the calling thread */
 int sim_get_device(int32_t* out_device); /* SIM_ERR_NO_DEVICE until set on this thread */
 int sim_device_topology(int32_t device, SimTopology* out);
 /* Waits for the device's streams, destroys them and frees all its memory. Counted, so
@@ -63,8 +63,8 @@ int sim_device_topology(int32_t device, SimTopology* out);
 int sim_device_reset(int32_t device);
 
 /* ---- memory (current device) ------------------------------------------------------- */
-int sim_malloc(void** out_ptr, size_t size);        /* >= 1024-byte aligned */
-int sim_free(void* ptr);                            /* exact base of a live allocation */
+int sim_malloc(void** out_ptr, size_t size); /* >= 1024-byte aligned */
+int sim_free(void* ptr);                     /* exact base of a live allocation */
 int sim_memset(void* device_ptr, int value, size_t size);
 int sim_memcpy(void* dst, const void* src, size_t size, SimMemcpyKind kind);
 int sim_mem_get_info(size_t* out_free, size_t* out_total);

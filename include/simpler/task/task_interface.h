@@ -21,10 +21,19 @@
 namespace simpler {
 
 enum class DataType : uint32_t {
-  FLOAT32 = CHIP_DT_FLOAT32, FLOAT16 = CHIP_DT_FLOAT16, BFLOAT16 = CHIP_DT_BFLOAT16,
-  INT8 = CHIP_DT_INT8, INT16 = CHIP_DT_INT16, INT32 = CHIP_DT_INT32, INT64 = CHIP_DT_INT64,
-  UINT8 = CHIP_DT_UINT8, UINT16 = CHIP_DT_UINT16, UINT32 = CHIP_DT_UINT32,
-  UINT64 = CHIP_DT_UINT64, BOOL = CHIP_DT_BOOL, FLOAT64 = CHIP_DT_FLOAT64,
+  FLOAT32 = CHIP_DT_FLOAT32,
+  FLOAT16 = CHIP_DT_FLOAT16,
+  BFLOAT16 = CHIP_DT_BFLOAT16,
+  INT8 = CHIP_DT_INT8,
+  INT16 = CHIP_DT_INT16,
+  INT32 = CHIP_DT_INT32,
+  INT64 = CHIP_DT_INT64,
+  UINT8 = CHIP_DT_UINT8,
+  UINT16 = CHIP_DT_UINT16,
+  UINT32 = CHIP_DT_UINT32,
+  UINT64 = CHIP_DT_UINT64,
+  BOOL = CHIP_DT_BOOL,
+  FLOAT64 = CHIP_DT_FLOAT64,
 };
 enum class ArgDirection : uint32_t { SCALAR = 0, IN = 1, OUT = 2, INOUT = 3 };
 enum class AddressSpace : uint32_t { HOST = CHIP_SPACE_HOST, DEVICE = CHIP_SPACE_DEVICE };
@@ -81,8 +90,8 @@ struct CallConfig {
   uint64_t tensormap_capacity = 0;
   uint64_t watchdog_timeout_ms = 0;
 
-  void validate() const;              // throws TaskInterfaceError naming the field
-  SimplerCallConfig to_abi() const;   // validates first
+  void validate() const;             // throws TaskInterfaceError naming the field
+  SimplerCallConfig to_abi() const;  // validates first
   static CallConfig from_abi(const SimplerCallConfig& c);
 };
 // Non-throwing check of an ABI config (used behind the C ABI): empty string when valid,

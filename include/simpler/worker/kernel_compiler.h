@@ -45,9 +45,9 @@ class KernelCompileError : public std::runtime_error {
 struct KernelCompilerOptions {
   std::string compiler;                   // empty: the C++ compiler that built simpler
   std::vector<std::string> include_dirs;  // searched after simpler's include/
-  std::string cache_dir;                  // empty: $SIMPLER_CACHE_DIR, else ~/.cache/simpler/kernels
-  std::vector<std::string> extra_flags;   // appended after the fixed flags
-  bool use_cache = true;                  // false: always compile, never touch the cache
+  std::string cache_dir;                 // empty: $SIMPLER_CACHE_DIR, else ~/.cache/simpler/kernels
+  std::vector<std::string> extra_flags;  // appended after the fixed flags
+  bool use_cache = true;                 // false: always compile, never touch the cache
 };
 
 struct KernelCompilerStats {
@@ -81,7 +81,8 @@ class KernelCompiler {
  private:
   enum class ImageKind { Kernel, Orchestration };
   std::vector<uint8_t> compile(std::string_view source, ImageKind kind,
-                               std::optional<CoreType> core, std::string_view required_symbol) const;
+                               std::optional<CoreType> core,
+                               std::string_view required_symbol) const;
   std::vector<std::string> flags_for(ImageKind kind, std::optional<CoreType> core) const;
 
   KernelCompilerOptions options_;
@@ -93,8 +94,8 @@ class KernelCompiler {
 };
 
 // Defaults baked in at build time (overridable per KernelCompiler through the options).
-std::string default_kernel_compiler();   // the compiler that built simpler
-std::string kernel_include_dir();        // simpler's include/ directory
+std::string default_kernel_compiler();  // the compiler that built simpler
+std::string kernel_include_dir();       // simpler's include/ directory
 // $SIMPLER_CACHE_DIR, else $HOME/.cache/simpler/kernels; empty when neither is set.
 std::string default_kernel_cache_dir();
 

@@ -30,7 +30,8 @@ class RuntimeBuildNotFound : public std::runtime_error {
 };
 
 const std::vector<std::string>& known_platforms();  // {"a2a3sim", "a2a3"}
-const std::vector<std::string>& known_runtimes();   // {"tensormap_and_ringbuffer", "host_build_graph"}
+const std::vector<std::string>&
+known_runtimes();  // {"tensormap_and_ringbuffer", "host_build_graph"}
 // Directory holding libsimpler_sim.so and runtimes/: $SIMPLER_LIB_DIR if set, else the
 // build's lib directory.
 std::string default_lib_dir();

@@ -99,8 +99,8 @@ class Worker {
   void kernel_launch(int64_t callable_id, const ChipStorageTaskArgs& args, void* caller_stream);
 
   // ---- both --------------------------------------------------------------------------
-  uint64_t committed_device_memory();  // 0 before init and after close
-  void close();                        // idempotent; see spec for kernel mode
+  uint64_t committed_device_memory();                     // 0 before init and after close
+  void close();                                           // idempotent; see spec for kernel mode
   void set_close_grace(std::chrono::milliseconds grace);  // default 10 s
   std::chrono::milliseconds close_grace() const noexcept;
   // True while this Worker holds a native context that close() has not released

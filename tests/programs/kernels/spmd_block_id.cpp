@@ -13,5 +13,6 @@ extern "C" void kernel_entry(int64_t* args) {
   }
   const int64_t chunk = total / n;
   int32_t* py = test_kernels::base<int32_t>(*y) + y->start_offset;
-  for (int64_t i = b * chunk; i < (b + 1) * chunk; ++i) py[i * y->strides[0]] = static_cast<int32_t>(b);
+  for (int64_t i = b * chunk; i < (b + 1) * chunk; ++i)
+    py[i * y->strides[0]] = static_cast<int32_t>(b);
 }

@@ -36,17 +36,21 @@ extern "C" int orch_bench(const ChipStorageTaskArgs* args, const SimplerOrchApi*
   SimplerTaskResult r;
   switch (pattern) {
     case 0:
-      for (int64_t i = 0; i < tasks; ++i) TEST_ORCH_TRY(Task(api, 4, SIMPLER_CORE_AIV).inout(view(0)).submit(&r));
+      for (int64_t i = 0; i < tasks; ++i)
+        TEST_ORCH_TRY(Task(api, 4, SIMPLER_CORE_AIV).inout(view(0)).submit(&r));
       return 0;
     case 1:
-      for (int64_t i = 0; i < tasks; ++i) TEST_ORCH_TRY(Task(api, 0, SIMPLER_CORE_AIV).out(view(i)).submit(&r));
+      for (int64_t i = 0; i < tasks; ++i)
+        TEST_ORCH_TRY(Task(api, 0, SIMPLER_CORE_AIV).out(view(i)).submit(&r));
       return 0;
     case 2:
       if (param <= 0) param = 8;
-      for (int64_t i = 0; i < tasks; ++i) TEST_ORCH_TRY(Task(api, 4, SIMPLER_CORE_AIV).inout(view(i % param)).submit(&r));
+      for (int64_t i = 0; i < tasks; ++i)
+        TEST_ORCH_TRY(Task(api, 4, SIMPLER_CORE_AIV).inout(view(i % param)).submit(&r));
       return 0;
     case 3: {
-      if (param < 1 || param > 3) return api->fatal(api->rt, "orch_bench: fan-in param must be 1..3");
+      if (param < 1 || param > 3)
+        return api->fatal(api->rt, "orch_bench: fan-in param must be 1..3");
       int64_t next = 0;
       for (int64_t done = 0; done < tasks; done += param + 1) {
         Task consumer(api, static_cast<int32_t>(param), SIMPLER_CORE_AIV);
@@ -67,6 +71,7 @@ extern "C" int orch_bench(const ChipStorageTaskArgs* args, const SimplerOrchApi*
       }
       return 0;
     }
-    default: return api->fatal(api->rt, "orch_bench: unknown pattern");
+    default:
+      return api->fatal(api->rt, "orch_bench: unknown pattern");
   }
 }

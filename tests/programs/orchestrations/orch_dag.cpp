@@ -13,15 +13,29 @@ extern "C" int orch_dag(const ChipStorageTaskArgs* args, const SimplerOrchApi* a
   Scope outer(api);
   TEST_ORCH_TRY(outer.status());
   SimplerTaskResult s;
-  TEST_ORCH_TRY(Task(api, 0, SIMPLER_CORE_AIV).in(a).in(b).out_alloc({n}, CHIP_DT_FLOAT32).submit(&s));
+  TEST_ORCH_TRY(
+      Task(api, 0, SIMPLER_CORE_AIV).in(a).in(b).out_alloc({n}, CHIP_DT_FLOAT32).submit(&s));
   {
     Scope inner(api);  // the intermediates below die with it; f is written inside it
     TEST_ORCH_TRY(inner.status());
     SimplerTaskResult t1, t2, p, out;
-    TEST_ORCH_TRY(Task(api, 1, SIMPLER_CORE_AIV).in(s.outputs[0]).out_alloc({n}, CHIP_DT_FLOAT32).scalar_f32(1.0f).submit(&t1));
-    TEST_ORCH_TRY(Task(api, 1, SIMPLER_CORE_AIV).in(s.outputs[0]).out_alloc({n}, CHIP_DT_FLOAT32).scalar_f32(2.0f).submit(&t2));
-    TEST_ORCH_TRY(Task(api, 2, SIMPLER_CORE_AIV).in(t1.outputs[0]).in(t2.outputs[0]).out_alloc({n}, CHIP_DT_FLOAT32).submit(&p));
-    TEST_ORCH_TRY(Task(api, 0, SIMPLER_CORE_AIV).in(p.outputs[0]).in(s.outputs[0]).out(f).submit(&out));
+    TEST_ORCH_TRY(Task(api, 1, SIMPLER_CORE_AIV)
+                      .in(s.outputs[0])
+                      .out_alloc({n}, CHIP_DT_FLOAT32)
+                      .scalar_f32(1.0f)
+                      .submit(&t1));
+    TEST_ORCH_TRY(Task(api, 1, SIMPLER_CORE_AIV)
+                      .in(s.outputs[0])
+                      .out_alloc({n}, CHIP_DT_FLOAT32)
+                      .scalar_f32(2.0f)
+                      .submit(&t2));
+    TEST_ORCH_TRY(Task(api, 2, SIMPLER_CORE_AIV)
+                      .in(t1.outputs[0])
+                      .in(t2.outputs[0])
+                      .out_alloc({n}, CHIP_DT_FLOAT32)
+                      .submit(&p));
+    TEST_ORCH_TRY(
+        Task(api, 0, SIMPLER_CORE_AIV).in(p.outputs[0]).in(s.outputs[0]).out(f).submit(&out));
   }
   return 0;
 }

@@ -8,7 +8,11 @@ using simpler::orch::Task;
 extern "C" int orch_explicit_dep(const ChipStorageTaskArgs* args, const SimplerOrchApi* api) {
   const ChipTensor& x = args->tensors[0];
   SimplerTaskResult a, b;
-  TEST_ORCH_TRY(Task(api, 0, SIMPLER_CORE_AIV).inout(x).scalar(static_cast<int64_t>(args->scalars[0])).submit(&a));
-  TEST_ORCH_TRY(Task(api, 1, SIMPLER_CORE_AIV).nodep(x).out(args->tensors[1]).scalar_f32(0.0f).submit(&b));
+  TEST_ORCH_TRY(Task(api, 0, SIMPLER_CORE_AIV)
+                    .inout(x)
+                    .scalar(static_cast<int64_t>(args->scalars[0]))
+                    .submit(&a));
+  TEST_ORCH_TRY(
+      Task(api, 1, SIMPLER_CORE_AIV).nodep(x).out(args->tensors[1]).scalar_f32(0.0f).submit(&b));
   return api->add_dependency(api->rt, a.task_id, b.task_id);
 }

@@ -8,7 +8,8 @@ extern "C" int orch_kernel_fault(const ChipStorageTaskArgs* args, const SimplerO
   SimplerTaskResult r;
   TEST_ORCH_TRY(Task(api, 0, SIMPLER_CORE_AIV).inout(args->tensors[0]).submit(&r));
   for (int i = 0; i < 3; ++i) {
-    const int rc = Task(api, 1, SIMPLER_CORE_AIV).inout(args->tensors[0]).scalar_f32(1.0f).submit(&r);
+    const int rc =
+        Task(api, 1, SIMPLER_CORE_AIV).inout(args->tensors[0]).scalar_f32(1.0f).submit(&r);
     if (rc != 0) return rc;  // the fault may already be latched
   }
   return 0;

@@ -13,7 +13,8 @@ extern "C" int orch_matmul(const ChipStorageTaskArgs* args, const SimplerOrchApi
   const ChipTensor& b = args->tensors[1];
   const ChipTensor& c = args->tensors[2];
   const int64_t m = a.shapes[0], k = a.shapes[1], n = b.shapes[1];
-  if (m % kTile || k % kTile || n % kTile || b.shapes[0] != k || c.shapes[0] != m || c.shapes[1] != n) {
+  if (m % kTile || k % kTile || n % kTile || b.shapes[0] != k || c.shapes[0] != m ||
+      c.shapes[1] != n) {
     return api->fatal(api->rt, "orch_matmul: shapes must agree and be multiples of 64");
   }
   for (int64_t i = 0; i < m; i += kTile) {
@@ -28,7 +29,11 @@ extern "C" int orch_matmul(const ChipStorageTaskArgs* args, const SimplerOrchApi
                           .in(test_orch::tile_view(b, p, j, kTile, kTile))
                           .out_alloc({kTile, kTile}, CHIP_DT_FLOAT32)
                           .submit(&g));
-        TEST_ORCH_TRY(Task(api, 1, SIMPLER_CORE_AIV).inout(c_tile).in(g.outputs[0]).scalar(p == 0 ? 1 : 0).submit(&acc));
+        TEST_ORCH_TRY(Task(api, 1, SIMPLER_CORE_AIV)
+                          .inout(c_tile)
+                          .in(g.outputs[0])
+                          .scalar(p == 0 ? 1 : 0)
+                          .submit(&acc));
       }
     }
   }

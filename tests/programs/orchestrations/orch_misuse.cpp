@@ -24,29 +24,50 @@ extern "C" int orch_misuse(const ChipStorageTaskArgs* args, const SimplerOrchApi
   const ChipTensor& x = args->tensors[0];
   SimplerTaskResult r, r2;
   switch (args->scalars[0]) {
-    case 1: return Task(api, 0, SIMPLER_CORE_AIV, 0).inout(x).scalar_f32(1.0f).submit(&r);
-    case 2: return Task(api, 9, SIMPLER_CORE_AIV).inout(x).scalar_f32(1.0f).submit(&r);
-    case 3: return api->scope_end(api->rt);
+    case 1:
+      return Task(api, 0, SIMPLER_CORE_AIV, 0).inout(x).scalar_f32(1.0f).submit(&r);
+    case 2:
+      return Task(api, 9, SIMPLER_CORE_AIV).inout(x).scalar_f32(1.0f).submit(&r);
+    case 3:
+      return api->scope_end(api->rt);
     case 4: {
       ChipTensor host = x;
       host.space = CHIP_SPACE_HOST;
       return Task(api, 0, SIMPLER_CORE_AIV).inout(host).scalar_f32(1.0f).submit(&r);
     }
-    case 5: return Task(api, 0, SIMPLER_CORE_AIV).inout(x).submit(&r);
+    case 5:
+      return Task(api, 0, SIMPLER_CORE_AIV).inout(x).submit(&r);
     case 6:
-      TEST_ORCH_TRY(Task(api, 0, SIMPLER_CORE_AIV).inout(test_orch::element_view(x, 0)).scalar_f32(1.0f).submit(&r));
-      TEST_ORCH_TRY(Task(api, 0, SIMPLER_CORE_AIV).inout(test_orch::element_view(x, 16)).scalar_f32(1.0f).submit(&r2));
-      TEST_ORCH_TRY(Task(api, 0, SIMPLER_CORE_AIV).inout(test_orch::element_view(x, 32)).scalar_f32(1.0f).submit(&r2));
+      TEST_ORCH_TRY(Task(api, 0, SIMPLER_CORE_AIV)
+                        .inout(test_orch::element_view(x, 0))
+                        .scalar_f32(1.0f)
+                        .submit(&r));
+      TEST_ORCH_TRY(Task(api, 0, SIMPLER_CORE_AIV)
+                        .inout(test_orch::element_view(x, 16))
+                        .scalar_f32(1.0f)
+                        .submit(&r2));
+      TEST_ORCH_TRY(Task(api, 0, SIMPLER_CORE_AIV)
+                        .inout(test_orch::element_view(x, 32))
+                        .scalar_f32(1.0f)
+                        .submit(&r2));
       return api->add_dependency(api->rt, r.task_id, r2.task_id - 1);
-    case 7: return 7;
+    case 7:
+      return 7;
     case 8: {
       Scope scope(api);
       for (int64_t i = 0; i < 64; ++i) {
-        TEST_ORCH_TRY(Task(api, 0, SIMPLER_CORE_AIV).inout(test_orch::element_view(x, 16 * i)).scalar_f32(1.0f).submit(&r));
+        TEST_ORCH_TRY(Task(api, 0, SIMPLER_CORE_AIV)
+                          .inout(test_orch::element_view(x, 16 * i))
+                          .scalar_f32(1.0f)
+                          .submit(&r));
       }
       return 0;
     }
-    case 9: return Task(api, 0, SIMPLER_CORE_AIV).out_alloc({4}, CHIP_DT_FLOAT32).scalar_f32(1.0f).submit(&r);
+    case 9:
+      return Task(api, 0, SIMPLER_CORE_AIV)
+          .out_alloc({4}, CHIP_DT_FLOAT32)
+          .scalar_f32(1.0f)
+          .submit(&r);
     case 10: {
       (void)Task(api, 0, SIMPLER_CORE_AIV, 0).inout(x).scalar_f32(1.0f).submit(&r);
       return Task(api, 0, SIMPLER_CORE_AIV).inout(x).scalar_f32(1.0f).submit(&r);
@@ -68,7 +89,8 @@ extern "C" int orch_misuse(const ChipStorageTaskArgs* args, const SimplerOrchApi
     case 14: {
       Scope scope(api);
       TEST_ORCH_TRY(Task(api, 0, SIMPLER_CORE_AIV).inout(x).scalar_f32(1.0f).submit(&r));
-      if (r.output_count != 0) return api->fatal(api->rt, "case 14: output_count of a task without OUT_ALLOC");
+      if (r.output_count != 0)
+        return api->fatal(api->rt, "case 14: output_count of a task without OUT_ALLOC");
       ChipTensor a, b;
       const int64_t shape[2] = {3, 5};
       TEST_ORCH_TRY(api->alloc_tensor(api->rt, 2, shape, CHIP_DT_FLOAT32, &a));
@@ -76,14 +98,16 @@ extern "C" int orch_misuse(const ChipStorageTaskArgs* args, const SimplerOrchApi
       const ChipTensor* all[2] = {&a, &b};
       for (const ChipTensor* t : all) {
         if (t->space != CHIP_SPACE_DEVICE || t->buffer.addr % 1024 != 0 || t->buffer.size != 60 ||
-            t->ndims != 2 || t->shapes[0] != 3 || t->shapes[1] != 5 || t->strides[0] != 5 || t->strides[1] != 1 ||
-            t->start_offset != 0) {
+            t->ndims != 2 || t->shapes[0] != 3 || t->shapes[1] != 5 || t->strides[0] != 5 ||
+            t->strides[1] != 1 || t->start_offset != 0) {
           return api->fatal(api->rt, "case 14: alloc_tensor returned a bad tensor");
         }
       }
-      if (a.buffer.addr == b.buffer.addr) return api->fatal(api->rt, "case 14: two live allocations share memory");
+      if (a.buffer.addr == b.buffer.addr)
+        return api->fatal(api->rt, "case 14: two live allocations share memory");
       return 0;
     }
-    default: return api->fatal(api->rt, "orch_misuse: unknown case");
+    default:
+      return api->fatal(api->rt, "orch_misuse: unknown case");
   }
 }

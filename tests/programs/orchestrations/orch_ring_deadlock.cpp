@@ -14,11 +14,18 @@ extern "C" int orch_ring_deadlock(const ChipStorageTaskArgs* args, const Simpler
   TEST_ORCH_TRY(scope.status());
   for (int64_t i = 0; i < n; ++i) {
     SimplerTaskResult r;
-    TEST_ORCH_TRY(Task(api, 0, SIMPLER_CORE_AIV).in(x).out_alloc({x.shapes[0]}, CHIP_DT_FLOAT32).scalar_f32(1.0f).submit(&r));
+    TEST_ORCH_TRY(Task(api, 0, SIMPLER_CORE_AIV)
+                      .in(x)
+                      .out_alloc({x.shapes[0]}, CHIP_DT_FLOAT32)
+                      .scalar_f32(1.0f)
+                      .submit(&r));
     const ChipTensor& out = r.outputs[0];
     if (r.output_count != 1 || out.space != CHIP_SPACE_DEVICE || out.buffer.addr % 1024 != 0 ||
-        out.ndims != 1 || out.shapes[0] != x.shapes[0] || out.buffer.size != 4 * static_cast<uint64_t>(x.shapes[0])) {
-      return api->fatal(api->rt, "orch_ring_deadlock: the OUT_ALLOC output is not a 1024-aligned DEVICE tensor of x's shape");
+        out.ndims != 1 || out.shapes[0] != x.shapes[0] ||
+        out.buffer.size != 4 * static_cast<uint64_t>(x.shapes[0])) {
+      return api->fatal(api->rt,
+                        "orch_ring_deadlock: the OUT_ALLOC output is not a 1024-aligned DEVICE "
+                        "tensor of x's shape");
     }
   }
   return 0;

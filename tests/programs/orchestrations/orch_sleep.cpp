@@ -6,5 +6,8 @@ using simpler::orch::Task;
 
 extern "C" int orch_sleep(const ChipStorageTaskArgs* args, const SimplerOrchApi* api) {
   SimplerTaskResult r;
-  return Task(api, 0, SIMPLER_CORE_AIV).inout(args->tensors[0]).scalar(static_cast<int64_t>(args->scalars[0])).submit(&r);
+  return Task(api, 0, SIMPLER_CORE_AIV)
+      .inout(args->tensors[0])
+      .scalar(static_cast<int64_t>(args->scalars[0]))
+      .submit(&r);
 }

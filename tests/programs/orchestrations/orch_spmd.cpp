@@ -6,7 +6,8 @@ using simpler::orch::Task;
 
 extern "C" int orch_spmd(const ChipStorageTaskArgs* args, const SimplerOrchApi* api) {
   SimplerTaskResult r;
-  return Task(api, 0, static_cast<SimplerCoreType>(args->scalars[1]), static_cast<uint32_t>(args->scalars[0]))
+  return Task(api, 0, static_cast<SimplerCoreType>(args->scalars[1]),
+              static_cast<uint32_t>(args->scalars[0]))
       .out(args->tensors[0])
       .submit(&r);
 }

@@ -17,7 +17,8 @@ inline ChipTensor element_view(const ChipTensor& t, int64_t index) {
 }
 
 // rows x cols tile of a 2-D tensor starting at (row, col).
-inline ChipTensor tile_view(const ChipTensor& t, int64_t row, int64_t col, int64_t rows, int64_t cols) {
+inline ChipTensor tile_view(const ChipTensor& t, int64_t row, int64_t col, int64_t rows,
+                            int64_t cols) {
   ChipTensor v = t;
   v.start_offset = t.start_offset + row * t.strides[0] + col * t.strides[1];
   v.shapes[0] = rows;
@@ -33,8 +34,8 @@ inline uint64_t f32_bits(float v) {
 
 }  // namespace test_orch
 
-#define TEST_ORCH_TRY(expr)      \
-  do {                           \
-    const int rc_ = (expr);      \
-    if (rc_ != 0) return rc_;    \
+#define TEST_ORCH_TRY(expr)   \
+  do {                        \
+    const int rc_ = (expr);   \
+    if (rc_ != 0) return rc_; \
   } while (0)

@@ -14,7 +14,8 @@ extern "C" int orch_values(const ChipStorageTaskArgs* args, const SimplerOrchApi
   TEST_ORCH_TRY(Task(api, 0, SIMPLER_CORE_AIV).in(x).out(y).scalar_f32(1.0f).submit(&r));
   float v = 0.0f;
   TEST_ORCH_TRY(api->read_value(api->rt, &y, 0, &v, sizeof v));
-  if (v != 6.0f) return api->fatal(api->rt, "orch_values: read_value did not see the task's result");
+  if (v != 6.0f)
+    return api->fatal(api->rt, "orch_values: read_value did not see the task's result");
   const float twice = 2.0f * v;
   return api->write_value(api->rt, &y, 1, &twice, sizeof twice);
 }

@@ -6,5 +6,9 @@ using simpler::orch::Task;
 
 extern "C" int orch_vector_add(const ChipStorageTaskArgs* args, const SimplerOrchApi* api) {
   SimplerTaskResult r;
-  return Task(api, 0, SIMPLER_CORE_AIV).in(args->tensors[0]).in(args->tensors[1]).out(args->tensors[2]).submit(&r);
+  return Task(api, 0, SIMPLER_CORE_AIV)
+      .in(args->tensors[0])
+      .in(args->tensors[1])
+      .out(args->tensors[2])
+      .submit(&r);
 }

@@ -72,8 +72,14 @@ FAKE_EXPORT int fake_runtime_wait_launch_in_progress(int timeout_ms) {
              : 0;
 }
 
-FAKE_EXPORT int simpler_runtime_abi_version(uint32_t* v) { *v = SIMPLER_RUNTIME_ABI_VERSION; return 0; }
-FAKE_EXPORT int simpler_runtime_name(const char** n) { *n = "fake"; return 0; }
+FAKE_EXPORT int simpler_runtime_abi_version(uint32_t* v) {
+  *v = SIMPLER_RUNTIME_ABI_VERSION;
+  return 0;
+}
+FAKE_EXPORT int simpler_runtime_name(const char** n) {
+  *n = "fake";
+  return 0;
+}
 
 FAKE_EXPORT int create_device_context(SimplerDeviceContext** out) {
   std::lock_guard l(g_mu);
@@ -103,7 +109,8 @@ FAKE_EXPORT int simpler_init_device(SimplerDeviceContext* ctx, int32_t, const Si
   ctx->holds_resources = true;  // the device claim
   return g_control.init_device_status;
 }
-FAKE_EXPORT int simpler_register_callable(SimplerDeviceContext* ctx, const void*, size_t, int64_t* id) {
+FAKE_EXPORT int simpler_register_callable(SimplerDeviceContext* ctx, const void*, size_t,
+                                          int64_t* id) {
   std::lock_guard l(g_mu);
   *id = ctx->next_callable++;
   ctx->callables.insert(*id);
@@ -113,8 +120,9 @@ FAKE_EXPORT int simpler_unregister_callable(SimplerDeviceContext* ctx, int64_t i
   std::lock_guard l(g_mu);
   return ctx->callables.erase(id) ? 0 : PTO_RUNTIME_ERR_INVALID_ARGUMENT;
 }
-FAKE_EXPORT int simpler_prepare_run(SimplerDeviceContext* ctx, int64_t id, const ChipStorageTaskArgs*,
-                                    const SimplerCallConfig*, uint64_t* run) {
+FAKE_EXPORT int simpler_prepare_run(SimplerDeviceContext* ctx, int64_t id,
+                                    const ChipStorageTaskArgs*, const SimplerCallConfig*,
+                                    uint64_t* run) {
   std::lock_guard l(g_mu);
   if (!ctx->callables.count(id)) return PTO_RUNTIME_ERR_INVALID_ARGUMENT;
   *run = ctx->next_run++;
@@ -167,7 +175,8 @@ FAKE_EXPORT int simpler_device_free(SimplerDeviceContext* ctx, uint64_t ptr) {
   std::free(reinterpret_cast<void*>(ptr));
   return 0;
 }
-FAKE_EXPORT int simpler_copy_to_device(SimplerDeviceContext*, uint64_t dst, const void* src, size_t n) {
+FAKE_EXPORT int simpler_copy_to_device(SimplerDeviceContext*, uint64_t dst, const void* src,
+                                       size_t n) {
   std::memcpy(reinterpret_cast<void*>(dst), src, n);
   return 0;
 }
@@ -190,7 +199,8 @@ FAKE_EXPORT int simpler_kernel_mode_supported(SimplerDeviceContext*) {
 }
 #endif
 FAKE_EXPORT int simpler_kernel_mode_init(SimplerDeviceContext* ctx, int32_t, const void*, size_t,
-                                         const void*, size_t, const SimplerCallConfig*, uint64_t gen) {
+                                         const void*, size_t, const SimplerCallConfig*,
+                                         uint64_t gen) {
   std::lock_guard l(g_mu);
   ++g_control.kernel_init_calls;
   g_control.last_generation = gen;
@@ -217,8 +227,8 @@ FAKE_EXPORT int simpler_kernel_mode_prepare_callable(SimplerDeviceContext* ctx, 
   return 0;
 }
 #ifndef FAKE_OMIT_KERNEL_LAUNCH
-FAKE_EXPORT int simpler_kernel_mode_launch(SimplerDeviceContext* ctx, int64_t, const ChipStorageTaskArgs*,
-                                           void* stream) {
+FAKE_EXPORT int simpler_kernel_mode_launch(SimplerDeviceContext* ctx, int64_t,
+                                           const ChipStorageTaskArgs*, void* stream) {
   std::unique_lock l(g_mu);
   ++g_control.launch_calls;
   ++g_control.launches_in_progress;

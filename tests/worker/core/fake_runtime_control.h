@@ -8,17 +8,17 @@ extern "C" {
 
 struct FakeRuntimeControl {
   // ---- behaviours (reset by fake_runtime_reset) ----
-  int supported;                 // simpler_kernel_mode_supported's answer
-  int kernel_init_status;        // status of simpler_kernel_mode_init
-  int init_device_status;        // status of simpler_init_device
-  int finalize_failures;         // the next N finalize_device calls fail ...
-  int finalize_failure_status;   // ... with this status
-  int prepare_status;            // status of kernel prepare
-  int prepare_id_mode;           // 0 normal, 1 success without writing an id, 2 success with id -5
-  int launch_status;             // status of kernel launch
-  int run_status;                // status every program-mode run ends with
-  int runs_blocked;              // 1: program-mode runs stay pending until set to 0
-  int launches_blocked;          // 1: kernel launches block until set to 0
+  int supported;                // simpler_kernel_mode_supported's answer
+  int kernel_init_status;       // status of simpler_kernel_mode_init
+  int init_device_status;       // status of simpler_init_device
+  int finalize_failures;        // the next N finalize_device calls fail ...
+  int finalize_failure_status;  // ... with this status
+  int prepare_status;           // status of kernel prepare
+  int prepare_id_mode;          // 0 normal, 1 success without writing an id, 2 success with id -5
+  int launch_status;            // status of kernel launch
+  int run_status;               // status every program-mode run ends with
+  int runs_blocked;             // 1: program-mode runs stay pending until set to 0
+  int launches_blocked;         // 1: kernel launches block until set to 0
   // ---- observations ----
   int contexts_created;
   int contexts_destroyed;

@@ -38,7 +38,8 @@ TEST(ChipWorkerLoad, MissingEntryIsNamedAndNothingStaysBound) {
   FakeBuild fake(FAKE_NO_LAUNCH_PATH);
   ChipWorker w;
   auto e = expect_chip_error([&] { w.kernel_init(0, fake.bins(), CallConfig{}); });
-  EXPECT_NE(std::string(e.what()).find("simpler_kernel_mode_launch"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("simpler_kernel_mode_launch"), std::string::npos)
+      << e.what();
   EXPECT_EQ(w.state(), ChipWorkerState::NEW);  // left uninitialized: retry allowed
   EXPECT_EQ(fake.live_contexts(), 0);
   EXPECT_EQ(fake.control().kernel_init_calls, 0);
@@ -80,7 +81,8 @@ TEST(ChipWorkerProgram, FailedInitRollsBackAndAllowsRetry) {
   auto e = expect_chip_error([&] { w.init(0, fake.bins()); });
   EXPECT_EQ(e.code(), PTO_RUNTIME_ERR_INVALID_STATE);
   EXPECT_NE(std::string(e.what()).find("PTO_RUNTIME_ERR_INVALID_STATE"), std::string::npos);
-  EXPECT_NE(std::string(e.what()).find("fake runtime detail"), std::string::npos);  // simpler_last_error
+  EXPECT_NE(std::string(e.what()).find("fake runtime detail"),
+            std::string::npos);  // simpler_last_error
   EXPECT_EQ(w.state(), ChipWorkerState::FAILED);
   EXPECT_EQ(fake.control().finalize_calls, 1);
   EXPECT_EQ(fake.live_contexts(), 0);  // nothing leaked

@@ -65,7 +65,8 @@ TEST(ChipWorkerKernel, UnsupportedBuildRefusesBeforeResolvingOtherKernelEntries)
   FakeBuild fake(FAKE_NO_LAUNCH_PATH);
   fake.control().supported = 0;
   ChipWorker w;
-  auto e = expect_throw<UnsupportedRuntimeOperation>([&] { w.kernel_init(0, fake.bins(), CallConfig{}); });
+  auto e = expect_throw<UnsupportedRuntimeOperation>(
+      [&] { w.kernel_init(0, fake.bins(), CallConfig{}); });
   EXPECT_EQ(e.code(), PTO_RUNTIME_ERR_UNSUPPORTED);
   EXPECT_NE(std::string(e.what()).find("kernel mode"), std::string::npos);
   EXPECT_EQ(fake.control().kernel_init_calls, 0);
@@ -132,7 +133,8 @@ TEST(ChipWorkerKernel, PrepareErrorsCarryCodesAndKeepImages) {
   auto no_id = expect_throw<ChipWorkerError>([&] { w.kernel_prepare_callable(tiny_callable()); });
   EXPECT_EQ(no_id.code(), PTO_RUNTIME_ERR_INTERNAL);
   fake.control().prepare_id_mode = 2;  // success with a negative id
-  auto negative = expect_throw<ChipWorkerError>([&] { w.kernel_prepare_callable(tiny_callable()); });
+  auto negative =
+      expect_throw<ChipWorkerError>([&] { w.kernel_prepare_callable(tiny_callable()); });
   EXPECT_EQ(negative.code(), PTO_RUNTIME_ERR_INTERNAL);
   EXPECT_EQ(w.prepared_image_count(), 3u);  // the registry keeps every image handed down
   w.finalize();
@@ -185,7 +187,8 @@ TEST(ChipWorkerProbe, CreatesExactlyOneContextAndDestroysIt) {
 
 TEST(ChipWorkerProbe, MissingSupportedEntryCreatesNoContext) {
   FakeBuild fake(FAKE_NO_SUPPORTED_PATH);
-  auto e = expect_throw<ChipWorkerError>([&] { ChipWorker::probe_kernel_mode_supported(fake.bins()); });
+  auto e =
+      expect_throw<ChipWorkerError>([&] { ChipWorker::probe_kernel_mode_supported(fake.bins()); });
   EXPECT_NE(std::string(e.what()).find("simpler_kernel_mode_supported"), std::string::npos);
   EXPECT_EQ(fake.control().contexts_created, 0);
 }

@@ -48,10 +48,12 @@ TEST(WorkerConstruction, ValidatesWithoutTouchingTheRuntime) {
   EXPECT_THROW(Worker{o}, std::invalid_argument);
   o = kernel_options();
   o.execution_mode = "graph";
-  EXPECT_NE(message_of<std::invalid_argument>([&] { Worker w(o); }).find("execution_mode"), std::string::npos);
+  EXPECT_NE(message_of<std::invalid_argument>([&] { Worker w(o); }).find("execution_mode"),
+            std::string::npos);
   o = kernel_options();
   o.enable_sdma = true;
-  EXPECT_NE(message_of<std::invalid_argument>([&] { Worker w(o); }).find("enable_sdma"), std::string::npos);
+  EXPECT_NE(message_of<std::invalid_argument>([&] { Worker w(o); }).find("enable_sdma"),
+            std::string::npos);
   Worker w(kernel_options());
   EXPECT_EQ(w.state(), WorkerState::NEW);
   EXPECT_EQ(w.execution_mode(), ExecutionMode::KERNEL);
@@ -82,7 +84,8 @@ TEST(WorkerKernelSupported, HbgAnswersFalseAndProgramWorkerProbesToo) {
 
 TEST(WorkerKernelSupported, MissingBuildRaisesAndIsNotCached) {
   FakeBuild fake(FAKE_TMR_PATH);
-  const auto dir = std::filesystem::path(::testing::TempDir()) / ("simpler_probe_" + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::path(::testing::TempDir()) / ("simpler_probe_" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   WorkerOptions o = kernel_options();
@@ -103,8 +106,10 @@ TEST(WorkerKernelSupported, MissingBuildRaisesAndIsNotCached) {
 TEST(WorkerKernelInit, ConfigRulesEachLeaveNewAndCreateNothing) {
   FakeBuild fake(FAKE_TMR_PATH);
   Worker w(kernel_options());
-  EXPECT_NE(message_of<std::invalid_argument>([&] { w.init(); }).find("config=CallConfig(...)"), std::string::npos);
-  EXPECT_NE(message_of<std::invalid_argument>([&] { w.init(CallConfig{}); }).find("prewarm_config"), std::string::npos);
+  EXPECT_NE(message_of<std::invalid_argument>([&] { w.init(); }).find("config=CallConfig(...)"),
+            std::string::npos);
+  EXPECT_NE(message_of<std::invalid_argument>([&] { w.init(CallConfig{}); }).find("prewarm_config"),
+            std::string::npos);
   EXPECT_THROW(w.init(CallConfig{}, CallConfig{}), std::invalid_argument);
   CallConfig bad;
   bad.enable_swimlane = true;  // needs an output_prefix
@@ -145,7 +150,8 @@ TEST(WorkerKernelInit, FailureRollsBackOnceAndCloseDoesNotFinalizeAgain) {
 TEST(WorkerKernelInit, UnsupportedRuntimeSaysKernelMode) {
   FakeBuild hbg(FAKE_HBG_PATH);
   Worker w(kernel_options("host_build_graph"));
-  const std::string msg = message_of<UnsupportedRuntimeOperation>([&] { w.init(std::nullopt, CallConfig{}); });
+  const std::string msg =
+      message_of<UnsupportedRuntimeOperation>([&] { w.init(std::nullopt, CallConfig{}); });
   EXPECT_NE(msg.find("kernel mode"), std::string::npos);
   EXPECT_EQ(w.state(), WorkerState::FAILED);
   EXPECT_EQ(hbg.live_contexts(), 0);
@@ -154,8 +160,9 @@ TEST(WorkerKernelInit, UnsupportedRuntimeSaysKernelMode) {
 TEST(WorkerKernelCalls, RefusalsBeforeTheNativeCall) {
   FakeBuild fake(FAKE_TMR_PATH);
   Worker w(kernel_options());
-  EXPECT_NE(message_of<std::runtime_error>([&] { w.kernel_prepare_callable(tiny_callable()); })
-                .find("requires an initialized (READY) worker"),
+  EXPECT_NE(message_of<std::runtime_error>([&] {
+              w.kernel_prepare_callable(tiny_callable());
+            }).find("requires an initialized (READY) worker"),
             std::string::npos);
   ChipStorageTaskArgs args{};
   EXPECT_THROW(w.kernel_launch(0, args, kStream), std::runtime_error);
@@ -164,8 +171,9 @@ TEST(WorkerKernelCalls, RefusalsBeforeTheNativeCall) {
   const int64_t id2 = w.kernel_prepare_callable(tiny_callable());
   EXPECT_NE(id, id2);
   EXPECT_THROW(w.kernel_launch(id, args, nullptr), std::invalid_argument);
-  EXPECT_NE(message_of<std::invalid_argument>([&] { w.kernel_launch(id2 + 100, args, kStream); })
-                .find("not returned by this Worker"),
+  EXPECT_NE(message_of<std::invalid_argument>([&] {
+              w.kernel_launch(id2 + 100, args, kStream);
+            }).find("not returned by this Worker"),
             std::string::npos);
   EXPECT_EQ(fake.control().launch_calls, 0);
   const uint64_t committed = w.committed_device_memory();
@@ -194,7 +202,8 @@ TEST(WorkerModeExclusion, KernelWorkerRefusesProgramApis) {
   FakeBuild fake(FAKE_TMR_PATH);
   Worker w(kernel_options());
   auto expect_refused = [&](const char* api, auto&& call) {
-    EXPECT_EQ(message_of<std::runtime_error>(call), std::string("Worker.") + api + ": requires execution_mode='program'");
+    EXPECT_EQ(message_of<std::runtime_error>(call),
+              std::string("Worker.") + api + ": requires execution_mode='program'");
   };
   ChipStorageTaskArgs args{};
   const int64_t shape[] = {4};
@@ -210,7 +219,8 @@ TEST(WorkerModeExclusion, KernelWorkerRefusesProgramApis) {
   expect_refused("copy_to", [&] { w.copy_to(16, host, 16); });
   expect_refused("copy_from", [&] { w.copy_from(host, 16, 16); });
   expect_refused("create_buffer", [&] { w.create_buffer(16); });
-  expect_refused("make_tensor_arg", [&] { w.make_tensor_arg(buffer.address(), 16, shape, DataType::FLOAT32); });
+  expect_refused("make_tensor_arg",
+                 [&] { w.make_tensor_arg(buffer.address(), 16, shape, DataType::FLOAT32); });
   expect_refused("release_buffer", [&] { w.release_buffer(buffer); });
   expect_refused("device_memory_info", [&] { w.device_memory_info(); });
   EXPECT_GT(w.committed_device_memory(), 0u);  // stays available
@@ -239,7 +249,9 @@ TEST(WorkerProgramInit, RefusesKernelConfig) {
   WorkerOptions o = kernel_options();
   o.execution_mode = "program";
   Worker w(o);
-  EXPECT_NE(message_of<std::invalid_argument>([&] { w.init(std::nullopt, CallConfig{}); }).find("config="),
+  EXPECT_NE(message_of<std::invalid_argument>([&] {
+              w.init(std::nullopt, CallConfig{});
+            }).find("config="),
             std::string::npos);
   EXPECT_EQ(w.state(), WorkerState::NEW);
 }
@@ -272,13 +284,14 @@ TEST(WorkerKernelConcurrency, OverlappingLaunchFailsFastAndClosePastGraceTimesOu
   const int64_t id = w.kernel_prepare_callable(tiny_callable());
   BlockedLaunch blocked(fake, w, id);
   ChipStorageTaskArgs args{};
-  EXPECT_NE(message_of<std::runtime_error>([&] { w.kernel_launch(id, args, kStream); })
-                .find("a kernel prepare/launch/close is in progress"),
+  EXPECT_NE(message_of<std::runtime_error>([&] {
+              w.kernel_launch(id, args, kStream);
+            }).find("a kernel prepare/launch/close is in progress"),
             std::string::npos);
   w.set_close_grace(std::chrono::milliseconds(20));
   EXPECT_THROW(w.close(), WorkerTimeoutError);
   EXPECT_EQ(w.state(), WorkerState::CLOSED);  // published before the lock
-  EXPECT_TRUE(w.holds_native_context());     // context kept
+  EXPECT_TRUE(w.holds_native_context());      // context kept
   EXPECT_EQ(fake.control().finalize_calls, 0);
   blocked.release();
   EXPECT_TRUE(blocked.ok);
@@ -294,7 +307,8 @@ TEST(WorkerKernelConcurrency, CloseWaitsForABlockedLaunchThenFinalizes) {
   const int64_t id = w.kernel_prepare_callable(tiny_callable());
   BlockedLaunch blocked(fake, w, id);
   std::thread releaser([&] {
-    while (w.state() != WorkerState::CLOSED) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    while (w.state() != WorkerState::CLOSED)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     fake.set("launches_blocked", 0);
   });
   w.close();  // default 10 s grace; returns once the launch released the lock
@@ -363,8 +377,8 @@ TEST(WorkerKernelFork, ChildIsRefusedWithoutNativeCallsParentCarriesOn) {
   if (child == 0) {
     int failures = 0;
     ChipStorageTaskArgs args{};
-    const int calls_before = fake.control().prepare_calls + fake.control().launch_calls +
-                             fake.control().finalize_calls;
+    const int calls_before =
+        fake.control().prepare_calls + fake.control().launch_calls + fake.control().finalize_calls;
     auto refused = [&](auto&& fn) {
       try {
         fn();

@@ -99,7 +99,8 @@ TEST(WorkerProgram, BufferInUseByAnInFlightRunCannotBeReleased) {
   auto buffer = w.create_buffer(64);
   const int64_t shape[] = {16};
   ChipStorageTaskArgs args{};
-  args_add_tensor(args, w.make_tensor_arg(buffer->address(), buffer->nbytes(), shape, DataType::FLOAT32));
+  args_add_tensor(args,
+                  w.make_tensor_arg(buffer->address(), buffer->nbytes(), shape, DataType::FLOAT32));
   fake.set("runs_blocked", 1);
   RunHandle run = w.submit(h, args);
   EXPECT_THROW(w.release_buffer(*buffer), std::runtime_error);

@@ -43,8 +43,10 @@ TEST(WorkerRealBuilds, KernelModeOnTheCallersStream) {
   auto args_for = [&](void* dy, float s) {
     ChipStorageTaskArgs a{};
     const int64_t shape[] = {kN};
-    args_add_tensor(a, make_tensor(reinterpret_cast<uint64_t>(dx), shape, DataType::FLOAT32, AddressSpace::DEVICE));
-    args_add_tensor(a, make_tensor(reinterpret_cast<uint64_t>(dy), shape, DataType::FLOAT32, AddressSpace::DEVICE));
+    args_add_tensor(a, make_tensor(reinterpret_cast<uint64_t>(dx), shape, DataType::FLOAT32,
+                                   AddressSpace::DEVICE));
+    args_add_tensor(a, make_tensor(reinterpret_cast<uint64_t>(dy), shape, DataType::FLOAT32,
+                                   AddressSpace::DEVICE));
     args_add_scalar(a, scalar_bits_from_f32(s));
     return a;
   };
@@ -106,10 +108,12 @@ TEST(WorkerRealBuilds, ProgramModeVectorAddWithHostBuffers) {
     }
     ChipStorageTaskArgs args{};
     for (auto* buf : {a.get(), b.get(), c.get()}) {
-      args_add_tensor(args, w.make_tensor_arg(buf->address(), buf->nbytes(), shape, DataType::FLOAT32));
+      args_add_tensor(args,
+                      w.make_tensor_arg(buf->address(), buf->nbytes(), shape, DataType::FLOAT32));
     }
     w.submit(h, args).wait();
-    for (int64_t i = 0; i < kN; ++i) ASSERT_EQ(static_cast<float*>(c->data())[i], 3.0f * i) << runtime;
+    for (int64_t i = 0; i < kN; ++i)
+      ASSERT_EQ(static_cast<float*>(c->data())[i], 3.0f * i) << runtime;
     w.close();
     EXPECT_EQ(w.committed_device_memory(), 0u);
   }

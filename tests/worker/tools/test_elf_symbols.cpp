@@ -29,7 +29,8 @@ TEST(ElfSymbols, FindsDefinedAndIgnoresUndefinedSymbols) {
   // each must be refused as malformed, never read past the end (ASan checks that).
   for (size_t size : {size_t{0}, size_t{3}, size_t{63}, image.size() / 2, image.size() - 1}) {
     std::string truncated_error;
-    EXPECT_FALSE(elf_defines_symbol(std::span(image.data(), size), "kernel_entry", &truncated_error))
+    EXPECT_FALSE(
+        elf_defines_symbol(std::span(image.data(), size), "kernel_entry", &truncated_error))
         << size;
     EXPECT_FALSE(truncated_error.empty()) << size;
   }

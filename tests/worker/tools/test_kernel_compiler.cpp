@@ -31,7 +31,8 @@ class LoadedImage {
   explicit LoadedImage(const std::vector<uint8_t>& image) {
     path_ = dir_.path() / "image.so";
     std::ofstream(path_, std::ios::binary)
-        .write(reinterpret_cast<const char*>(image.data()), static_cast<std::streamsize>(image.size()));
+        .write(reinterpret_cast<const char*>(image.data()),
+               static_cast<std::streamsize>(image.size()));
     handle_ = ::dlopen(path_.c_str(), RTLD_NOW | RTLD_LOCAL);
   }
   ~LoadedImage() {
@@ -48,7 +49,8 @@ class LoadedImage {
 // Runs the probe kernel with one int32[2] tensor and scalar 40 at block index 2.
 std::vector<int32_t> run_probe(const std::vector<uint8_t>& image) {
   LoadedImage loaded(image);
-  auto entry = reinterpret_cast<simpler_kernel_entry_fn>(loaded.symbol(SIMPLER_KERNEL_ENTRY_SYMBOL));
+  auto entry =
+      reinterpret_cast<simpler_kernel_entry_fn>(loaded.symbol(SIMPLER_KERNEL_ENTRY_SYMBOL));
   if (entry == nullptr) return {};
   std::vector<int32_t> out(2, 0);
   ChipTensor tensor{};
@@ -105,9 +107,11 @@ TEST(KernelCompiler, NoCacheDirAnywhereIsRefusedUnlessTheCacheIsOff) {
 
 TEST(KernelCompiler, KernelSeesItsCoreTypeMacroAndTheAbi) {
   KernelCompiler compiler(uncached());
-  const std::vector<int32_t> aiv = run_probe(compiler.compile_kernel(test::kProbeKernel, CoreType::AIV));
+  const std::vector<int32_t> aiv =
+      run_probe(compiler.compile_kernel(test::kProbeKernel, CoreType::AIV));
   EXPECT_EQ(aiv, (std::vector<int32_t>{200, 42}));
-  const std::vector<int32_t> aic = run_probe(compiler.compile_kernel(test::kProbeKernel, CoreType::AIC));
+  const std::vector<int32_t> aic =
+      run_probe(compiler.compile_kernel(test::kProbeKernel, CoreType::AIC));
   EXPECT_EQ(aic, (std::vector<int32_t>{100, 42}));
   EXPECT_EQ(compiler.stats().compiler_runs, 2u);
 }
@@ -165,7 +169,8 @@ TEST(KernelCompiler, UndefinedReferencesFailAtCompileTime) {
 
 TEST(KernelCompiler, OrchestrationEntryIsCheckedWhenNamed) {
   KernelCompiler compiler(uncached());
-  const std::vector<uint8_t> image = compiler.compile_orchestration(test::kOrchestration, "build_graph");
+  const std::vector<uint8_t> image =
+      compiler.compile_orchestration(test::kOrchestration, "build_graph");
   LoadedImage loaded(image);
   EXPECT_NE(loaded.symbol("build_graph"), nullptr);
   try {
@@ -192,7 +197,8 @@ TEST(KernelCompiler, ExtraIncludeDirsAndFlagsReachTheCompiler) {
       out[0] = MY_SCALE; out[1] = MY_OFFSET;
     }
   )";
-  EXPECT_EQ(run_probe(compiler.compile_kernel(source, CoreType::AIV)), (std::vector<int32_t>{3, 5}));
+  EXPECT_EQ(run_probe(compiler.compile_kernel(source, CoreType::AIV)),
+            (std::vector<int32_t>{3, 5}));
 }
 
 TEST(KernelCompiler, TempDirectoriesAreRemovedOnSuccessAndFailure) {
@@ -200,8 +206,10 @@ TEST(KernelCompiler, TempDirectoriesAreRemovedOnSuccessAndFailure) {
   ScopedEnv env("TMPDIR", tmp.path().string());
   KernelCompiler compiler(uncached());
   compiler.compile_kernel(test::kProbeKernel, CoreType::AIV);
-  EXPECT_THROW(compiler.compile_kernel(test::kKernelWithSyntaxError, CoreType::AIV), KernelCompileError);
-  EXPECT_THROW(compiler.compile_kernel(test::kKernelWithoutEntry, CoreType::AIV), KernelCompileError);
+  EXPECT_THROW(compiler.compile_kernel(test::kKernelWithSyntaxError, CoreType::AIV),
+               KernelCompileError);
+  EXPECT_THROW(compiler.compile_kernel(test::kKernelWithoutEntry, CoreType::AIV),
+               KernelCompileError);
   EXPECT_EQ(test::count_entries(tmp.path(), "simpler-kc-"), 0);
 }
 

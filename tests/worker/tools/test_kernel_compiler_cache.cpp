@@ -73,9 +73,12 @@ TEST(KernelCompilerCache, WritesLeaveOnlyCompleteEntries) {
 TEST(KernelCompilerCache, FailedCompilesAreNotCached) {
   ScratchDir cache;
   KernelCompiler compiler(cached_in(cache.path()));
-  EXPECT_THROW(compiler.compile_kernel(test::kKernelWithSyntaxError, CoreType::AIV), KernelCompileError);
-  EXPECT_THROW(compiler.compile_kernel(test::kKernelWithoutEntry, CoreType::AIV), KernelCompileError);
-  EXPECT_THROW(compiler.compile_kernel(test::kKernelWithoutEntry, CoreType::AIV), KernelCompileError);
+  EXPECT_THROW(compiler.compile_kernel(test::kKernelWithSyntaxError, CoreType::AIV),
+               KernelCompileError);
+  EXPECT_THROW(compiler.compile_kernel(test::kKernelWithoutEntry, CoreType::AIV),
+               KernelCompileError);
+  EXPECT_THROW(compiler.compile_kernel(test::kKernelWithoutEntry, CoreType::AIV),
+               KernelCompileError);
   EXPECT_EQ(compiler.stats().compiler_runs, 3u);
   EXPECT_EQ(test::count_entries(cache.path(), ""), 0);
 }
@@ -86,7 +89,8 @@ TEST(KernelCompilerCache, DamagedEntryIsRebuilt) {
   const auto image = compiler.compile_kernel(test::kProbeKernel, CoreType::AIV);
   const auto entries = cache_entries(cache.path());
   ASSERT_EQ(entries.size(), 1u);
-  std::ofstream(entries[0], std::ios::binary | std::ios::trunc) << "\x7f" "ELF truncated";
+  std::ofstream(entries[0], std::ios::binary | std::ios::trunc) << "\x7f"
+                                                                   "ELF truncated";
   EXPECT_EQ(compiler.compile_kernel(test::kProbeKernel, CoreType::AIV), image);
   EXPECT_EQ(compiler.stats().compiler_runs, 2u);
   EXPECT_EQ(std::filesystem::file_size(entries[0]), image.size());
@@ -107,7 +111,8 @@ TEST(KernelCompilerCache, ConcurrentCompilesShareOneCompleteEntry) {
   std::vector<uint8_t> images[3];
   std::vector<std::thread> threads;
   for (auto& image : images)
-    threads.emplace_back([&] { image = compiler.compile_kernel(test::kProbeKernel, CoreType::AIV); });
+    threads.emplace_back(
+        [&] { image = compiler.compile_kernel(test::kProbeKernel, CoreType::AIV); });
   for (auto& t : threads) t.join();
   EXPECT_FALSE(images[0].empty());
   EXPECT_EQ(images[0], images[1]);

@@ -106,8 +106,9 @@ TEST(RuntimeBuild, CompleteLayoutIsFound) {
   const RuntimeBins bins = find_runtime_build("a2a3sim", "host_build_graph", dir.path().string());
   EXPECT_EQ(bins.platform, "a2a3sim");
   EXPECT_EQ(bins.runtime, "host_build_graph");
-  EXPECT_EQ(bins.host_lib_path,
-            (dir.path() / "runtimes" / "a2a3sim" / "host_build_graph" / "libhost_runtime.so").string());
+  EXPECT_EQ(
+      bins.host_lib_path,
+      (dir.path() / "runtimes" / "a2a3sim" / "host_build_graph" / "libhost_runtime.so").string());
   EXPECT_EQ(bins.sim_context_path, (dir.path() / "libsimpler_sim.so").string());
   // The simulator's executors live inside the host runtime library.
   EXPECT_TRUE(bins.aicpu_image_path.empty());
