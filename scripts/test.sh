@@ -29,6 +29,6 @@ if [ -z "$mode" ]; then
 fi
 (cd "$dir" && ctest --output-on-failure -j 2 --timeout 300) || status=1
 if [ -z "$mode" ]; then
-  PYTHONPATH="$here/python" /usr/bin/python3 -m pytest "$here/tests/python" -q -p no:cacheprovider || status=1
+  PYTHONPATH="$here/python" /usr/bin/python3 -m pytest "$here/tests/python" "$here/tests/scenes" -q -p no:cacheprovider || status=1
 fi
 exit $status

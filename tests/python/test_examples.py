@@ -1,7 +1,6 @@
 """Every example runs as a user would run it and reports a successful check."""
 from __future__ import annotations
 
-import importlib.util
 import os
 import pathlib
 import subprocess
@@ -10,13 +9,7 @@ import sys
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-EXAMPLES = ["vector_add", "dag", "matmul", "kernel_mode"]
-
-
-# Skip only while the Worker module does not exist at all; a Worker that exists but fails
-# to import or run is a failure.
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("simpler.worker") is None,
-                                reason="simpler.worker (the Worker module) does not exist yet")
+EXAMPLES = ["vector_add", "dag", "matmul", "kernel_mode", "decoder_layer"]
 
 
 @pytest.mark.parametrize("name", EXAMPLES)

@@ -1,0 +1,48 @@
+"""Every scene on every runtime and mode it supports, against its numpy golden."""
+from __future__ import annotations
+
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from scene import MODES, Scene, compare, check_outputs, run_scene  # noqa: E402
+from scenes import SCENES  # noqa: E402
+
+CASES = [(scene, runtime, mode, dtype) for scene in SCENES for runtime, mode in MODES
+         for dtype in scene.dtypes]
+
+
+@pytest.mark.parametrize("scene,runtime,mode,dtype", CASES,
+                         ids=[f"{s.name}-{r}-{m}-{d}" for s, r, m, d in CASES])
+def test_scene_matches_numpy(scene: Scene, runtime: str, mode: str, dtype: str) -> None:
+    inputs, outputs, _ = run_scene(scene, runtime, mode, dtype)
+    reports = check_outputs(scene, inputs, outputs, dtype)
+    assert not reports, "\n".join(reports)
+
+
+def test_scenes_are_model_sized() -> None:
+    # "Hundreds to a few thousand tasks" per layer call.
+    assert all(100 <= scene.tasks <= 5000 for scene in SCENES), [s.tasks for s in SCENES]
+
+
+def test_a_mismatch_names_the_first_elements_and_the_errors() -> None:
+    want = np.arange(6, dtype=np.float32).reshape(2, 3)
+    got = want.copy()
+    got[1, 2] += 1.0
+    report = compare("out", got, want, "float32")
+    assert "out (float32): 1 of 6 elements differ" in report
+    assert "(1, 2): got 6, expected 5" in report
+    assert "max abs error 1" in report and "max rel error 0.2" in report
+    assert compare("out", want, want, "float32") == ""
+
+
+def test_a_wrong_result_fails_the_check() -> None:
+    scene = SCENES[0]
+    inputs, outputs, _ = run_scene(scene, "tmr", "program", "float32")
+    outputs["out"] = outputs["out"].copy()
+    outputs["out"][3, 5] += 0.5
+    reports = check_outputs(scene, inputs, outputs, "float32")
+    assert len(reports) == 1 and reports[0].startswith("out (float32)")
