@@ -96,6 +96,12 @@ elif [ "$py_lib_dir" != "$dir/lib" ]; then
 else
   run launch_bench.py env SIMPLER_BUILD_DIR="$dir" /usr/bin/python3 \
     "$here/bench/kernel_launch/launch_bench.py" "${quick[@]}"
+  echo
+  echo "== several chips in parallel (bench/multi_chip/multi_chip_bench.py)"
+  multi_repeat=()
+  [ ${#quick[@]} -gt 0 ] && multi_repeat=(--repeat 2)
+  run multi_chip_bench.py /usr/bin/python3 "$here/bench/multi_chip/multi_chip_bench.py" \
+    "${multi_repeat[@]}"
 fi
 if [ ${#failed[@]} -gt 0 ]; then
   echo "bench.sh: failed: ${failed[*]}"

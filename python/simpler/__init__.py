@@ -1,7 +1,9 @@
 """simpler: a task runtime for AI accelerator chips, on a simulated chip (platform a2a3sim).
 
 Public entry points:
-    simpler.Worker                      program mode (simpler owns the device) or kernel mode
+    simpler.Worker                      program mode (simpler owns the device) or kernel mode;
+                                        Worker(level=3, device_ids=[...]): several chips
+    simpler.host                        the levels above the chip (host orchestration)
     simpler.task_interface              ChipCallable, ChipStorageTaskArgs, CallConfig, ...
     simpler.sim                         the simulated device driver (devices, streams, memory)
     simpler.KernelCompiler              compile kernel/orchestration sources to images
@@ -13,7 +15,7 @@ import importlib
 from typing import Any
 
 __all__ = ["Worker", "RunHandle", "KernelCompiler", "RuntimeBins", "find_build",
-           "task_interface", "sim", "errors"]
+           "task_interface", "sim", "errors", "host"]
 
 # Lazy so that `import simpler` stays cheap and each submodule loads only when used.
 _LAZY = {
@@ -26,6 +28,7 @@ _LAZY = {
     "task_interface": ("simpler.task_interface", None),
     "sim": ("simpler.sim", None),
     "errors": ("simpler.errors", None),
+    "host": ("simpler.host", None),
 }
 
 

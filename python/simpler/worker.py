@@ -86,7 +86,17 @@ class RunHandle:
 
 
 class Worker:
-    """A level-2 worker: one chip, in ``"program"`` or ``"kernel"`` execution mode."""
+    """A level-2 worker: one chip, in ``"program"`` or ``"kernel"`` execution mode.
+
+    ``Worker(level=3, device_ids=[...])`` (several chips of this host) and
+    ``Worker(level=4, ...)`` (several hosts, under mpirun) return the multi-chip Workers of
+    simpler.host, subclasses of this class (docs/concepts.md, "Levels above the chip")."""
+
+    def __new__(cls, level: int = 2, *args: Any, **kwargs: Any) -> "Worker":
+        if cls is Worker and isinstance(level, int) and level in (3, 4):
+            from simpler.host import dispatch_level
+            return dispatch_level(level, kwargs)
+        return super().__new__(cls)
 
     def __init__(self, level: int = 2, *, device_id: int = 0, platform: str = "a2a3sim",
                  runtime: str = "tensormap_and_ringbuffer", execution_mode: str = "program",

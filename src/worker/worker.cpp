@@ -31,13 +31,6 @@ const char* execution_mode_name(ExecutionMode mode) {
 }
 
 static ExecutionMode validated_mode(const WorkerOptions& o) {
-  if (o.level == 3) {
-    throw NotImplementedYet("Worker(level=3) is not implemented yet; use level=2 (one chip)");
-  }
-  if (o.level != 2) {
-    throw std::invalid_argument("Worker: level must be 2 (got " + std::to_string(o.level) +
-                                "); level 3 is not implemented yet");
-  }
   ExecutionMode mode;
   if (o.execution_mode == "program") {
     mode = ExecutionMode::PROGRAM;
@@ -46,6 +39,22 @@ static ExecutionMode validated_mode(const WorkerOptions& o) {
   } else {
     throw std::invalid_argument("Worker: execution_mode must be 'program' or 'kernel' (got '" +
                                 o.execution_mode + "')");
+  }
+  // The kernel-mode contract: a level other than 2 in kernel mode is a ValueError, whatever
+  // the level (kernel mode stays level 2).
+  if (mode == ExecutionMode::KERNEL && o.level != 2) {
+    throw std::invalid_argument("Worker: execution_mode='kernel' is level 2 only (got level " +
+                                std::to_string(o.level) + "); use level=2 with one device");
+  }
+  if (o.level == 3 || o.level == 4) {
+    // Levels 3 and 4 are the Python simpler.Worker (simpler.host); this C++ Worker is one chip.
+    throw NotImplementedYet(
+        "the C++ Worker is level 2 (one chip); Worker(level=" + std::to_string(o.level) +
+        ") is the Python simpler.Worker (simpler.host)");
+  }
+  if (o.level != 2) {
+    throw std::invalid_argument("Worker: level must be 2, 3 or 4 (got " + std::to_string(o.level) +
+                                ")");
   }
   if (mode == ExecutionMode::KERNEL && o.enable_sdma) {
     throw std::invalid_argument(

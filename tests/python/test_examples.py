@@ -9,7 +9,7 @@ import sys
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-EXAMPLES = ["vector_add", "dag", "matmul", "kernel_mode", "decoder_layer"]
+EXAMPLES = ["vector_add", "dag", "matmul", "kernel_mode", "decoder_layer", "multi_chip"]
 
 
 @pytest.mark.parametrize("name", EXAMPLES)

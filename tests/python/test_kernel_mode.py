@@ -214,8 +214,10 @@ def test_init_argument_rules():
 def test_construction_rules_touch_nothing():
     with pytest.raises(ValueError, match="execution_mode"):
         Worker(level=2, execution_mode="graph")
-    with pytest.raises(NotImplementedError):
+    with pytest.raises(ValueError, match="level 2 only"):
         Worker(level=3, execution_mode="kernel")
+    with pytest.raises(ValueError, match="level 2 only"):
+        Worker(level=4, execution_mode="kernel")
     with pytest.raises(ValueError):
         Worker(level=1, execution_mode="kernel")
     with pytest.raises(ValueError, match="enable_sdma"):

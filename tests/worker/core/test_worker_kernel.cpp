@@ -42,8 +42,11 @@ std::string message_of(Fn&& fn) {
 TEST(WorkerConstruction, ValidatesWithoutTouchingTheRuntime) {
   FakeBuild fake(FAKE_TMR_PATH);
   WorkerOptions o = kernel_options();
-  o.level = 3;
-  EXPECT_THROW(Worker{o}, NotImplementedYet);
+  o.level = 3;  // kernel mode is level 2 only: a ValueError, not "not implemented"
+  EXPECT_THROW(Worker{o}, std::invalid_argument);
+  o.execution_mode = "program";
+  EXPECT_THROW(Worker{o}, NotImplementedYet);  // C++ is level 2; level 3 is simpler.host
+  o = kernel_options();
   o.level = 1;
   EXPECT_THROW(Worker{o}, std::invalid_argument);
   o = kernel_options();

@@ -1,0 +1,400 @@
+"""``Worker(level=3)``: one host, several chips, one process (program mode only).
+
+    w = Worker(level=3, device_ids=[0, 1], platform="a2a3sim",
+               runtime="tensormap_and_ringbuffer")
+    add = w.register(vector_add_callable)         # known on every chip
+    w.init()                                      # every chip up, or none
+
+    def orchestration(orch, args):
+        a, b, c = args
+        h = len(a) // 2
+        orch.submit(add, a[:h], b[:h], c[:h], chip=0)   # a device id of device_ids
+        orch.submit(add, a[h:], b[h:], c[h:])           # least-loaded chip
+
+    w.run(orchestration, (a, b, c))               # or w.submit(...) -> RunHandle
+    w.close()                                     # every chip down; every failure reported
+
+The chips are driven through a ChipTransport (simpler.host.transport); level 4
+(simpler.host.mpi) is the same worker over an MPI transport.
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from simpler.host.errors import ChipGroupError
+from simpler.host.orchestrator import HostOrchestrator, HostRun
+from simpler.host.transport import ChipTransport, LocalTransport
+from simpler.worker import RunHandle, Worker
+
+_L2_ONLY = ("kernel_prepare_callable", "kernel_launch", "create_buffer", "make_tensor_arg",
+            "release_buffer")
+
+
+class CallableHandle:
+    """A ChipCallable registered with a multi-chip Worker (valid on every chip)."""
+
+    __slots__ = ("key", "callable")
+
+    def __init__(self, key: int, callable_: Any) -> None:
+        self.key = key
+        self.callable = callable_
+
+    def __repr__(self) -> str:
+        return f"<simpler.host.CallableHandle {self.key} {self.callable.func_name!r}>"
+
+
+def validate_device_ids(device_ids: Any, platform: str, api: str) -> List[int]:
+    """The device list, or ValueError naming what is wrong (nothing is taken)."""
+    if device_ids is None:
+        raise ValueError(f"{api}: device_ids is required (a list of device ids, e.g. [0, 1])")
+    if isinstance(device_ids, (str, bytes)) or not hasattr(device_ids, "__iter__"):
+        raise ValueError(f"{api}: device_ids must be a list of ints, got {device_ids!r}")
+    ids = list(device_ids)
+    if not ids:
+        raise ValueError(f"{api}: device_ids is empty; give at least one device id")
+    for d in ids:
+        if not isinstance(d, int) or isinstance(d, bool):
+            raise ValueError(f"{api}: device ids must be ints, got {d!r} in {ids}")
+        if d < 0:
+            raise ValueError(f"{api}: device id {d} is negative")
+    duplicates = sorted({d for d in ids if ids.count(d) > 1})
+    if duplicates:
+        raise ValueError(f"{api}: device ids {duplicates} appear more than once in {ids}; "
+                         "each chip gets one worker")
+    if platform.endswith("sim"):
+        from simpler import sim
+        count = sim.device_count()
+        if len(ids) > count:
+            raise ValueError(f"{api}: {len(ids)} device ids given but the simulator has {count} "
+                             "devices (sim.configure(device_count=N) before first use)")
+        bad = [d for d in ids if d >= count]
+        if bad:
+            raise ValueError(f"{api}: device ids {bad} out of range; the simulator has devices "
+                             f"0..{count - 1}")
+    return ids
+
+
+class HostWorker(Worker):
+    """A multi-chip Worker (level 3 here; level 4 subclasses it with an MPI transport)."""
+
+    def __init__(self, level: int = 3, *, device_ids: Optional[Sequence[int]] = None,
+                 device_id: Optional[int] = None, platform: str = "a2a3sim",
+                 runtime: str = "tensormap_and_ringbuffer", execution_mode: str = "program",
+                 enable_sdma: bool = False, lib_dir: Any = None) -> None:
+        api = f"Worker(level={level})"
+        check_mode(level, execution_mode)
+        if device_id is not None:
+            raise ValueError(f"{api}: takes device_ids=[...] (one chip worker per id), "
+                             "not device_id")
+        ids = validate_device_ids(device_ids, platform, api)
+        self._setup(level, LocalTransport(ids, platform, runtime, lib_dir=_path(lib_dir),
+                                          enable_sdma=enable_sdma), ids)
+
+    def _setup(self, level: int, transport: ChipTransport, chips: Sequence[Any]) -> None:
+        self._level = level
+        self._transport = transport
+        self._chips = list(chips)           # user-facing chip ids, by slot
+        self._state = "NEW"
+        self._keys = itertools.count(1)
+        self._callables: Dict[int, Any] = {}
+        self._run_lock = threading.Lock()
+        self._lifecycle = threading.Lock()
+        self._in_flight: List["HostRunHandle"] = []
+        self._last_run: Optional[HostRun] = None
+
+    # ---- state --------------------------------------------------------------------------
+    @property
+    def level(self) -> int:
+        return self._level
+
+    @property
+    def device_ids(self) -> List[Any]:
+        """The chips of this Worker, in slot order."""
+        return list(self._chips)
+
+    @property
+    def device_id(self) -> Any:
+        raise AttributeError(f"Worker(level={self._level}) has several chips: use device_ids")
+
+    @property
+    def execution_mode(self) -> str:
+        return "program"
+
+    @property
+    def state(self) -> str:
+        """``"NEW"``, ``"READY"``, ``"FAILED"`` or ``"CLOSED"``."""
+        return self._state
+
+    @property
+    def kernel_mode_supported(self) -> bool:
+        """Always False: kernel mode is level 2 only (answered without probing)."""
+        return False
+
+    @property
+    def last_run_stats(self) -> Dict[str, int]:
+        """Counters of the latest host run: ``tasks``, ``h2d_bytes``, ``d2h_bytes`` and
+        ``peer_bytes`` (device-to-device), for checking where data moved."""
+        return self._last_run.stats() if self._last_run is not None else {}
+
+    @property
+    def transport(self) -> ChipTransport:
+        return self._transport
+
+    # ---- lifecycle ----------------------------------------------------------------------
+    def init(self, prewarm_config: Any = None, *, config: Any = None) -> None:
+        """Brings every chip up, or none (a failure on chip k rolls back 0..k-1 and raises
+        ChipGroupError naming device k); installs the callables registered before."""
+        if config is not None:
+            raise ValueError(f"Worker(level={self._level}).init: config= is the kernel-mode "
+                             "keyword; program mode takes prewarm_config")
+        with self._lifecycle:
+            if self._state != "NEW":
+                raise RuntimeError(f"Worker(level={self._level}).init: the worker is "
+                                   f"{self._state}; init() only once, on a NEW worker")
+            try:
+                self._transport.init(prewarm_config)
+            except BaseException:
+                self._state = "FAILED"
+                raise
+            try:
+                for key, callable_ in self._callables.items():
+                    self._transport.register(key, callable_.bytes())
+            except BaseException:
+                self._transport.close()
+                self._state = "FAILED"
+                raise
+            self._state = "READY"
+
+    def close(self) -> None:
+        """Completes the runs in flight, then tears every chip down (idempotent). Every chip
+        is attempted; failures are raised together as ChipGroupError (``.failures`` by
+        device), and a later close() retries the chips that failed."""
+        with self._lifecycle:
+            if self._state in ("NEW", "FAILED", "CLOSED"):
+                self._state = "CLOSED" if self._state != "FAILED" else "FAILED"
+                return
+            for run in list(self._in_flight):
+                run._join()
+            failures = self._transport.close()
+            if failures:
+                named = {self._chips[slot]: e for slot, e in failures.items()}
+                raise ChipGroupError(
+                    f"Worker(level={self._level}).close: teardown failed on "
+                    + "; ".join(f"{_chip_name(c)}: {e}" for c, e in named.items())
+                    + " (the chips not named are down; call close() again to retry the others)", named)
+            self._state = "CLOSED"
+
+    def _require_ready(self, api: str) -> None:
+        if self._state != "READY":
+            raise RuntimeError(f"Worker(level={self._level}).{api}: the worker is {self._state}; "
+                               "call init() first (and not after close())")
+
+    # ---- callables ----------------------------------------------------------------------
+    def register(self, chip_callable: Any) -> CallableHandle:
+        """Registers a ChipCallable on every chip (before or after init)."""
+        from simpler.task_interface import ChipCallable
+        if not isinstance(chip_callable, ChipCallable):
+            raise TypeError("Worker.register: expected a ChipCallable, got "
+                            f"{type(chip_callable).__name__}")
+        if self._state in ("CLOSED", "FAILED"):
+            raise RuntimeError(f"Worker(level={self._level}).register: the worker is "
+                               f"{self._state}")
+        key = next(self._keys)
+        if self._state == "READY":
+            self._transport.register(key, chip_callable.bytes())
+        self._callables[key] = chip_callable
+        return CallableHandle(key, chip_callable)
+
+    def unregister(self, handle: Any) -> None:
+        key, _ = self._resolve(handle, "unregister")
+        if self._state == "READY":
+            self._transport.unregister(key)
+        del self._callables[key]
+
+    def _resolve(self, handle: Any, api: str) -> Tuple[int, Any]:
+        if not isinstance(handle, CallableHandle) or handle.key not in self._callables:
+            raise ValueError(f"Worker(level={self._level}).{api}: unknown callable handle (not "
+                             "returned by this Worker's register(), or unregistered)")
+        return handle.key, self._callables[handle.key]
+
+    # ---- runs ---------------------------------------------------------------------------
+    def run(self, orchestration: Callable[..., Any], args: Any = None,
+            config: Any = None) -> None:
+        """Runs a host orchestration ``orchestration(orch, args)`` and blocks until every
+        task it submitted finished and its outputs are back in the host arrays; raises the
+        first failure (ChipTaskError naming the chip) or the orchestration's own error."""
+        self._check_orchestration(orchestration, config)
+        with self._run_lock:
+            self._require_ready("run")
+            self._execute(orchestration, args, config)
+
+    def submit(self, orchestration: Callable[..., Any], args: Any = None,
+               config: Any = None) -> "HostRunHandle":
+        """Starts :meth:`run` on a background thread and returns a RunHandle at once."""
+        self._check_orchestration(orchestration, config)
+        self._require_ready("submit")
+        handle = HostRunHandle(self, orchestration, args, config)
+        self._in_flight.append(handle)
+        handle._start()
+        return handle
+
+    def _check_orchestration(self, orchestration: Any, config: Any) -> None:
+        if isinstance(orchestration, CallableHandle):
+            raise TypeError(f"Worker(level={self._level}).run: pass a host orchestration "
+                            "function fn(orch, args) that calls orch.submit(handle, ...)")
+        if not callable(orchestration):
+            raise TypeError(f"Worker(level={self._level}).run: expected a function "
+                            f"fn(orch, args), got {type(orchestration).__name__}")
+        if config is not None:
+            config.validate()
+
+    def _execute(self, orchestration: Callable[..., Any], args: Any, config: Any) -> None:
+        run = HostRun(self._transport, self._callables, config)
+        self._last_run = run
+        orch = self._orchestrator(run)
+        try:
+            orchestration(orch, args)
+        except BaseException as error:
+            run.finish()
+            raise error
+        error = run.finish()
+        if error is not None:
+            raise error
+
+    def _orchestrator(self, run: HostRun) -> HostOrchestrator:
+        return HostOrchestrator(self, run)
+
+    def _slot_of(self, chip: Any, api: str) -> int:
+        try:
+            return self._chips.index(chip)
+        except ValueError:
+            raise ValueError(f"Worker(level={self._level}).{api}: chip {chip!r} is not one of "
+                             f"this Worker's chips {self._chips}") from None
+
+    # ---- per-chip memory ----------------------------------------------------------------
+    def malloc(self, size: int, device_id: Any = None) -> int:  # type: ignore[override]
+        """Device memory on chip ``device_id``."""
+        slot = self._memory_slot(device_id, "malloc")
+        return self._transport.malloc(slot, size)
+
+    def free(self, ptr: int, device_id: Any = None) -> None:  # type: ignore[override]
+        self._transport.free(self._memory_slot(device_id, "free"), ptr)
+
+    def copy_to(self, dst: int, src: Any, nbytes: Optional[int] = None, *,  # type: ignore[override]
+                device_id: Any = None) -> None:
+        slot = self._memory_slot(device_id, "copy_to")
+        self._transport.copy_to(slot, dst, _prefix(src, nbytes))
+
+    def copy_from(self, dst: Any, src: int, nbytes: Optional[int] = None, *,  # type: ignore[override]
+                  device_id: Any = None) -> None:
+        slot = self._memory_slot(device_id, "copy_from")
+        self._transport.copy_from(slot, _prefix(dst, nbytes), src)
+
+    def device_memory_info(self, device_id: Any = None) -> Tuple[int, int]:  # type: ignore[override]
+        return self._transport.memory_info(self._memory_slot(device_id, "device_memory_info"))
+
+    def committed_device_memory(self, device_id: Any = None) -> int:  # type: ignore[override]
+        """Bytes held on chip ``device_id``, or on all chips when None (0 unless READY)."""
+        if self._state != "READY":
+            return 0
+        if device_id is None:
+            return sum(self._transport.committed(s) for s in range(len(self._chips)))
+        return self._transport.committed(self._slot_of(device_id, "committed_device_memory"))
+
+    def _memory_slot(self, device_id: Any, api: str) -> int:
+        if device_id is None:
+            raise ValueError(f"Worker(level={self._level}).{api}: device_id= is required (one of "
+                             f"{self._chips})")
+        slot = self._slot_of(device_id, api)
+        self._require_ready(api)
+        return slot
+
+    def __repr__(self) -> str:
+        return f"<simpler.Worker level={self._level} chips={self._chips} state={self._state}>"
+
+
+def _level2_only(name: str) -> Callable[..., Any]:
+    def refuse(self: HostWorker, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(f"Worker(level={self._level}).{name}: a level-2 API (kernel mode and "
+                           "host buffers are level 2 only; pass numpy arrays to orch.submit)")
+    refuse.__name__ = name
+    return refuse
+
+
+for _name in _L2_ONLY:
+    setattr(HostWorker, _name, _level2_only(_name))
+
+
+class HostRunHandle(RunHandle):
+    """A host run started by ``Worker.submit`` at level 3/4 (same interface as at level 2)."""
+
+    __slots__ = ("_owner", "_fn", "_fn_args", "_config", "_thread", "_error", "_finished")
+
+    def __init__(self, owner: HostWorker, fn: Callable[..., Any], args: Any, config: Any) -> None:
+        self._owner = owner
+        self._fn = fn
+        self._fn_args = args
+        self._config = config
+        self._error: Optional[BaseException] = None
+        self._finished = threading.Event()
+        self._thread = threading.Thread(target=self._body, daemon=True, name="simpler-host-run")
+
+    def _start(self) -> None:
+        self._thread.start()
+
+    def _body(self) -> None:
+        try:
+            with self._owner._run_lock:
+                self._owner._execute(self._fn, self._fn_args, self._config)
+        except BaseException as error:  # noqa: BLE001 - raised by wait()
+            self._error = error
+        finally:
+            self._finished.set()
+            try:
+                self._owner._in_flight.remove(self)
+            except ValueError:
+                pass
+
+    def _join(self) -> None:
+        self._thread.join()
+
+    @property
+    def done(self) -> bool:
+        return self._finished.is_set()
+
+    def wait(self, timeout: Optional[float] = None) -> None:
+        """Waits for the run (None = forever); TimeoutError on expiry (not cancelled);
+        raises the run's error; repeatable."""
+        if not self._finished.wait(timeout):
+            raise TimeoutError(f"host run not finished after {timeout} s (still running)")
+        if self._error is not None:
+            raise self._error
+
+    def result(self, timeout: Optional[float] = None) -> None:
+        self.wait(timeout)
+
+
+def check_mode(level: int, execution_mode: Any) -> None:
+    if execution_mode == "kernel":
+        raise ValueError(f"Worker(level={level}, execution_mode='kernel'): kernel mode is level 2 "
+                         "only; use level=2 with one device, or program mode at this level")
+    if execution_mode != "program":
+        raise ValueError(f"Worker: execution_mode must be 'program' or 'kernel' (got "
+                         f"{execution_mode!r})")
+
+
+def _chip_name(chip: Any) -> str:
+    return f"device {chip}" if isinstance(chip, int) else f"chip {chip}"
+
+
+def _path(lib_dir: Any) -> Optional[str]:
+    import os
+    return os.fspath(lib_dir) if lib_dir else None
+
+
+def _prefix(buffer: Any, nbytes: Optional[int]) -> Any:
+    if nbytes is None:
+        return buffer
+    return memoryview(buffer).cast("B")[:nbytes]

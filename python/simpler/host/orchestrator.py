@@ -1,0 +1,361 @@
+"""The host-level orchestration: submit level-2 callables to chips, dependencies inferred.
+
+A host run is a Python function ``fn(orch, args)`` given a :class:`HostOrchestrator`. Each
+``orch.submit(handle, *tensors_and_scalars, chip=None)`` becomes a task on one chip; its
+dependencies come from the host byte ranges its tensors read and write (see
+simpler.host.tensormap), its inputs are copied to its chip only when that chip lacks their
+latest bytes (from the host, or device-to-device from the chip that wrote them, after that
+writer finished), and its outputs stay on its chip until a later task elsewhere needs them
+or the run ends (then they are copied back into the host arrays).
+
+Every chip has one executor thread that runs its tasks in submission order, each after the
+tasks it depends on (on any chip) finished; the chips run in parallel. Everything goes
+through a :class:`simpler.host.transport.ChipTransport`.
+"""
+from __future__ import annotations
+
+import itertools
+import struct
+import threading
+import queue
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from simpler.host.errors import ChipTaskError
+from simpler.host.tensormap import HOST, DeviceBuffer, HostTensorMap, Residency
+from simpler.host.transport import ChipTransport
+
+
+def host_range(array: Any, what: str) -> Tuple[np.ndarray, int, int]:
+    """(array, lo, hi): the host byte range of a C-contiguous numpy array (no copy)."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"{what}: expected a numpy array, got {type(array).__name__}")
+    if not array.flags.c_contiguous:
+        raise ValueError(f"{what}: the array must be C-contiguous (got strides "
+                         f"{array.strides}); pass a contiguous view or np.ascontiguousarray()")
+    if array.nbytes == 0:
+        raise ValueError(f"{what}: the array is empty; host tensors need at least one element")
+    lo = int(array.__array_interface__["data"][0])
+    return array, lo, lo + int(array.nbytes)
+
+
+def scalar_bits(value: Any, what: str) -> int:
+    """A scalar argument as the 64-bit pattern the chip receives: Python int and numpy
+    integers as int64, Python float and np.float32 as float32, np.float64 as float64."""
+    if isinstance(value, (bool, np.bool_)):
+        return int(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value) & 0xFFFFFFFFFFFFFFFF
+    if isinstance(value, np.float64):
+        return struct.unpack("<Q", struct.pack("<d", float(value)))[0]
+    if isinstance(value, (float, np.floating)):
+        return struct.unpack("<I", struct.pack("<f", float(value)))[0]
+    raise TypeError(f"{what}: a scalar must be an int or a float, got {type(value).__name__}")
+
+
+class _Task:
+    """One orchestration step on one or more chips."""
+
+    def __init__(self, seq: int, slots: Sequence[int], deps: List["_Task"], name: str) -> None:
+        self.seq = seq
+        self.slots = list(slots)
+        self.deps = deps
+        self.name = name
+        self.done = threading.Event()
+        self.error: Optional[BaseException] = None
+        self.buffers: Dict[int, List[DeviceBuffer]] = {s: [] for s in slots}
+        self.fills: Dict[int, List[Tuple[DeviceBuffer, int, int, Any]]] = {s: [] for s in slots}
+        self.keep: List[Any] = []
+        self._arrived = 0
+        self._arrive_lock = threading.Lock()
+        self.body: Callable[["_Task"], None] = lambda task: None
+
+    def arrive(self) -> bool:
+        """True for the last participant to arrive (it runs the body)."""
+        with self._arrive_lock:
+            self._arrived += 1
+            return self._arrived == len(self.slots)
+
+
+class _ChipExecutor:
+    """One thread per chip: its tasks in submission order, each after its dependencies."""
+
+    def __init__(self, run: "HostRun", slot: int) -> None:
+        self._run = run
+        self.slot = slot
+        self._outstanding = 0
+        self._count_lock = threading.Lock()
+        self._queue: "queue.Queue[Optional[_Task]]" = queue.Queue()
+        self._thread = threading.Thread(target=self._loop, daemon=True,
+                                        name=f"simpler-host-chip{slot}")
+        self._thread.start()
+
+    @property
+    def outstanding(self) -> int:
+        """Tasks enqueued on this chip and not finished yet."""
+        return self._outstanding
+
+    def _count(self, delta: int) -> None:
+        with self._count_lock:
+            self._outstanding += delta
+
+    def push(self, task: _Task) -> None:
+        self._count(1)
+        self._queue.put(task)
+
+    def stop(self) -> None:
+        self._queue.put(None)
+        self._thread.join()
+
+    def _loop(self) -> None:
+        while True:
+            task = self._queue.get()
+            if task is None:
+                return
+            try:
+                self._execute(task)
+            finally:
+                self._count(-1)
+
+    def _execute(self, task: _Task) -> None:
+        for dep in task.deps:
+            dep.done.wait()
+        failed = next((d for d in task.deps if d.error is not None), None)
+        transport = self._run.transport
+        if failed is not None and task.error is None:
+            task.error = ChipTaskError(
+                f"host task #{task.seq} ({task.name}) on {transport.chip_name(self.slot)} was "
+                f"skipped: task #{failed.seq} it depends on failed", transport.chip_name(self.slot),
+                task.seq, failed.error)
+        if task.error is None:
+            try:
+                self._prepare(task)
+            except BaseException as error:  # noqa: BLE001 - reported by the run
+                task.error = self._wrap(task, error)
+        if len(task.slots) > 1 and not task.arrive():
+            task.done.wait()  # the last participant runs the body, then sets done
+            return
+        if task.error is None:
+            try:
+                task.body(task)
+            except BaseException as error:  # noqa: BLE001 - reported by the run
+                task.error = self._wrap(task, error)
+        task.done.set()
+
+    def _prepare(self, task: _Task) -> None:
+        transport = self._run.transport
+        for buf in task.buffers[self.slot]:
+            if buf.ptr is None:
+                buf.ptr = transport.malloc(self.slot, buf.nbytes)
+        for dst, lo, hi, src in task.fills[self.slot]:
+            if src is HOST or src == HOST:
+                host = self._run.host_view(lo, hi)
+                transport.copy_to(self.slot, dst.addr(lo), host)
+                self._run.h2d_bytes += hi - lo
+            else:
+                transport.copy_peer(self.slot, dst.addr(lo), src.slot, src.addr(lo), hi - lo)
+                if src.slot == self.slot:
+                    self._run.local_bytes += hi - lo  # another buffer of this chip
+                else:
+                    self._run.peer_bytes += hi - lo
+
+    def _wrap(self, task: _Task, error: BaseException) -> BaseException:
+        if isinstance(error, ChipTaskError):
+            return error
+        name = self._run.transport.chip_name(self.slot)
+        wrapped = ChipTaskError(f"host task #{task.seq} ({task.name}) on {name} failed: {error}",
+                                name, task.seq, error)
+        wrapped.__cause__ = error
+        return wrapped
+
+
+class HostRun:
+    """State of one host run: its tasks, dependency map, residency and chip executors."""
+
+    def __init__(self, transport: ChipTransport, images: Dict[int, Any], config: Any = None) -> None:
+        self.transport = transport
+        self.images = images
+        self.config = config
+        self.tensors = HostTensorMap()
+        self.residency = Residency()
+        self.tasks: List[_Task] = []
+        self.peer_bytes = 0      # device-to-device bytes (counted by the copies done)
+        self.h2d_bytes = 0
+        self.local_bytes = 0     # device-to-device within one chip (between range buffers)
+        self.d2h_bytes = 0
+        self._assigned = [0] * transport.chip_count
+        self._seq = itertools.count(1)
+        self._views: List[Tuple[int, int, np.ndarray]] = []
+        self.executors = [_ChipExecutor(self, s) for s in range(transport.chip_count)]
+
+    # ---- host memory ----------------------------------------------------------------------
+    def remember(self, array: np.ndarray, lo: int, hi: int) -> None:
+        self._views.append((lo, hi, array.reshape(-1).view(np.uint8)))
+
+    def host_view(self, lo: int, hi: int) -> np.ndarray:
+        """Bytes [lo, hi) of a host array this run was given (writable)."""
+        for vlo, vhi, flat in self._views:
+            if vlo <= lo and hi <= vhi:
+                return flat[lo - vlo:hi - vlo]
+        raise AssertionError("host range outside every array of the run")
+
+    # ---- submission -----------------------------------------------------------------------
+    def new_task(self, slots: Sequence[int], name: str,
+                 accesses: Sequence[Tuple[np.ndarray, int, int, bool, bool]]) -> _Task:
+        """A task over ``slots`` with its dependencies from ``accesses`` =
+        (array, lo, hi, reads, writes); not yet enqueued."""
+        deps: List[_Task] = []
+        seen = set()
+        for array, lo, hi, reads, writes in accesses:
+            self.remember(array, lo, hi)
+            for dep in self.tensors.dependencies(lo, hi, write=writes):
+                if id(dep) not in seen:
+                    seen.add(id(dep))
+                    deps.append(dep)
+        task = _Task(next(self._seq), slots, deps, name)
+        for array, lo, hi, reads, writes in accesses:
+            if reads:
+                self.tensors.record(lo, hi, False, task)
+            if writes:
+                self.tensors.record(lo, hi, True, task)
+            task.keep.append(array)
+        return task
+
+    def stage(self, task: _Task, slot: int, lo: int, hi: int, reads: bool) -> DeviceBuffer:
+        """The device buffer of [lo, hi) on ``slot`` for ``task``, with the copies that bring
+        it up to date when the task reads it."""
+        buf = self.residency.buffer(slot, lo, hi)
+        if buf not in task.buffers[slot]:
+            task.buffers[slot].append(buf)
+        if reads:
+            for plo, phi, src in self.residency.plan_read(buf):
+                task.fills[slot].append((buf, plo, phi, src))
+        return buf
+
+    def enqueue(self, task: _Task) -> None:
+        self.tasks.append(task)
+        for slot in task.slots:
+            self._assigned[slot] += 1
+            self.executors[slot].push(task)
+
+    def least_loaded(self, candidates: Sequence[int]) -> int:
+        """Fewest unfinished tasks; ties go to the chip given fewest tasks in this run."""
+        return min(candidates, key=lambda s: (self.executors[s].outstanding, self._assigned[s], s))
+
+    def stats(self) -> Dict[str, int]:
+        return {"tasks": len(self.tasks), "h2d_bytes": self.h2d_bytes,
+                "d2h_bytes": self.d2h_bytes, "peer_bytes": self.peer_bytes,
+                "local_bytes": self.local_bytes}
+
+    # ---- completion -----------------------------------------------------------------------
+    def finish(self) -> Optional[BaseException]:
+        """Waits for every task, copies the latest bytes back to the host (when every task
+        succeeded), frees every device buffer and stops the executors. Returns the first
+        error (by task number), or None."""
+        for task in self.tasks:
+            task.done.wait()
+        error = next((t.error for t in self.tasks if t.error is not None), None)
+        for executor in self.executors:
+            executor.stop()
+        if error is None:
+            try:
+                for lo, hi, buf in self.residency.latest_on_device():
+                    self.transport.copy_from(buf.slot, self.host_view(lo, hi), buf.addr(lo))
+                    self.d2h_bytes += hi - lo
+            except BaseException as copy_error:  # noqa: BLE001 - reported, buffers still freed
+                error = copy_error
+        for buf in self.residency.buffers():
+            if buf.ptr is not None:
+                try:
+                    self.transport.free(buf.slot, buf.ptr)
+                except BaseException as free_error:  # noqa: BLE001
+                    error = error or free_error
+                buf.ptr = None
+        return error
+
+
+class HostOrchestrator:
+    """What a host orchestration function receives: ``submit`` level-2 callables to chips.
+
+    ``chip`` is one of the Worker's ``device_ids``; None lets simpler pick the chip with
+    the fewest unfinished tasks."""
+
+    def __init__(self, owner: Any, run: HostRun) -> None:
+        self._owner = owner
+        self._run = run
+
+    @property
+    def chip_count(self) -> int:
+        return self._run.transport.chip_count
+
+    def submit(self, handle: Any, *args: Any, chip: Optional[int] = None) -> int:
+        """Submits a registered ChipCallable with its arguments in signature order: a numpy
+        array for each IN/OUT/INOUT entry, an int or float for each SCALAR entry. Returns
+        the task number. Validation errors (ValueError/TypeError) are raised before
+        anything is enqueued."""
+        from simpler.task_interface import ArgDirection, DataType
+        key, callable_ = self._owner._resolve(handle, "submit")
+        signature = list(callable_.signature)
+        name = f"'{callable_.func_name}'"
+        if len(args) != len(signature):
+            raise ValueError(f"HostOrchestrator.submit({name}): the callable takes "
+                             f"{len(signature)} arguments (signature {[d.name for d in signature]}),"
+                             f" got {len(args)}")
+        slot = self._slot(chip, "submit")
+        tensors: List[Tuple[np.ndarray, int, int, bool, bool]] = []
+        scalars: List[int] = []
+        dtypes: List[int] = []
+        for index, (direction, value) in enumerate(zip(signature, args)):
+            what = f"HostOrchestrator.submit({name}) argument {index} ({direction.name})"
+            if direction == ArgDirection.SCALAR:
+                scalars.append(scalar_bits(value, what))
+                continue
+            array, lo, hi = host_range(value, what)
+            try:
+                dtypes.append(int(DataType.from_numpy(array.dtype)))
+            except (ValueError, TypeError) as error:
+                raise ValueError(f"{what}: unsupported dtype {array.dtype}: {error}") from None
+            reads = direction in (ArgDirection.IN, ArgDirection.INOUT)
+            writes = direction in (ArgDirection.OUT, ArgDirection.INOUT)
+            tensors.append((array, lo, hi, reads, writes))
+        run = self._run
+        if slot is None:
+            slot = run.least_loaded(range(self.chip_count))
+        task = run.new_task([slot], name, tensors)
+        refs = []
+        written = []
+        for (array, lo, hi, reads, writes), dtype in zip(tensors, dtypes):
+            buf = run.stage(task, slot, lo, hi, reads)
+            refs.append((buf, tuple(int(d) for d in array.shape), dtype))
+            if writes:
+                written.append(buf)
+        for buf in written:
+            run.residency.record_write(buf)
+        transport = run.transport
+
+        def body(t: _Task) -> None:
+            tensors_ = [(b.addr(b.lo), shape, dtype) for b, shape, dtype in refs]
+            transport.run(slot, key, tensors_, scalars, run.config)
+
+        task.body = body
+        run.enqueue(task)
+        return task.seq
+
+    def dependencies(self, task: int) -> List[int]:
+        """Numbers of the tasks ``task`` waits for (inferred from the tensors)."""
+        return sorted(d.seq for d in self._task(task).deps)
+
+    def chip_of(self, task: int) -> Any:
+        """The chip a task was placed on (a device id of the Worker)."""
+        return self._owner.device_ids[self._task(task).slots[0]]
+
+    def _task(self, number: int) -> _Task:
+        if not isinstance(number, int) or not 1 <= number <= len(self._run.tasks):
+            raise ValueError(f"HostOrchestrator: no task #{number!r} in this run")
+        return self._run.tasks[number - 1]
+
+    def _slot(self, chip: Any, api: str) -> Optional[int]:
+        if chip is None:
+            return None
+        return self._owner._slot_of(chip, api)
