@@ -45,9 +45,9 @@ uint16_t float_to_f16(float f) {
   const uint32_t bits = float_to_bits(f);
   const uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
   const uint32_t abs = bits & 0x7fffffffu;
-  if (abs > 0x7f800000u) return sign | 0x7e00u;   // NaN
-  if (abs >= 0x477ff000u) return sign | 0x7c00u;  // rounds to infinity (>= 65520)
-  if (abs < 0x38800000u) {                         // below the smallest normal: subnormal
+  if (abs > 0x7f800000u) return sign | 0x7e00u;        // NaN
+  if (abs >= 0x477ff000u) return sign | 0x7c00u;       // rounds to infinity (>= 65520)
+  if (abs < 0x38800000u) {                             // below the smallest normal: subnormal
     const float v = bits_to_float(abs) * 16777216.0f;  // in units of 2^-24, exact
     uint32_t q = static_cast<uint32_t>(v);
     const float rest = v - static_cast<float>(q);
