@@ -103,6 +103,7 @@ class HostWorker(Worker):
         self._lifecycle = threading.Lock()
         self._in_flight: List["HostRunHandle"] = []
         self._last_run: Optional[HostRun] = None
+        self._reduce_ready = False
 
     # ---- state --------------------------------------------------------------------------
     @property
@@ -178,6 +179,7 @@ class HostWorker(Worker):
             for run in list(self._in_flight):
                 run._join()
             failures = self._transport.close()
+            self._reduce_ready = False
             if failures:
                 named = {self._chips[slot]: e for slot, e in failures.items()}
                 raise ChipGroupError(
@@ -212,6 +214,13 @@ class HostWorker(Worker):
         if self._state == "READY":
             self._transport.unregister(key)
         del self._callables[key]
+
+    def _ensure_reduce_program(self) -> None:
+        """Registers the collectives' reduction program on every chip (once per init)."""
+        from simpler.host.collectives import REDUCE_KEY, reduce_program_image
+        if not self._reduce_ready:
+            self._transport.register(REDUCE_KEY, reduce_program_image())
+            self._reduce_ready = True
 
     def _resolve(self, handle: Any, api: str) -> Tuple[int, Any]:
         if not isinstance(handle, CallableHandle) or handle.key not in self._callables:

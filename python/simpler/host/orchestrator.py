@@ -70,9 +70,14 @@ class _Task:
         self._arrived = 0
         self._arrive_lock = threading.Lock()
         self.body: Callable[["_Task"], None] = lambda task: None
+        # Multi-chip tasks (collectives): every participant runs slot_body(task, slot), in
+        # steps separated by barrier.wait(); shared holds what participants exchange.
+        self.slot_body: Optional[Callable[["_Task", int], None]] = None
+        self.barrier = threading.Barrier(len(self.slots)) if len(self.slots) > 1 else None
+        self.shared: Dict[str, Any] = {}
 
     def arrive(self) -> bool:
-        """True for the last participant to arrive (it runs the body)."""
+        """True for the last participant to finish its part (it marks the task done)."""
         with self._arrive_lock:
             self._arrived += 1
             return self._arrived == len(self.slots)
@@ -133,8 +138,8 @@ class _ChipExecutor:
                 self._prepare(task)
             except BaseException as error:  # noqa: BLE001 - reported by the run
                 task.error = self._wrap(task, error)
-        if len(task.slots) > 1 and not task.arrive():
-            task.done.wait()  # the last participant runs the body, then sets done
+        if task.slot_body is not None:
+            self._participate(task)
             return
         if task.error is None:
             try:
@@ -142,6 +147,23 @@ class _ChipExecutor:
             except BaseException as error:  # noqa: BLE001 - reported by the run
                 task.error = self._wrap(task, error)
         task.done.set()
+
+    def _participate(self, task: _Task) -> None:
+        """This chip's part of a multi-chip task; the last participant out marks it done."""
+        try:
+            if task.barrier is not None:
+                task.barrier.wait()       # every participant has its inputs staged
+            if task.error is None:
+                task.slot_body(task, self.slot)
+        except threading.BrokenBarrierError:
+            pass                          # another participant failed: it set task.error
+        except BaseException as error:  # noqa: BLE001 - reported by the run
+            if task.error is None:
+                task.error = self._wrap(task, error)
+            if task.barrier is not None:
+                task.barrier.abort()      # release the participants waiting for this one
+        if task.arrive():
+            task.done.set()
 
     def _prepare(self, task: _Task) -> None:
         transport = self._run.transport
@@ -155,10 +177,7 @@ class _ChipExecutor:
                 self._run.h2d_bytes += hi - lo
             else:
                 transport.copy_peer(self.slot, dst.addr(lo), src.slot, src.addr(lo), hi - lo)
-                if src.slot == self.slot:
-                    self._run.local_bytes += hi - lo  # another buffer of this chip
-                else:
-                    self._run.peer_bytes += hi - lo
+                self._run.count_peer(self.slot, src.slot, hi - lo)
 
     def _wrap(self, task: _Task, error: BaseException) -> BaseException:
         if isinstance(error, ChipTaskError):
@@ -185,6 +204,8 @@ class HostRun:
         self.local_bytes = 0     # device-to-device within one chip (between range buffers)
         self.d2h_bytes = 0
         self._assigned = [0] * transport.chip_count
+        self.peer_received = [0] * transport.chip_count
+        self._count_lock = threading.Lock()
         self._seq = itertools.count(1)
         self._views: List[Tuple[int, int, np.ndarray]] = []
         self.executors = [_ChipExecutor(self, s) for s in range(transport.chip_count)]
@@ -243,10 +264,19 @@ class HostRun:
         """Fewest unfinished tasks; ties go to the chip given fewest tasks in this run."""
         return min(candidates, key=lambda s: (self.executors[s].outstanding, self._assigned[s], s))
 
-    def stats(self) -> Dict[str, int]:
+    def count_peer(self, dst_slot: int, src_slot: int, nbytes: int) -> None:
+        """Counts a device-to-device copy (between chips, or between two buffers of one)."""
+        with self._count_lock:
+            if dst_slot == src_slot:
+                self.local_bytes += nbytes
+            else:
+                self.peer_bytes += nbytes
+                self.peer_received[dst_slot] += nbytes
+
+    def stats(self) -> Dict[str, Any]:
         return {"tasks": len(self.tasks), "h2d_bytes": self.h2d_bytes,
                 "d2h_bytes": self.d2h_bytes, "peer_bytes": self.peer_bytes,
-                "local_bytes": self.local_bytes}
+                "local_bytes": self.local_bytes, "peer_received": list(self.peer_received)}
 
     # ---- completion -----------------------------------------------------------------------
     def finish(self) -> Optional[BaseException]:
@@ -341,6 +371,37 @@ class HostOrchestrator:
         task.body = body
         run.enqueue(task)
         return task.seq
+
+    # ---- collectives (simpler.host.collectives) -------------------------------------------
+    def all_reduce(self, tensors: Sequence[Any], op: str = "sum", *,
+                   chips: Optional[Sequence[Any]] = None, dtype: Any = None) -> int:
+        """``tensors[i]`` (on ``chips[i]``; default every chip) becomes op over all of them
+        (``"sum"``, ``"max"``, ``"min"``; float32/float16/bfloat16/int32). Ring."""
+        return self._collective("all_reduce", tensors, op, chips, dtype)
+
+    def reduce_scatter(self, inputs: Sequence[Any], outputs: Sequence[Any], op: str = "sum", *,
+                       chips: Optional[Sequence[Any]] = None, dtype: Any = None) -> int:
+        """``outputs[i]`` = chunk i (numpy.array_split order) of op over ``inputs``. Ring."""
+        return self._collective("reduce_scatter", inputs, outputs, op, chips, dtype)
+
+    def all_gather(self, inputs: Sequence[Any], outputs: Sequence[Any], *,
+                   chips: Optional[Sequence[Any]] = None, dtype: Any = None) -> int:
+        """Every ``outputs[i]`` = the concatenation of ``inputs`` (sizes may differ). Ring."""
+        return self._collective("all_gather", inputs, outputs, chips, dtype)
+
+    def broadcast(self, tensors: Sequence[Any], root: int = 0, *,
+                  chips: Optional[Sequence[Any]] = None, dtype: Any = None) -> int:
+        """Every ``tensors[i]`` = ``tensors[root]`` (root: an index into the group). Tree."""
+        return self._collective("broadcast", tensors, root, chips, dtype)
+
+    def all_to_all(self, inputs: Sequence[Any], outputs: Sequence[Any], *,
+                   chips: Optional[Sequence[Any]] = None, dtype: Any = None) -> int:
+        """``outputs[j]`` = the chunks j of every input, in group order. Pairwise."""
+        return self._collective("all_to_all", inputs, outputs, chips, dtype)
+
+    def _collective(self, kind: str, *args: Any) -> int:
+        from simpler.host.collectives import COLLECTIVES
+        return COLLECTIVES[kind](self._owner, self._run, *args)
 
     def dependencies(self, task: int) -> List[int]:
         """Numbers of the tasks ``task`` waits for (inferred from the tensors)."""
