@@ -9,7 +9,8 @@ import sys
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-EXAMPLES = ["vector_add", "dag", "matmul", "kernel_mode", "decoder_layer", "multi_chip"]
+EXAMPLES = ["vector_add", "dag", "matmul", "kernel_mode", "decoder_layer", "multi_chip",
+            "multi_host"]
 
 
 @pytest.mark.parametrize("name", EXAMPLES)

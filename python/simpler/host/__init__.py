@@ -22,6 +22,6 @@ def dispatch_level(level: int, kwargs: dict) -> HostWorker:
     from simpler.host.host_worker import check_mode
     check_mode(level, kwargs.get("execution_mode", "program"))
     if level == 4:
-        raise NotImplementedError("Worker(level=4) is not implemented yet; use level=3 "
-                                  "(several chips of one host)")
+        from simpler.host.mpi import MpiWorker
+        return object.__new__(MpiWorker)
     return object.__new__(HostWorker)

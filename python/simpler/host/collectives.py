@@ -105,6 +105,8 @@ class Collective:
             raise ValueError(f"{self.api}: {name} must be a list of {self.g} arrays (one per chip "
                              f"of the group), got {_count(values)}")
         out = [_Array(v, f"{self.api} {name}[{i}]", dtype) for i, v in enumerate(values)]
+        for i, a in enumerate(out):
+            self.owner._check_fits(self.slots[i], a.hi - a.lo, f"{self.api} {name}[{i}]")
         if len({a.dtype for a in out}) != 1:
             raise ValueError(f"{self.api}: {name} mix dtypes {[a.dtype.name for a in out]}")
         return out
@@ -327,12 +329,19 @@ def submit_all_reduce(owner: Any, run: HostRun, tensors: Sequence[Any], op: str,
     return c.submit(arrays, [], True, ring_all_reduce(code, n))
 
 
+def _nonempty_chunks(c: Collective, n: int) -> None:
+    if n < c.g:
+        raise ValueError(f"{c.api}: {n} elements over {c.g} chips leave a chip an empty chunk; "
+                         "use at least one element per chip")
+
+
 def submit_reduce_scatter(owner: Any, run: HostRun, inputs: Sequence[Any], outputs: Sequence[Any],
                           op: str, chips: Optional[Sequence[Any]], dtype: Any) -> int:
     c = Collective(owner, run, "reduce_scatter", chips)
     ins = c.arrays(inputs, "inputs", dtype)
     outs = c.arrays(outputs, "outputs", dtype)
     n = c.same_size(ins, "inputs")
+    _nonempty_chunks(c, n)
     c.expect_sizes(outs, [size for _, size in chunks(n, c.g)], "outputs")
     code = c.reducible(ins, op)
     c.disjoint(ins, outs)
@@ -367,6 +376,7 @@ def submit_all_to_all(owner: Any, run: HostRun, inputs: Sequence[Any], outputs: 
     ins = c.arrays(inputs, "inputs", dtype)
     outs = c.arrays(outputs, "outputs", dtype)
     n = c.same_size(ins, "inputs")
+    _nonempty_chunks(c, n)
     c.expect_sizes(outs, [c.g * size for _, size in chunks(n, c.g)], "outputs")
     c.disjoint(ins, outs)
     return c.submit(ins, outs, False, pairwise_all_to_all(n))

@@ -104,6 +104,7 @@ class HostWorker(Worker):
         self._in_flight: List["HostRunHandle"] = []
         self._last_run: Optional[HostRun] = None
         self._reduce_ready = False
+        self._totals: Dict[int, int] = {}
 
     # ---- state --------------------------------------------------------------------------
     @property
@@ -167,6 +168,11 @@ class HostWorker(Worker):
                 self._state = "FAILED"
                 raise
             self._state = "READY"
+            self._cache_totals()
+
+    def _cache_totals(self) -> None:
+        # Device capacities, for refusing a tensor that cannot fit before anything moves.
+        self._totals = {s: self._transport.memory_info(s)[1] for s in range(len(self._chips))}
 
     def close(self) -> None:
         """Completes the runs in flight, then tears every chip down (idempotent). Every chip
@@ -221,6 +227,15 @@ class HostWorker(Worker):
         if not self._reduce_ready:
             self._transport.register(REDUCE_KEY, reduce_program_image())
             self._reduce_ready = True
+
+    def _check_fits(self, slot: int, nbytes: int, what: str) -> None:
+        """ValueError when ``nbytes`` exceeds the chip's device memory (before anything moves)."""
+        total = self._totals.get(slot)
+        if total is None:
+            total = self._totals[slot] = self._transport.memory_info(slot)[1]
+        if nbytes > total:
+            raise ValueError(f"{what}: {nbytes} bytes do not fit on chip {self._chips[slot]!r} "
+                             f"({total} bytes of device memory); split the tensor over chips")
 
     def _resolve(self, handle: Any, api: str) -> Tuple[int, Any]:
         if not isinstance(handle, CallableHandle) or handle.key not in self._callables:

@@ -352,6 +352,8 @@ class HostOrchestrator:
         run = self._run
         if slot is None:
             slot = run.least_loaded(range(self.chip_count))
+        for index, (array, lo, hi, _, _) in enumerate(tensors):
+            self._owner._check_fits(slot, hi - lo, f"HostOrchestrator.submit({name}) tensor {index}")
         task = run.new_task([slot], name, tensors)
         refs = []
         written = []

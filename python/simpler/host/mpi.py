@@ -1,0 +1,686 @@
+"""``Worker(level=4)``: several hosts on Open MPI (one rank per host), rank 0 orchestrates.
+
+Every rank builds ``Worker(level=4, device_ids=[...])`` over its own chips and calls
+``init()`` and ``close()``. Rank 0 runs the host orchestrations (the level-3 API, unchanged:
+``run``/``submit``, ``orch.submit(..., chip=(rank, device))``, the collectives); its chips
+are slots of an :class:`MpiTransport`, which forwards what concerns another rank's chips to
+that rank as MPI messages. The other ranks *serve*: a progress thread on each executes the
+requests on the rank's level-3 chips (:class:`LocalTransport`) until rank 0 closes.
+
+Why rank 0 and not SPMD: one orchestration sees every task, so dependencies across hosts,
+least-loaded placement and the validation of every argument (shapes, ids, sizes) happen in
+one place, before anything moves; under SPMD every rank would have to make the same timing-
+dependent placement decisions and agree on them, and host arrays would have to exist on all
+ranks. The cost is that host arrays live on rank 0 and inputs travel from it.
+
+Plumbing: two duplicated communicators, ``ctrl`` (pickled requests, replies, heartbeats;
+read only by each rank's progress thread) and ``data`` (raw buffers, one unique tag per
+transfer, nonblocking). Every wait is bounded by liveness: ranks exchange heartbeats every
+``heartbeat`` seconds, and a rank not heard from for ``rank_timeout`` seconds is declared
+dead — the waiter gets :class:`simpler.host.RankError` naming it, never a hang.
+Requires MPI_THREAD_MULTIPLE (Open MPI from Debian provides it).
+"""
+from __future__ import annotations
+
+import itertools
+import queue
+import threading
+import time
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from simpler.errors import PTO_RUNTIME_ERR_TIMEOUT, ChipWorkerError
+from simpler.host.errors import ChipGroupError, RankError
+from simpler.host.host_worker import CallableHandle, HostWorker, check_mode, validate_device_ids
+from simpler.host.transport import ChipTransport, LocalTransport, TensorRef
+
+_CTRL = 11
+_TAGS = 30000
+
+
+def _mpi() -> Any:
+    try:
+        from mpi4py import MPI
+    except ImportError as error:  # pragma: no cover - python3-mpi4py is a setup package
+        raise ImportError("Worker(level=4) needs mpi4py (Debian: python3-mpi4py) and Open MPI; "
+                          "run scripts/setup.sh") from error
+    return MPI
+
+
+def _describe(error: BaseException) -> Tuple[str, str, Optional[int], Optional[int]]:
+    """An exception as plain data (type name, message, status code, rank it names)."""
+    return (type(error).__name__, str(error), getattr(error, "code", None),
+            getattr(error, "rank", None))
+
+
+_PLAIN = {"ValueError": ValueError, "TypeError": TypeError, "TimeoutError": TimeoutError,
+          "RuntimeError": RuntimeError, "FileNotFoundError": FileNotFoundError}
+
+
+def _rebuild(described: Tuple[Any, ...], rank: int) -> BaseException:
+    """The exception a rank reported, raised on this one (typed; the message names the rank)."""
+    kind, message, code, named_rank = (tuple(described) + (None,) * 4)[:4]
+    message = f"rank {rank}: {message}"
+    if kind in _PLAIN:
+        return _PLAIN[kind](message)
+    if kind == "RankError":
+        return RankError(message, rank if named_rank is None else named_rank,
+                         PTO_RUNTIME_ERR_TIMEOUT if code is None else code)
+    if code is not None:
+        return ChipWorkerError(message, code)
+    return RankError(message, rank)
+
+
+class _Link:
+    """This rank's MPI plumbing: the progress thread, heartbeats and liveness."""
+
+    def __init__(self, comm: Any, rank_timeout: float, heartbeat: float) -> None:
+        MPI = _mpi()
+        if MPI.Query_thread() < MPI.THREAD_MULTIPLE:
+            raise RuntimeError("Worker(level=4): MPI was initialized without THREAD_MULTIPLE; "
+                               "import simpler (or mpi4py with its default) before MPI_Init")
+        self.MPI = MPI
+        self.ctrl = comm.Dup()
+        self.data = comm.Dup()
+        self.rank = comm.Get_rank()
+        self.size = comm.Get_size()
+        self.rank_timeout = rank_timeout
+        self.heartbeat = heartbeat
+        self.handlers: Dict[str, Callable[[int, tuple], None]] = {}
+        self.last_seen = [time.monotonic()] * self.size
+        self.dead: Dict[int, str] = {}
+        self.peers: List[int] = list(range(1, self.size)) if self.rank == 0 else [0]
+        self._pending: List[Tuple[Any, Callable[[], None]]] = []
+        self._pending_lock = threading.Lock()
+        self._tags = itertools.count(1)
+        self._stop = threading.Event()
+        self.silent_until = 0.0    # test hook: a rank that stops answering
+        self._thread = threading.Thread(target=self._loop, daemon=True,
+                                        name=f"simpler-mpi-rank{self.rank}")
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive() and threading.current_thread() is not self._thread:
+            self._thread.join(timeout=max(5.0, self.rank_timeout))
+
+    def free(self) -> None:
+        # The duplicated communicators are not freed: MPI_Comm_free may synchronize with a
+        # rank that is dead or silent, and a close must never wait for one. Two handles per
+        # Worker are released by MPI_Finalize.
+        self.handlers.clear()
+
+    def new_tag(self) -> int:
+        return 100 + next(self._tags) % _TAGS
+
+    def send(self, dest: int, message: tuple) -> None:
+        self.ctrl.send(message, dest=dest, tag=_CTRL)
+
+    def progress(self, request: Any, done: Callable[[], None]) -> None:
+        """Completes a nonblocking MPI request on the progress thread, then calls ``done``."""
+        with self._pending_lock:
+            self._pending.append((request, done))
+
+    # ---- liveness -----------------------------------------------------------------------
+    def check(self, rank: int, what: str) -> None:
+        if rank in self.dead:
+            raise RankError(f"rank {rank} is dead ({self.dead[rank]}); {what} abandoned", rank,
+                            PTO_RUNTIME_ERR_TIMEOUT)
+        silent = time.monotonic() - self.last_seen[rank]
+        if silent > self.rank_timeout:
+            self.dead[rank] = f"silent for {silent:.1f} s > rank_timeout {self.rank_timeout} s"
+            raise RankError(f"rank {rank} stopped answering (silent for {silent:.1f} s, "
+                            f"rank_timeout={self.rank_timeout} s) during {what}", rank,
+                            PTO_RUNTIME_ERR_TIMEOUT)
+
+    def wait_event(self, event: threading.Event, rank: int, what: str) -> None:
+        while not event.wait(min(0.05, self.heartbeat)):
+            self.check(rank, what)
+
+    def wait_request(self, request: Any, rank: int, what: str) -> None:
+        delay = 1e-5
+        while not request.Test():
+            self.check(rank, what)
+            time.sleep(delay)
+            delay = min(delay * 2, 1e-3)
+
+    # ---- the progress thread ------------------------------------------------------------
+    def _loop(self) -> None:
+        MPI = self.MPI
+        status = MPI.Status()
+        last_beat = 0.0
+        while not self._stop.is_set():
+            now = time.monotonic()
+            if now < self.silent_until:
+                time.sleep(0.01)
+                continue
+            busy = False
+            while self.ctrl.Iprobe(source=MPI.ANY_SOURCE, tag=_CTRL, status=status):
+                source = status.Get_source()
+                message = self.ctrl.recv(source=source, tag=_CTRL)
+                self.last_seen[source] = time.monotonic()
+                handler = self.handlers.get(message[0])
+                if handler is not None:
+                    handler(source, message)
+                busy = True
+            with self._pending_lock:
+                pending = list(self._pending)
+            for item in pending:
+                request, done = item
+                if request.Test():
+                    with self._pending_lock:
+                        self._pending.remove(item)
+                    done()
+                    busy = True
+            if now - last_beat >= self.heartbeat:
+                last_beat = now
+                for peer in self.peers:
+                    if peer not in self.dead:
+                        self.send(peer, ("hb",))
+            if not busy:
+                time.sleep(0.0002)
+
+
+class _Call:
+    """A request to another rank, waiting for its reply."""
+
+    def __init__(self, link: _Link, rank: int, what: str) -> None:
+        self.link = link
+        self.rank = rank
+        self.what = what
+        self.event = threading.Event()
+        self.reply: Optional[tuple] = None
+        self.data_request: Any = None
+
+    def result(self) -> Any:
+        if self.data_request is not None:
+            self.link.wait_request(self.data_request, self.rank, self.what)
+        self.link.wait_event(self.event, self.rank, self.what)
+        assert self.reply is not None
+        ok, payload = self.reply
+        if not ok:
+            raise _rebuild(payload, self.rank)
+        return payload
+
+
+class _Client:
+    """Rank 0's side: requests to the serving ranks."""
+
+    def __init__(self, link: _Link) -> None:
+        self.link = link
+        self._ids = itertools.count(1)
+        self._calls: Dict[int, _Call] = {}
+        self._lock = threading.Lock()
+        link.handlers["reply"] = self._on_reply
+
+    def _on_reply(self, source: int, message: tuple) -> None:
+        _, rid, ok, payload = message
+        with self._lock:
+            call = self._calls.pop(rid, None)
+        if call is not None:
+            call.reply = (ok, payload)
+            call.event.set()
+
+    def start(self, rank: int, op: str, *args: Any, send: Any = None, recv_into: Any = None,
+              tag: Optional[int] = None) -> _Call:
+        link = self.link
+        link.check(rank, op)
+        call = _Call(link, rank, f"{op} on rank {rank}")
+        rid = next(self._ids)
+        with self._lock:
+            self._calls[rid] = call
+        if (send is not None or recv_into is not None) and tag is None:
+            tag = link.new_tag()
+        if recv_into is not None:
+            call.data_request = link.data.Irecv(recv_into, source=rank, tag=tag)
+        link.send(rank, ("req", rid, op, args, tag))
+        if send is not None:
+            call.data_request = link.data.Isend(send, dest=rank, tag=tag)
+        return call
+
+    def call(self, rank: int, op: str, *args: Any, **kwargs: Any) -> Any:
+        return self.start(rank, op, *args, **kwargs).result()
+
+
+class _Server:
+    """A serving rank: executes rank 0's requests on this rank's chips."""
+
+    def __init__(self, link: _Link, local: LocalTransport) -> None:
+        self.link = link
+        self.local = local
+        self.shutdown = threading.Event()
+        self._queues: List["queue.Queue[Optional[Callable[[], None]]]"] = []
+        self._threads: List[threading.Thread] = []
+        for slot in range(local.chip_count + 1):   # one per chip, plus one for admin calls
+            q: "queue.Queue[Optional[Callable[[], None]]]" = queue.Queue()
+            t = threading.Thread(target=self._worker, args=(q,), daemon=True,
+                                 name=f"simpler-mpi-serve{slot}")
+            t.start()
+            self._queues.append(q)
+            self._threads.append(t)
+        link.handlers["req"] = self._on_request
+        link.handlers["shutdown"] = lambda source, message: self.shutdown.set()
+
+    @staticmethod
+    def _worker(q: "queue.Queue[Optional[Callable[[], None]]]") -> None:
+        while True:
+            job = q.get()
+            if job is None:
+                return
+            job()
+
+    def stop(self) -> None:
+        for q in self._queues:
+            q.put(None)
+        for t in self._threads:
+            t.join(timeout=30)
+
+    def _reply(self, rid: int, fn: Callable[[], Any]) -> None:
+        try:
+            self.link.send(0, ("reply", rid, True, fn()))
+        except BaseException as error:  # noqa: BLE001 - sent to rank 0
+            self.link.send(0, ("reply", rid, False, _describe(error)))
+
+    def _on_request(self, source: int, message: tuple) -> None:
+        _, rid, op, args, tag = message
+        local, link = self.local, self.link
+        if op == "copy_to":            # rank 0 -> this chip
+            slot, dst, nbytes = args
+            staging = np.empty(nbytes, dtype=np.uint8)
+            request = link.data.Irecv(staging, source=0, tag=tag)
+            link.progress(request, lambda: self._reply(
+                rid, lambda: local.write_device(slot, dst, staging)))
+        elif op in ("copy_from", "send_peer"):   # this chip -> rank 0 / another rank
+            slot, src, nbytes = args[:3]
+            dest = 0 if op == "copy_from" else args[3]
+            staging = np.empty(nbytes, dtype=np.uint8)
+            try:
+                local.read_device(slot, staging, src)
+            except BaseException as error:  # noqa: BLE001 - sent to rank 0
+                link.send(0, ("reply", rid, False, _describe(error)))
+                return
+            request = link.data.Isend(staging, dest=dest, tag=tag)
+            link.progress(request, lambda: self._reply(rid, lambda: staging.nbytes))
+        elif op == "recv_peer":        # another rank -> this chip
+            slot, dst, nbytes, src_rank = args
+            staging = np.empty(nbytes, dtype=np.uint8)
+            request = link.data.Irecv(staging, source=src_rank, tag=tag)
+            link.progress(request, lambda: self._reply(
+                rid, lambda: local.write_device(slot, dst, staging)))
+        elif op == "local_peer":
+            self._reply(rid, lambda: local.copy_peer(*args))
+        elif op in ("register", "unregister"):
+            self._queues[-1].put(lambda: self._reply(rid, lambda: getattr(local, op)(*args)))
+        elif op == "run":
+            slot, key, tensors, scalars, config = args
+            self._queues[slot].put(lambda: self._reply(
+                rid, lambda: local.run(slot, key, tensors, scalars, _config(config))))
+        elif op in ("malloc", "free", "memory_info", "committed"):
+            slot = args[0]
+            self._queues[slot].put(lambda: self._reply(rid, lambda: getattr(local, op)(*args)))
+        else:
+            link.send(0, ("reply", rid, False, ("ValueError", f"unknown request {op!r}", None)))
+
+
+def _config(config: Optional[dict]) -> Any:
+    if config is None:
+        return None
+    from simpler.task_interface import CallConfig
+    return CallConfig(**config)
+
+
+class MpiTransport(ChipTransport):
+    """Rank 0's view of every chip of every rank: slot = (rank, device)."""
+
+    def __init__(self, link: _Link, local: LocalTransport, chips: Sequence[Tuple[int, int]]) -> None:
+        self.link = link
+        self.local = local
+        self.client = _Client(link)
+        self.chips = list(chips)
+        per_rank = local.chip_count
+        self._where = [(rank, index % per_rank) for index, (rank, _) in enumerate(chips)]
+
+    @property
+    def chip_count(self) -> int:
+        return len(self.chips)
+
+    def chip_name(self, slot: int) -> str:
+        rank, device = self.chips[slot]
+        return f"rank {rank} device {device}"
+
+    def _loc(self, slot: int) -> Tuple[int, int]:
+        return self._where[slot]
+
+    def register(self, key: int, image: bytes) -> None:
+        calls = [self.client.start(r, "register", key, image) for r in range(1, self.link.size)]
+        self.local.register(key, image)
+        for call in calls:
+            call.result()
+
+    def unregister(self, key: int) -> None:
+        calls = [self.client.start(r, "unregister", key) for r in range(1, self.link.size)]
+        self.local.unregister(key)
+        for call in calls:
+            call.result()
+
+    def run(self, slot: int, key: int, tensors: Sequence[TensorRef], scalars: Sequence[int],
+            config: Any = None) -> None:
+        rank, local = self._loc(slot)
+        if rank == 0:
+            self.local.run(local, key, tensors, scalars, config)
+            return
+        self.client.call(rank, "run", local, key, list(tensors), list(scalars),
+                         None if config is None else config.to_dict())
+
+    def _simple(self, slot: int, op: str, *args: Any) -> Any:
+        rank, local = self._loc(slot)
+        if rank == 0:
+            return getattr(self.local, op)(local, *args)
+        return self.client.call(rank, op, local, *args)
+
+    def malloc(self, slot: int, nbytes: int) -> int:
+        return self._simple(slot, "malloc", nbytes)
+
+    def free(self, slot: int, ptr: int) -> None:
+        self._simple(slot, "free", ptr)
+
+    def memory_info(self, slot: int) -> Tuple[int, int]:
+        return tuple(self._simple(slot, "memory_info"))  # type: ignore[return-value]
+
+    def committed(self, slot: int) -> int:
+        return self._simple(slot, "committed")
+
+    def copy_to(self, slot: int, dst: int, src: Any) -> None:
+        rank, local = self._loc(slot)
+        if rank == 0:
+            self.local.copy_to(local, dst, src)
+            return
+        buf = np.ascontiguousarray(np.frombuffer(memoryview(src).cast("B"), dtype=np.uint8))
+        self.client.call(rank, "copy_to", local, dst, buf.nbytes, send=buf)
+
+    def copy_from(self, slot: int, dst: Any, src: int) -> None:
+        rank, local = self._loc(slot)
+        if rank == 0:
+            self.local.copy_from(local, dst, src)
+            return
+        view = memoryview(dst).cast("B")
+        staging = np.frombuffer(view, dtype=np.uint8) if not view.readonly else None
+        if staging is None:
+            raise ValueError("copy_from: the destination buffer is read-only")
+        self.client.call(rank, "copy_from", local, src, staging.nbytes, recv_into=staging)
+
+    def copy_peer(self, dst_slot: int, dst: int, src_slot: int, src: int, nbytes: int) -> None:
+        (ra, la), (rb, lb) = self._loc(dst_slot), self._loc(src_slot)
+        if ra == 0 and rb == 0:
+            self.local.copy_peer(la, dst, lb, src, nbytes)
+        elif ra == rb:
+            self.client.call(ra, "local_peer", la, dst, lb, src, nbytes)
+        elif rb == 0:
+            staging = np.empty(nbytes, dtype=np.uint8)
+            self.local.read_device(lb, staging, src)
+            self.client.call(ra, "copy_to", la, dst, nbytes, send=staging)
+        elif ra == 0:
+            staging = np.empty(nbytes, dtype=np.uint8)
+            self.client.call(rb, "copy_from", lb, src, nbytes, recv_into=staging)
+            self.local.write_device(la, dst, staging)
+        else:                            # rank to rank, point to point
+            tag = self.link.new_tag()
+            receive = self.client.start(ra, "recv_peer", la, dst, nbytes, rb, tag=tag)
+            send = self.client.start(rb, "send_peer", lb, src, nbytes, ra, tag=tag)
+            send.result()
+            receive.result()
+
+    def close(self) -> Dict[int, BaseException]:  # pragma: no cover - MpiWorker closes
+        return self.local.close()
+
+
+class MpiWorker(HostWorker):
+    """``Worker(level=4)``: every rank's chips; rank 0 orchestrates, the others serve."""
+
+    def __init__(self, level: int = 4, *, device_ids: Optional[Sequence[int]] = None,
+                 device_id: Optional[int] = None, platform: str = "a2a3sim",
+                 runtime: str = "tensormap_and_ringbuffer", execution_mode: str = "program",
+                 enable_sdma: bool = False, lib_dir: Any = None, comm: Any = None,
+                 rank_timeout: float = 10.0, heartbeat: Optional[float] = None) -> None:
+        api = "Worker(level=4)"
+        check_mode(level, execution_mode)
+        if device_id is not None:
+            raise ValueError(f"{api}: takes device_ids=[...] (this rank's chips), not device_id")
+        if not isinstance(rank_timeout, (int, float)) or rank_timeout <= 0:
+            raise ValueError(f"{api}: rank_timeout must be a positive number of seconds, got "
+                             f"{rank_timeout!r}")
+        ids = validate_device_ids(device_ids, platform, api)
+        MPI = _mpi()
+        self._comm = comm if comm is not None else MPI.COMM_WORLD
+        self._rank = self._comm.Get_rank()
+        self._size = self._comm.Get_size()
+        self._rank_timeout = float(rank_timeout)
+        self._heartbeat = float(heartbeat) if heartbeat else min(0.25, self._rank_timeout / 5)
+        self._local = LocalTransport(ids, platform, runtime, lib_dir=_path(lib_dir),
+                                     enable_sdma=enable_sdma)
+        chips = [(rank, d) for rank in range(self._size) for d in ids]
+        self._link: Optional[_Link] = None
+        self._server: Optional[_Server] = None
+        self._setup(level, self._local, chips)
+
+    # ---- identity -----------------------------------------------------------------------
+    @property
+    def rank(self) -> int:
+        return self._rank
+
+    @property
+    def world_size(self) -> int:
+        return self._size
+
+    @property
+    def is_orchestrator(self) -> bool:
+        """True on rank 0, the rank that runs host orchestrations."""
+        return self._rank == 0
+
+    @property
+    def rank_timeout(self) -> float:
+        return self._rank_timeout
+
+    # ---- lifecycle ----------------------------------------------------------------------
+    def init(self, prewarm_config: Any = None, *, config: Any = None) -> None:
+        """Collective: every rank brings its chips up, or every rank rolls back (a failure
+        anywhere raises ChipGroupError naming (rank, device) on every rank)."""
+        if config is not None:
+            raise ValueError("Worker(level=4).init: config= is the kernel-mode keyword")
+        with self._lifecycle:
+            if self._state != "NEW":
+                raise RuntimeError(f"Worker(level=4).init: the worker is {self._state}")
+            link = self._link = _Link(self._comm, self._rank_timeout, self._heartbeat)
+            statuses: Dict[int, Any] = {}
+            arrived = threading.Event()
+            verdict: List[Any] = []
+            decided = threading.Event()
+
+            def on_status(source: int, message: tuple) -> None:
+                statuses[source] = message[1]
+                if len(statuses) == self._size - 1:
+                    arrived.set()
+
+            def on_verdict(source: int, message: tuple) -> None:
+                verdict.append(message[1])
+                decided.set()
+
+            link.handlers["init_status"] = on_status
+            link.handlers["init_verdict"] = on_verdict
+            if self._rank != 0:
+                self._server = _Server(link, self._local)
+            else:
+                self._transport = MpiTransport(link, self._local, self._chips)
+            link.start()
+            mine = {}
+            try:
+                self._local.init(prewarm_config)
+            except ChipGroupError as error:
+                mine = {d: _describe(e) for d, e in error.failures.items()}
+            except BaseException as error:  # noqa: BLE001 - reported to every rank
+                mine = {-1: _describe(error)}
+            try:
+                if self._rank == 0:
+                    if self._size > 1:
+                        self._wait_all(arrived, statuses, "init")
+                    failures = {(0, d): e for d, e in mine.items()}
+                    for rank, status in sorted(statuses.items()):
+                        failures.update({(rank, d): e for d, e in status.items()})
+                    for rank in range(1, self._size):
+                        link.send(rank, ("init_verdict", failures))
+                else:
+                    link.send(0, ("init_status", mine))
+                    link.wait_event(decided, 0, "init")
+                    failures = verdict[0]
+            except BaseException:
+                self._abandon()
+                self._state = "FAILED"
+                raise
+            if failures:
+                if not mine:
+                    self._local.close()
+                self._abandon()
+                self._state = "FAILED"
+                named = {chip: _rebuild(desc, chip[0]) for chip, desc in failures.items()}
+                raise ChipGroupError(
+                    "Worker(level=4).init: "
+                    + "; ".join(f"rank {r} device {d}: {desc[1]}" for (r, d), desc in
+                                failures.items())
+                    + " — every rank rolled its chips back", named)
+            self._state = "READY"
+            if self._rank == 0:
+                for key, callable_ in self._callables.items():
+                    self._transport.register(key, callable_.bytes())
+                self._cache_totals()
+
+    def _wait_all(self, arrived: threading.Event, statuses: Dict[int, Any], what: str) -> None:
+        assert self._link is not None
+        while not arrived.wait(0.05):
+            for rank in range(1, self._size):
+                if rank not in statuses:
+                    self._link.check(rank, what)
+
+    def _abandon(self) -> None:
+        if self._server is not None:
+            self._server.stop()
+        if self._link is not None:
+            self._link.stop()
+            self._link.free()
+        self._link = None
+        self._server = None
+
+    def close(self) -> None:
+        """Collective. Rank 0: completes its runs, tells every rank to close, waits for
+        their reports (a dead rank is reported, not waited for), closes its chips. Other
+        ranks: serve until rank 0 closes (or is found dead), then close their chips.
+        Failures of every rank are raised together as ChipGroupError keyed (rank, device)."""
+        with self._lifecycle:
+            if self._state in ("NEW", "FAILED", "CLOSED"):
+                self._state = "CLOSED" if self._state != "FAILED" else "FAILED"
+                return
+            if self._rank == 0:
+                self._close_orchestrator()
+            else:
+                self._close_server()
+
+    def _close_orchestrator(self) -> None:
+        link = self._link
+        assert link is not None
+        for run in list(self._in_flight):
+            run._join()
+        reports: Dict[int, Any] = {}
+        arrived = threading.Event()
+
+        def on_closed(source: int, message: tuple) -> None:
+            reports[source] = message[1]
+            if len(reports) == self._size - 1:
+                arrived.set()
+
+        link.handlers["closed"] = on_closed
+        failures: Dict[Any, BaseException] = {}
+        for rank in range(1, self._size):   # a silent rank that resumes closes too
+            link.send(rank, ("shutdown",))
+        if self._size > 1:
+            for rank in range(1, self._size):
+                while rank not in reports:
+                    try:
+                        link.check(rank, "close")
+                    except RankError as error:
+                        failures[(rank, None)] = error
+                        break
+                    arrived.wait(0.05)
+        for rank, report in reports.items():
+            failures.update({(rank, d): _rebuild(desc, rank) for d, desc in report.items()})
+        local = self._local.close()
+        failures.update({(0, self._local.device_ids[s]): e for s, e in local.items()})
+        self._abandon()
+        self._state = "CLOSED"
+        self._raise_close(failures)
+
+    def _close_server(self) -> None:
+        link, server = self._link, self._server
+        assert link is not None and server is not None
+        error: Optional[BaseException] = None
+        try:
+            link.wait_event(server.shutdown, 0, "serving (waiting for rank 0 to close)")
+        except RankError as dead:
+            error = dead
+        server.stop()
+        local = self._local.close()
+        report = {self._local.device_ids[s]: _describe(e) for s, e in local.items()}
+        if error is not None:
+            report[None] = _describe(error)
+        link.send(0, ("closed", report))   # small, eager: never waits for rank 0
+        self._abandon()
+        self._state = "CLOSED"
+        failures: Dict[Any, BaseException] = {(self._rank, self._local.device_ids[s]): e
+                                              for s, e in local.items()}
+        if error is not None and not failures:
+            raise error                    # rank 0 died or went silent: named, typed
+        if error is not None:
+            failures[(0, None)] = error
+        self._raise_close(failures)
+
+    def _raise_close(self, failures: Dict[Any, BaseException]) -> None:
+        if not failures:
+            return
+        raise ChipGroupError(
+            "Worker(level=4).close: "
+            + "; ".join(f"rank {r}" + ("" if d is None else f" device {d}") + f": {e}"
+                        for (r, d), e in failures.items())
+            + " (this rank's chips are released)", failures)
+
+    # ---- rank 0 only --------------------------------------------------------------------
+    def _require_orchestrator(self, api: str) -> None:
+        if self._rank != 0:
+            raise RuntimeError(f"Worker(level=4).{api}: only rank 0 runs host orchestrations "
+                               f"and addresses chips; rank {self._rank} serves its chips "
+                               "(docs/multi-host.md)")
+
+    def _require_ready(self, api: str) -> None:
+        self._require_orchestrator(api)
+        super()._require_ready(api)
+
+    def register(self, chip_callable: Any) -> CallableHandle:
+        """On rank 0: registers on every rank's chips. On other ranks: a no-op handle (rank 0
+        ships the images), so SPMD-style scripts may register on every rank."""
+        if self._rank != 0:
+            return CallableHandle(0, chip_callable)
+        return super().register(chip_callable)
+
+    def _test_go_silent(self, seconds: float) -> None:
+        """Test hook: this rank stops answering (no replies, no heartbeats) for ``seconds``."""
+        if self._link is not None:
+            self._link.silent_until = time.monotonic() + seconds
+
+    def __repr__(self) -> str:
+        return (f"<simpler.Worker level=4 rank={self._rank}/{self._size} "
+                f"chips/rank={self._local.device_ids} state={self._state}>")
+
+
+def _path(lib_dir: Any) -> Optional[str]:
+    import os
+    return os.fspath(lib_dir) if lib_dir else None

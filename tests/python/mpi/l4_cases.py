@@ -1,0 +1,282 @@
+"""Worker(level=4) scenarios, run under mpirun by tests/python/test_multi_host.py.
+
+Usage: mpirun -np N python3 l4_cases.py CASE [CASE ...]. Every rank prints
+``PASS <case> rank <r>`` per case; any failure prints the traceback and aborts the job.
+"""
+from __future__ import annotations
+
+import pathlib
+import sys
+import threading
+import time
+import traceback
+
+import numpy as np
+from mpi4py import MPI
+
+from simpler import KernelCompiler, Worker, sim
+from simpler.host import ChipGroupError, ChipTaskError, RankError
+from simpler.host.collectives import chunks
+from simpler.task_interface import ArgDirection as D, ChipCallable, CoreCallable, DataType
+
+PROGRAMS = pathlib.Path(__file__).resolve().parents[1] / "programs"
+COMM = MPI.COMM_WORLD
+RANK, SIZE = COMM.Get_rank(), COMM.Get_size()
+DEVICES = [0, 1]
+
+
+def program(orch_file: str, entry: str) -> ChipCallable:
+    cc = KernelCompiler()
+    sig = [D.IN, D.OUT, D.SCALAR]
+    kernel = CoreCallable.build(sig, cc.compile_kernel(
+        (PROGRAMS / "add_scalar_kernel.cpp").read_text(), "aiv"))
+    orch = cc.compile_orchestration((PROGRAMS / orch_file).read_text(), entry=entry)
+    return ChipCallable.build(sig, entry, orch, children=[(0, kernel)])
+
+
+ADD = program("add_scalar_orch.cpp", "add_scalar_entry")
+FATAL = program("fatal_orch.cpp", "fatal_entry")
+
+
+def free_memory() -> list:
+    """Free device memory of this rank's devices, as the simulator sees it."""
+    box = []
+
+    def measure():
+        for d in DEVICES:
+            sim.set_device(d)
+            box.append(sim.mem_get_info()[0])
+    t = threading.Thread(target=measure)
+    t.start()
+    t.join()
+    return box
+
+
+def expect(exc, fn, match=""):
+    try:
+        fn()
+    except exc as error:
+        assert match in str(error), f"{match!r} not in {error}"
+        return error
+    raise AssertionError(f"{exc.__name__} not raised")
+
+
+# ---- cases ---------------------------------------------------------------------------------
+
+def case_basics():
+    before = free_memory()
+    w = Worker(level=4, device_ids=DEVICES, rank_timeout=20)
+    assert w.kernel_mode_supported is False
+    add = w.register(ADD)
+    w.init()
+    if w.is_orchestrator:
+        assert w.device_ids == [(r, d) for r in range(SIZE) for d in DEVICES]
+        n = 3000
+        x = np.arange(n, dtype=np.float32)
+        t = np.zeros_like(x)
+        y = np.zeros_like(x)
+        last = (SIZE - 1, 1)
+
+        def orch(o, _):
+            a = o.submit(add, x, t, 1.0, chip=last)            # on the last rank
+            b = o.submit(add, t, y, 2.0, chip=(0, 0))          # RAW across hosts
+            c = o.submit(add, y, y, 3.0)                        # placed by simpler
+            assert o.dependencies(b) == [a] and o.dependencies(c) == [b]
+
+        w.run(orch)
+        np.testing.assert_array_equal(t, x + 1)
+        np.testing.assert_array_equal(y, x + 6)
+        run = w.submit(lambda o, a: [o.submit(add, x, t, float(i), chip=c)
+                                     for i, c in enumerate(w.device_ids)])
+        run.wait(timeout=120)
+    else:
+        expect(RuntimeError, lambda: w.run(lambda o, a: None), "only rank 0")
+    w.close()
+    assert w.state == "CLOSED" and free_memory() == before
+
+
+def case_collectives():
+    w = Worker(level=4, device_ids=DEVICES, rank_timeout=20)
+    w.init()
+    if w.is_orchestrator:
+        chips = w.device_ids
+        g = len(chips)
+        rng = np.random.default_rng(g)
+        for n in (2 * g - 3, 1000):   # not divisible by the group
+            for dtype in ("float32", "int32", "bfloat16", "float16"):
+                vals = [rng.integers(-8, 9, n) for _ in range(g)]
+                if dtype == "bfloat16":
+                    arr = [(v.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+                           for v in vals]
+                    dt = DataType.BFLOAT16
+                    to = lambda v: (np.asarray(v, np.float32).view(np.uint32) >> 16).astype(np.uint16)  # noqa: E731,E501
+                else:
+                    arr = [v.astype(dtype) for v in vals]
+                    dt = None
+                    to = lambda v, d=dtype: np.asarray(v).astype(d)  # noqa: E731
+                for op, fn in (("sum", np.sum), ("max", np.max), ("min", np.min)):
+                    xs = [a.copy() for a in arr]
+                    w.run(lambda o, a: o.all_reduce(xs, op, dtype=dt))
+                    for x in xs:
+                        np.testing.assert_array_equal(x, to(fn(np.stack(vals), axis=0)))
+            parts = chunks(n, g)
+            xs = [np.full(n, i + 1, dtype=np.float32) for i in range(g)]
+            w.run(lambda o, a: o.all_reduce(xs))
+            c = [size for _, size in parts]
+            assert w.last_run_stats["peer_received"] == \
+                [(2 * n - c[i] - c[(i + 1) % g]) * 4 for i in range(g)]
+            src = [np.arange(n, dtype=np.float32) * (i + 1) for i in range(g)]
+            rs = [np.zeros(size, dtype=np.float32) for size in c]
+            ag = [np.zeros(n * g, dtype=np.float32) for _ in range(g)]
+            a2a = [np.zeros(g * size, dtype=np.float32) for size in c]
+            bc = [s.copy() for s in src]
+
+            def orch(o, _):
+                o.reduce_scatter(src, rs)
+                o.all_gather(src, ag)
+                o.all_to_all(src, a2a)
+                o.broadcast(bc, root=g - 1)
+
+            w.run(orch)
+            total = np.sum(np.stack(src), axis=0)
+            for (off, size), got in zip(parts, rs):
+                np.testing.assert_array_equal(got, total[off:off + size])
+            for got in ag:
+                np.testing.assert_array_equal(got, np.concatenate(src))
+            for (off, size), got in zip(parts, a2a):
+                np.testing.assert_array_equal(got, np.concatenate([s[off:off + size] for s in src]))
+            for got in bc:
+                np.testing.assert_array_equal(got, src[-1])
+    w.close()
+
+
+def case_bad_input():
+    w = Worker(level=4, device_ids=DEVICES, rank_timeout=20)
+    add = w.register(ADD)
+    w.init()
+    if w.is_orchestrator:
+        x = np.zeros(64, dtype=np.float32)
+        y = np.zeros_like(x)
+        huge = np.zeros(sim.get_config().device_memory_bytes // 4 + 1024, dtype=np.float32)
+        cases = [
+            (lambda o: o.submit(add, x, y, 1.0, chip=(SIZE, 0)), "not one of"),
+            (lambda o: o.submit(add, x, y, 1.0, chip=(0, 5)), "not one of"),
+            (lambda o: o.submit(add, huge, huge, 1.0, chip=(SIZE - 1, 0)), "do not fit"),
+            (lambda o: o.all_reduce([x, np.zeros(65, np.float32)], chips=[(0, 0), (SIZE - 1, 1)]),
+             "same size"),
+            (lambda o: o.all_gather([x, x[:10]], [np.zeros(74, np.float32)] * 2,
+                                    chips=[(0, 0), (SIZE - 1, 0)]), "overlap"),
+        ]
+        for call, match in cases:
+            expect(ValueError, lambda: w.run(lambda o, a: call(o)), match)
+            assert w.last_run_stats["tasks"] == 0
+        expect(ValueError, lambda: w.malloc(64, (SIZE + 1, 0)), "not one of")
+    w.close()
+
+
+def case_remote_failure():
+    """A failing task on another rank: typed error naming it; nothing leaked there."""
+    w = Worker(level=4, device_ids=DEVICES, rank_timeout=20)
+    add = w.register(ADD)
+    fatal = w.register(FATAL)
+    w.init()
+    if w.is_orchestrator:
+        remote = (SIZE - 1, 0)
+        x = np.arange(128, dtype=np.float32)
+        t, y = np.zeros_like(x), np.zeros_like(x)
+        w.run(lambda o, a: o.submit(add, x, y, 0.0, chip=remote))          # warm the chip
+        held = w.committed_device_memory(remote)
+        err = expect(ChipTaskError, lambda: w.run(lambda o, a: [
+            o.submit(fatal, x, t, 1.0, chip=remote), o.submit(add, t, y, 1.0, chip=(0, 1))]),
+            f"rank {SIZE - 1} device 0")
+        assert "SIMPLER_CHIP_ERR_ORCH_FATAL" in str(err), err
+        assert w.committed_device_memory(remote) == held
+        w.run(lambda o, a: o.submit(add, x, y, 4.0, chip=remote))
+        np.testing.assert_array_equal(y, x + 4)
+    w.close()
+
+
+def case_init_rollback():
+    """A chip failing to come up on the last rank: every rank rolls back and is told."""
+    before = free_memory()
+    w = Worker(level=4, device_ids=DEVICES, rank_timeout=20)
+    if RANK == SIZE - 1:
+        sim.inject_fault("stream_create", count=1)     # this rank's device 0 fails init
+    err = expect(ChipGroupError, w.init, f"rank {SIZE - 1} device 0")
+    sim.clear_faults()
+    assert (SIZE - 1, 0) in err.failures and w.state == "FAILED"
+    assert free_memory() == before
+    w.close()
+    COMM.Barrier()
+
+
+def case_silent_rank():
+    """The last rank stops answering: rank 0 gets RankError naming it within the bound."""
+    before = free_memory()
+    timeout = 1.0
+    w = Worker(level=4, device_ids=DEVICES, rank_timeout=timeout)
+    add = w.register(ADD)
+    w.init()
+    silent = SIZE - 1
+    COMM.Barrier()
+    if RANK == silent:
+        w._test_go_silent(4.0)
+    if w.is_orchestrator:
+        time.sleep(0.2)
+        x = np.arange(64, dtype=np.float32)
+        y = np.zeros_like(x)
+        start = time.monotonic()
+        err = expect(ChipTaskError, lambda: w.run(
+            lambda o, a: o.submit(add, x, y, 1.0, chip=(silent, 1))), f"rank {silent}")
+        elapsed = time.monotonic() - start
+        assert elapsed < timeout + 2.5, f"took {elapsed:.1f} s to notice"
+        assert isinstance(err.__cause__, RankError) and err.__cause__.rank == silent
+        close_err = expect(ChipGroupError, w.close, f"rank {silent}")
+        assert any(isinstance(e, RankError) and e.rank == silent
+                   for e in close_err.failures.values())
+    else:
+        if RANK == silent:
+            time.sleep(4.5)
+        try:
+            w.close()
+        except ChipGroupError:
+            pass
+    assert w.state == "CLOSED"
+    assert free_memory() == before, (free_memory(), before)
+    COMM.Barrier()
+
+
+def case_silent_orchestrator():
+    """Rank 0 stops answering: every other rank gets RankError(0) within the bound."""
+    before = free_memory()
+    w = Worker(level=4, device_ids=DEVICES, rank_timeout=1.0)
+    w.init()
+    COMM.Barrier()
+    if w.is_orchestrator:
+        w._test_go_silent(3.0)
+        time.sleep(3.5)
+        try:
+            w.close()
+        except ChipGroupError as error:
+            assert all(isinstance(e, RankError) for e in error.failures.values()), error
+    else:
+        start = time.monotonic()
+        err = expect(RankError, w.close, "rank 0")
+        assert err.rank == 0 and time.monotonic() - start < 1.0 + 2.5
+    assert w.state == "CLOSED" and free_memory() == before
+    COMM.Barrier()
+
+
+def main() -> int:
+    for name in sys.argv[1:]:
+        try:
+            globals()[f"case_{name}"]()
+        except BaseException:  # noqa: BLE001 - reported, then the whole job stops
+            print(f"FAIL {name} rank {RANK}\n{traceback.format_exc()}", flush=True)
+            COMM.Abort(1)
+        print(f"PASS {name} rank {RANK}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

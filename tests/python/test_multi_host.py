@@ -1,0 +1,53 @@
+"""Worker(level=4) on Open MPI (issue 19): the scenarios of tests/python/mpi/l4_cases.py under
+``mpirun --oversubscribe -np 2`` and ``-np 4`` on localhost, each rank with 2 simulated chips.
+
+Every mpirun is bounded twice: Open MPI's own ``--timeout`` and the subprocess timeout.
+"""
+from __future__ import annotations
+
+import os
+import pathlib
+import shutil
+import subprocess
+
+import pytest
+
+from simpler import Worker
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CASES = ["basics", "collectives", "bad_input", "remote_failure", "init_rollback",
+         "silent_rank", "silent_orchestrator"]
+MPI_TIMEOUT = 240   # seconds, per mpirun
+
+
+def mpirun_env() -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT / "python") + os.pathsep + env.get("PYTHONPATH", "")
+    if os.geteuid() == 0:                     # CI runs as root; Open MPI refuses it otherwise
+        env["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+        env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+    return env
+
+
+@pytest.mark.skipif(shutil.which("mpirun") is None,
+                    reason="mpirun missing: scripts/setup.sh installs openmpi-bin")
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_level4_scenarios_under_mpirun(ranks, tmp_path):
+    command = ["mpirun", "--oversubscribe", "--timeout", str(MPI_TIMEOUT), "-np", str(ranks),
+               "/usr/bin/python3", str(ROOT / "tests" / "python" / "mpi" / "l4_cases.py"), *CASES]
+    result = subprocess.run(command, cwd=tmp_path, env=mpirun_env(), capture_output=True,
+                            text=True, timeout=MPI_TIMEOUT + 30)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-6000:]
+    for case in CASES:
+        for rank in range(ranks):
+            assert f"PASS {case} rank {rank}" in result.stdout, output[-6000:]
+
+
+def test_level4_construction_validates_before_touching_mpi():
+    with pytest.raises(ValueError, match="level 2 only"):
+        Worker(level=4, execution_mode="kernel", device_ids=[0])
+    with pytest.raises(ValueError, match="empty"):
+        Worker(level=4, device_ids=[])
+    with pytest.raises(ValueError, match="rank_timeout"):
+        Worker(level=4, device_ids=[0], rank_timeout=0)
