@@ -18,17 +18,20 @@ extern "C" {
 #define SIMPLER_NOT_READY 1
 
 /* Chip band: errors latched during a run, reported negated. */
-#define SIMPLER_CHIP_ERR_ORCH_FATAL (-1)    /* orchestration called fatal() */
-#define SIMPLER_CHIP_ERR_INVALID_ARGS (-2)  /* a task or entry argument was malformed */
-#define SIMPLER_CHIP_ERR_RING_DEADLOCK (-3) /* a scope holds more than a ring can ever hold */
-#define SIMPLER_CHIP_ERR_TENSORMAP_OVERFLOW \
-  (-4)                                          /* more live tensor-map entries than its capacity */
-#define SIMPLER_CHIP_ERR_SCHEDULER_TIMEOUT (-5) /* the no-progress watchdog fired */
-#define SIMPLER_CHIP_ERR_KERNEL_FAULT (-6)      /* a kernel reported or caused a detectable fault */
-#define SIMPLER_CHIP_ERR_ORCH_LOAD_FAILED (-7)  /* the orchestration image could not be loaded */
-#define SIMPLER_CHIP_ERR_KERNEL_NOT_FOUND (-8)  /* a task named a func id that the callable lacks \
-                                                 */
-#define SIMPLER_CHIP_ERR_DEVICE_FAULT (-9)      /* a driver operation failed during the run */
+/* -1 orchestration called fatal(); -2 a task or entry argument was malformed; -3 a scope
+ * holds more than a ring can ever hold; -4 more live tensor-map entries than its capacity;
+ * -5 the no-progress watchdog fired; -6 a kernel reported or caused a detectable fault;
+ * -7 the orchestration image could not be loaded; -8 a task named a func id that the
+ * callable lacks; -9 a driver operation failed during the run. */
+#define SIMPLER_CHIP_ERR_ORCH_FATAL (-1)
+#define SIMPLER_CHIP_ERR_INVALID_ARGS (-2)
+#define SIMPLER_CHIP_ERR_RING_DEADLOCK (-3)
+#define SIMPLER_CHIP_ERR_TENSORMAP_OVERFLOW (-4)
+#define SIMPLER_CHIP_ERR_SCHEDULER_TIMEOUT (-5)
+#define SIMPLER_CHIP_ERR_KERNEL_FAULT (-6)
+#define SIMPLER_CHIP_ERR_ORCH_LOAD_FAILED (-7)
+#define SIMPLER_CHIP_ERR_KERNEL_NOT_FOUND (-8)
+#define SIMPLER_CHIP_ERR_DEVICE_FAULT (-9)
 
 /* Host band. */
 #define PTO_RUNTIME_ERR_BASE (-1000)
