@@ -123,27 +123,39 @@ class ChipWorkerLauncher final : public Launcher {
   int64_t id_ = -1;
 };
 
-// The runtime build's C ABI, resolved with dlsym like ChipWorker does.
+// The runtime build's C ABI v2 table, fetched through simpler_get_api like ChipWorker does.
 class AbiLauncher final : public Launcher {
  public:
   AbiLauncher(int32_t device, const ChipCallable& program)
       : side_(device),
         lib_(find_runtime_build("a2a3sim", "tensormap_and_ringbuffer").host_lib_path) {
     stream_ = side_.stream();
-    ctx_.bind(lib_);
+    ctx_.bind(lib_.api);
     const SimplerCallConfig config = CallConfig{}.to_abi();
     // A generation far above what ChipWorker mints, so the two never collide.
-    check(ctx_.init(ctx_.ctx, device, nullptr, 0, nullptr, 0, &config, (1ull << 62) + device),
-          "simpler_kernel_mode_init");
+    SimplerKernelModeInitArgs init{.struct_size = sizeof init,
+                                   .ctx = ctx_.ctx,
+                                   .device_id = device,
+                                   .config = &config,
+                                   .generation = (1ull << 62) + device};
+    check(lib_.api->kernel_mode_init(&init), "kernel_mode_init");
     const auto bytes = program.bytes();
-    check(ctx_.prepare(ctx_.ctx, bytes.data(), bytes.size(), &id_),
-          "simpler_kernel_mode_prepare_callable");
+    SimplerKernelModePrepareCallableArgs prepare{.struct_size = sizeof prepare,
+                                                 .ctx = ctx_.ctx,
+                                                 .image = bytes.data(),
+                                                 .size = bytes.size()};
+    check(lib_.api->kernel_mode_prepare_callable(&prepare), "kernel_mode_prepare_callable");
+    launch_args_ = SimplerKernelModeLaunchArgs{.struct_size = sizeof launch_args_,
+                                               .ctx = ctx_.ctx,
+                                               .callable_id = prepare.callable_id,
+                                               .args = &side_.args(),
+                                               .stream = side_.stream()};
   }
   ~AbiLauncher() override { synchronize(); }
-  const char* name() const override { return "C ABI simpler_kernel_mode_launch"; }
+  const char* name() const override { return "C ABI kernel_mode_launch"; }
   void launch() override {
-    const int rc = ctx_.launch(ctx_.ctx, id_, &side_.args(), side_.stream());
-    if (rc != 0) check(rc, "simpler_kernel_mode_launch");
+    const int rc = lib_.api->kernel_mode_launch(&launch_args_);
+    if (rc != 0) check(rc, "kernel_mode_launch");
   }
 
  private:
@@ -154,46 +166,37 @@ class AbiLauncher final : public Launcher {
 
   struct Library {
     void* handle;
+    const SimplerApi* api = nullptr;
     explicit Library(const std::string& path)
         : handle(dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
       if (!handle) throw std::runtime_error(std::string("dlopen: ") + dlerror());
+      auto get_api = reinterpret_cast<SimplerGetApiFn>(dlsym(handle, SIMPLER_GET_API_SYMBOL));
+      if (!get_api) throw std::runtime_error("the runtime build lacks simpler_get_api");
+      check(get_api(SIMPLER_API_MAJOR, SIMPLER_API_MINOR, &api, nullptr), "simpler_get_api");
     }
     ~Library() { dlclose(handle); }
     Library(const Library&) = delete;
     Library& operator=(const Library&) = delete;
-    template <class Fn>
-    void resolve(Fn* out, const char* name) const {
-      void* p = dlsym(handle, name);
-      if (!p) throw std::runtime_error(std::string("the runtime build lacks ") + name);
-      *out = reinterpret_cast<Fn>(p);
-    }
   };
 
-  // The context and the entries that use it; finalized and destroyed with the launcher.
+  // The context; finalized and destroyed with the launcher.
   struct Context {
     SimplerDeviceContext* ctx = nullptr;
-    int (*destroy)(SimplerDeviceContext*) = nullptr;
-    int (*init)(SimplerDeviceContext*, int32_t, const void*, size_t, const void*, size_t,
-                const SimplerCallConfig*, uint64_t) = nullptr;
-    int (*prepare)(SimplerDeviceContext*, const void*, size_t, int64_t*) = nullptr;
-    int (*launch)(SimplerDeviceContext*, int64_t, const ChipStorageTaskArgs*, void*) = nullptr;
-    int (*finalize)(SimplerDeviceContext*) = nullptr;
+    const SimplerApi* api = nullptr;
 
-    void bind(const Library& lib) {
-      int (*create)(SimplerDeviceContext**) = nullptr;
-      lib.resolve(&create, "create_device_context");
-      lib.resolve(&destroy, "destroy_device_context");
-      lib.resolve(&init, "simpler_kernel_mode_init");
-      lib.resolve(&prepare, "simpler_kernel_mode_prepare_callable");
-      lib.resolve(&launch, "simpler_kernel_mode_launch");
-      lib.resolve(&finalize, "finalize_device");
-      check(create(&ctx), "create_device_context");
+    void bind(const SimplerApi* table) {
+      api = table;
+      SimplerContextCreateArgs create{.struct_size = sizeof create};
+      check(api->context_create(&create), "context_create");
+      ctx = create.ctx;
     }
     Context() = default;
     ~Context() {
       if (!ctx) return;
-      finalize(ctx);
-      destroy(ctx);
+      SimplerFinalizeDeviceArgs finalize{.struct_size = sizeof finalize, .ctx = ctx};
+      api->finalize_device(&finalize);
+      SimplerContextDestroyArgs destroy{.struct_size = sizeof destroy, .ctx = ctx};
+      api->context_destroy(&destroy);
     }
     Context(const Context&) = delete;
     Context& operator=(const Context&) = delete;
@@ -202,7 +205,7 @@ class AbiLauncher final : public Launcher {
   DeviceSide side_;
   Library lib_;
   Context ctx_;  // after lib_: released before the library is unloaded
-  int64_t id_ = -1;
+  SimplerKernelModeLaunchArgs launch_args_{};
 };
 
 }  // namespace

@@ -3,23 +3,27 @@ from __future__ import annotations
 
 from simpler import _native
 
-# Host runtime statuses frameworks already check.
+# Every native status as a module constant (PTO_RUNTIME_ERR_*, SIMPLER_CHIP_ERR_*,
+# SIM_ERR_*, SIMPLER_OK, ...), generated from the one list in abi/status.h: nothing here
+# repeats a name or a value. ``STATUS_CODES`` maps each name to its code.
+STATUS_CODES: dict[str, int] = dict(_native.STATUS_CODES)
+globals().update(STATUS_CODES)
 PTO_RUNTIME_ERR_BASE: int = _native.PTO_RUNTIME_ERR_BASE
-PTO_RUNTIME_ERR_INTERNAL: int = _native.PTO_RUNTIME_ERR_INTERNAL
-PTO_RUNTIME_ERR_UNSUPPORTED: int = _native.PTO_RUNTIME_ERR_UNSUPPORTED
-PTO_RUNTIME_ERR_PREPARED_INCOMPATIBLE: int = _native.PTO_RUNTIME_ERR_PREPARED_INCOMPATIBLE
-PTO_RUNTIME_ERR_INVALID_STATE: int = _native.PTO_RUNTIME_ERR_INVALID_STATE
-PTO_RUNTIME_ERR_INVALID_ARGUMENT: int = _native.PTO_RUNTIME_ERR_INVALID_ARGUMENT
-PTO_RUNTIME_ERR_CALLABLE_COUNT_EXCEEDED: int = _native.PTO_RUNTIME_ERR_CALLABLE_COUNT_EXCEEDED
-PTO_RUNTIME_ERR_CALLABLE_BYTES_EXCEEDED: int = _native.PTO_RUNTIME_ERR_CALLABLE_BYTES_EXCEEDED
-PTO_RUNTIME_ERR_CALLABLE_NOT_RESIDENT: int = _native.PTO_RUNTIME_ERR_CALLABLE_NOT_RESIDENT
-PTO_RUNTIME_ERR_CAPACITY_EXCEEDED: int = _native.PTO_RUNTIME_ERR_CAPACITY_EXCEEDED
-PTO_RUNTIME_ERR_TIMEOUT: int = _native.PTO_RUNTIME_ERR_TIMEOUT
+SIM_ERR_BASE: int = _native.SIM_ERR_BASE
+
+
+def __getattr__(name: str) -> int:  # for type checkers: the constants are set above
+    raise AttributeError(f"module 'simpler.errors' has no attribute {name!r}")
 
 
 def status_name(code: int) -> str:
     """Name of any native status, e.g. ``status_name(-1003) == "PTO_RUNTIME_ERR_INVALID_STATE"``."""
     return _native.status_name(int(code))
+
+
+def status_meaning(code: int) -> str:
+    """One sentence on what a native status means ("" for an unknown code)."""
+    return _native.status_meaning(int(code))
 
 
 class SimplerError(RuntimeError):

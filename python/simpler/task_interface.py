@@ -37,21 +37,13 @@ import importlib
 from typing import Any
 
 from simpler import _native
-from simpler.errors import (
-    PTO_RUNTIME_ERR_BASE,
-    PTO_RUNTIME_ERR_CALLABLE_BYTES_EXCEEDED,
-    PTO_RUNTIME_ERR_CALLABLE_COUNT_EXCEEDED,
-    PTO_RUNTIME_ERR_CALLABLE_NOT_RESIDENT,
-    PTO_RUNTIME_ERR_CAPACITY_EXCEEDED,
-    PTO_RUNTIME_ERR_INTERNAL,
-    PTO_RUNTIME_ERR_INVALID_ARGUMENT,
-    PTO_RUNTIME_ERR_INVALID_STATE,
-    PTO_RUNTIME_ERR_PREPARED_INCOMPATIBLE,
-    PTO_RUNTIME_ERR_TIMEOUT,
-    PTO_RUNTIME_ERR_UNSUPPORTED,
-    ChipWorkerError,
-    UnsupportedRuntimeOperation,
-)
+from simpler import errors as _errors
+from simpler.errors import ChipWorkerError, UnsupportedRuntimeOperation
+
+# The host-runtime statuses, re-exported by name from the one list (simpler.errors).
+_RUNTIME_STATUSES = {n: c for n, c in _errors.STATUS_CODES.items() if n.startswith("PTO_RUNTIME_ERR_")}
+globals().update(_RUNTIME_STATUSES)
+PTO_RUNTIME_ERR_BASE: int = _errors.PTO_RUNTIME_ERR_BASE
 
 _ti = _native.task_interface
 
@@ -78,11 +70,8 @@ __all__ = [  # noqa: F822 (ChipWorker is loaded lazily, below)
     "UnsupportedRuntimeOperation",
     "CHIP_TENSOR_MAX_DIMS", "CHIP_MAX_TENSOR_ARGS", "CHIP_MAX_SCALAR_ARGS",
     "CHIP_MAX_SIGNATURE", "CHIP_MAX_FUNC_ID", "CHIP_MAX_FUNC_NAME", "SIMPLER_OUTPUT_PREFIX_MAX",
-    "PTO_RUNTIME_ERR_BASE", "PTO_RUNTIME_ERR_INTERNAL", "PTO_RUNTIME_ERR_UNSUPPORTED",
-    "PTO_RUNTIME_ERR_PREPARED_INCOMPATIBLE", "PTO_RUNTIME_ERR_INVALID_STATE",
-    "PTO_RUNTIME_ERR_INVALID_ARGUMENT", "PTO_RUNTIME_ERR_CALLABLE_COUNT_EXCEEDED",
-    "PTO_RUNTIME_ERR_CALLABLE_BYTES_EXCEEDED", "PTO_RUNTIME_ERR_CALLABLE_NOT_RESIDENT",
-    "PTO_RUNTIME_ERR_CAPACITY_EXCEEDED", "PTO_RUNTIME_ERR_TIMEOUT",
+    "PTO_RUNTIME_ERR_BASE",
+    *_RUNTIME_STATUSES,
 ]
 
 # Loaded on first use: ChipWorker pulls in the worker layer, which plain type users don't need.

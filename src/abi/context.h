@@ -11,7 +11,6 @@
 #include <mutex>
 
 #include "abi/build_traits.h"
-#include "abi/error_slot.h"
 #include "abi/kernel_mode.h"
 #include "abi/program_mode.h"
 
@@ -24,7 +23,6 @@ struct SimplerDeviceContext {
       : traits(build_traits) {}
 
   const simpler::rt::host::BuildTraits& traits;
-  simpler::rt::host::ErrorSlot errors;
   std::mutex init_mutex;  // serializes inits (the latch) and destroy's check
   // Published after `program` / `kernel` is set; never changes back.
   std::atomic<simpler::rt::host::ContextMode> mode{simpler::rt::host::ContextMode::Fresh};

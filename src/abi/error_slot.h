@@ -1,7 +1,7 @@
-// simpler runtime host — the last error message of one context.
-//
-// Written by entries that fail and by device jobs whose run failed, read through
-// simpler_last_error. Guarded by its own mutex so a device job never waits for an entry.
+// simpler runtime host — one message written asynchronously: the latest kernel-mode launch
+// that failed on the chip (a device job, so no C ABI call owns it; per-call errors go to
+// the calling thread's last error instead). Guarded by its own mutex so a device job
+// never waits for an entry.
 #pragma once
 
 #include <mutex>

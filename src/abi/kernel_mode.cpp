@@ -26,12 +26,8 @@ size_t KernelLimits::arena_bytes_from_environment() {
 }
 
 KernelMode::KernelMode(const BuildTraits& traits, int32_t device, uint64_t generation,
-                       ErrorSlot& errors, DeviceClaim claim)
-    : traits_(traits),
-      device_(device),
-      generation_(generation),
-      errors_(errors),
-      claim_(std::move(claim)) {}
+                       DeviceClaim claim)
+    : traits_(traits), device_(device), generation_(generation), claim_(std::move(claim)) {}
 
 KernelMode::~KernelMode() = default;
 
@@ -154,9 +150,9 @@ int KernelMode::run_launch(void* p) {
   const int status =
       self.engine_->execute(*record->program, record->expanded_args(scratch), nullptr, &error);
   if (status != SIMPLER_OK) {
-    self.errors_.set("kernel launch of callable " + std::to_string(record->callable_id) +
-                     " failed: " + simpler_status_name(status) +
-                     (error.empty() ? "" : ": " + error));
+    self.launch_error_.set("kernel launch of callable " + std::to_string(record->callable_id) +
+                           " failed: " + simpler_status_name(status) +
+                           (error.empty() ? "" : ": " + error));
   }
   return status;
 }
@@ -212,8 +208,8 @@ int KernelMode::finalize() {
   phase_ = Phase::Closing;
   int status = release_all();
   if (status != SIMPLER_OK) {
-    errors_.set(std::string("finalize_device: a release failed: ") + simpler_status_name(status) +
-                "; what is left (and the device claim) is kept, call finalize_device again");
+    fail(status, std::string("a release failed: ") + simpler_status_name(status) +
+                     "; what is left (and the device claim) is kept, call finalize_device again");
   }
   return status;
 }

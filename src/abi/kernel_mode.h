@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "abi/build_traits.h"
@@ -38,8 +39,7 @@ struct KernelLimits {
 
 class KernelMode {
  public:
-  KernelMode(const BuildTraits& traits, int32_t device, uint64_t generation, ErrorSlot& errors,
-             DeviceClaim claim);
+  KernelMode(const BuildTraits& traits, int32_t device, uint64_t generation, DeviceClaim claim);
   ~KernelMode();
   KernelMode(const KernelMode&) = delete;
   KernelMode& operator=(const KernelMode&) = delete;
@@ -55,6 +55,8 @@ class KernelMode {
   int finalize();
   bool holds_resources() const;  // locks
   uint64_t generation() const { return generation_; }
+  // The message of the latest launch that failed on the chip, "" if none.
+  std::string last_launch_error() const { return launch_error_.get(); }
 
  private:
   enum class Phase { Committing, Open, Poisoned, Closing, Closed };
@@ -68,7 +70,7 @@ class KernelMode {
   const BuildTraits& traits_;
   const int32_t device_;
   const uint64_t generation_;
-  ErrorSlot& errors_;
+  ErrorSlot launch_error_;  // the latest launch that failed on the chip (asynchronous)
 
   mutable std::mutex mutex_;  // prepare, launch (up to the enqueue), finalize
   Phase phase_ = Phase::Committing;

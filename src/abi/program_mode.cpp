@@ -38,9 +38,8 @@ std::string run_name(uint64_t run_id) { return "run " + std::to_string(run_id); 
 
 }  // namespace
 
-ProgramMode::ProgramMode(const BuildTraits& traits, int32_t device, ErrorSlot& errors,
-                         DeviceClaim claim)
-    : traits_(traits), device_(device), errors_(errors), claim_(std::move(claim)) {}
+ProgramMode::ProgramMode(const BuildTraits& traits, int32_t device, DeviceClaim claim)
+    : traits_(traits), device_(device), claim_(std::move(claim)) {}
 
 ProgramMode::~ProgramMode() = default;
 
@@ -485,8 +484,8 @@ int ProgramMode::finalize() {
   if (phase_ == Phase::Closed) return SIMPLER_OK;
   int status = release_all();
   if (status != SIMPLER_OK) {
-    errors_.set(std::string("finalize_device: a release failed: ") + simpler_status_name(status) +
-                "; what is left is kept, call finalize_device again");
+    fail(status, std::string("a release failed: ") + simpler_status_name(status) +
+                     "; what is left is kept, call finalize_device again");
   }
   return status;
 }

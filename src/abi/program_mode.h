@@ -19,7 +19,6 @@
 #include "abi/callable.h"
 #include "abi/device_claims.h"
 #include "abi/driver.h"
-#include "abi/error_slot.h"
 #include "abi/program_run.h"
 #include "abi/staging.h"
 #include "engine/engine.h"
@@ -35,7 +34,7 @@ struct ProgramCallable {
 
 class ProgramMode {
  public:
-  ProgramMode(const BuildTraits& traits, int32_t device, ErrorSlot& errors, DeviceClaim claim);
+  ProgramMode(const BuildTraits& traits, int32_t device, DeviceClaim claim);
   ~ProgramMode();
   ProgramMode(const ProgramMode&) = delete;
   ProgramMode& operator=(const ProgramMode&) = delete;
@@ -81,7 +80,6 @@ class ProgramMode {
 
   const BuildTraits& traits_;
   const int32_t device_;
-  ErrorSlot& errors_;
 
   mutable std::mutex mutex_;
   Phase phase_ = Phase::Opening;

@@ -1,50 +1,44 @@
-// simpler runtime host — the C ABI implemented once for every build. Each build's
-// exported extern "C" entries (host/abi_entries.inc) forward here with its BuildTraits.
-// Every function catches everything and returns a status.
+// simpler runtime host — the C ABI v2 implemented once for every build. Each build's
+// table (abi/abi_entries.inc) points here, passing its BuildTraits where an entry needs
+// them. Every function clears the thread's last error, validates the args struct and the
+// context handle, catches everything and returns a status.
 #pragma once
-
-#include <cstddef>
-#include <cstdint>
 
 #include "abi/build_traits.h"
 #include "simpler/abi/runtime_abi.h"
 
 namespace simpler::rt::host::abi {
 
-int runtime_abi_version(uint32_t* out_version);
-int runtime_name(const BuildTraits& traits, const char** out_name);
-int create_context(const BuildTraits& traits, SimplerDeviceContext** out_ctx);
-int destroy_context(SimplerDeviceContext* ctx);
-int last_error(SimplerDeviceContext* ctx, const char** out_message);
+int get_api(const SimplerApi* table, uint32_t major, uint32_t minor, const SimplerApi** out_api,
+            const char** out_message);
 
-int init_device(SimplerDeviceContext* ctx, int32_t device_id, const SimplerCallConfig* prewarm);
-int register_callable(SimplerDeviceContext* ctx, const void* image, size_t size, int64_t* out_id);
-int unregister_callable(SimplerDeviceContext* ctx, int64_t callable_id);
-int prepare_run(SimplerDeviceContext* ctx, int64_t callable_id, const ChipStorageTaskArgs* args,
-                const SimplerCallConfig* config, uint64_t* out_run_id);
-int launch_run(SimplerDeviceContext* ctx, uint64_t run_id);
-int poll_run(SimplerDeviceContext* ctx, uint64_t run_id, int32_t* out_done);
-int wait_run(SimplerDeviceContext* ctx, uint64_t run_id, int64_t timeout_us);
-int finalize_run(SimplerDeviceContext* ctx, uint64_t run_id);
-int run(SimplerDeviceContext* ctx, int64_t callable_id, const ChipStorageTaskArgs* args,
-        const SimplerCallConfig* config);
-int device_malloc(SimplerDeviceContext* ctx, size_t size, uint64_t* out_device_ptr);
-int device_free(SimplerDeviceContext* ctx, uint64_t device_ptr);
-int copy_to_device(SimplerDeviceContext* ctx, uint64_t dst_device, const void* src_host,
-                   size_t size);
-int copy_from_device(SimplerDeviceContext* ctx, void* dst_host, uint64_t src_device, size_t size);
-int device_memory_info(SimplerDeviceContext* ctx, uint64_t* out_free, uint64_t* out_total);
+int last_error(SimplerLastErrorArgs* args);
+int runtime_name(const BuildTraits& traits, SimplerRuntimeNameArgs* args);
+int context_create(const BuildTraits& traits, SimplerContextCreateArgs* args);
+int context_destroy(SimplerContextDestroyArgs* args);
 
-int kernel_mode_supported(SimplerDeviceContext* ctx);
-int kernel_mode_init(SimplerDeviceContext* ctx, int32_t device_id, const void* aicpu_image,
-                     size_t aicpu_size, const void* aicore_image, size_t aicore_size,
-                     const SimplerCallConfig* config, uint64_t generation);
-int kernel_mode_prepare_callable(SimplerDeviceContext* ctx, const void* image, size_t size,
-                                 int64_t* out_callable_id);
-int kernel_mode_launch(SimplerDeviceContext* ctx, int64_t callable_id,
-                       const ChipStorageTaskArgs* args, void* stream);
+int init_device(SimplerInitDeviceArgs* args);
+int register_callable(SimplerRegisterCallableArgs* args);
+int unregister_callable(SimplerUnregisterCallableArgs* args);
+int prepare_run(SimplerPrepareRunArgs* args);
+int launch_run(SimplerLaunchRunArgs* args);
+int poll_run(SimplerPollRunArgs* args);
+int wait_run(SimplerWaitRunArgs* args);
+int finalize_run(SimplerFinalizeRunArgs* args);
+int run(SimplerRunArgs* args);
+int device_malloc(SimplerDeviceMallocArgs* args);
+int device_free(SimplerDeviceFreeArgs* args);
+int copy_to_device(SimplerCopyToDeviceArgs* args);
+int copy_from_device(SimplerCopyFromDeviceArgs* args);
+int device_memory_info(SimplerDeviceMemoryInfoArgs* args);
 
-int committed_device_memory(SimplerDeviceContext* ctx, uint64_t* out_bytes);
-int finalize_device(SimplerDeviceContext* ctx);
+int kernel_mode_supported(SimplerKernelModeSupportedArgs* args);
+int kernel_mode_init(SimplerKernelModeInitArgs* args);
+int kernel_mode_prepare_callable(SimplerKernelModePrepareCallableArgs* args);
+int kernel_mode_launch(SimplerKernelModeLaunchArgs* args);
+int kernel_mode_launch_error(SimplerKernelModeLaunchErrorArgs* args);
+
+int committed_device_memory(SimplerCommittedDeviceMemoryArgs* args);
+int finalize_device(SimplerFinalizeDeviceArgs* args);
 
 }  // namespace simpler::rt::host::abi

@@ -58,12 +58,10 @@ ChipWorker::~ChipWorker() {
 
 std::string ChipWorker::with_runtime_detail(const std::string& what) const {
   std::string message = what;
-  if (ctx_ && library_ && library_->entries().last_error) {
-    const char* detail = nullptr;
-    if (library_->entries().last_error(ctx_, &detail) == SIMPLER_OK && detail && *detail) {
-      message += ": ";
-      message += detail;
-    }
+  if (library_) {
+    // The build's per-thread last error: the message of the call that just failed here.
+    const std::string detail = library_->last_error();
+    if (!detail.empty()) message += ": " + detail;
   }
   return message;
 }
@@ -105,16 +103,27 @@ static void require_can_init(ChipWorkerState state, bool teardown_owed, const ch
 // Loads the build and creates the context; on any failure nothing stays bound.
 void ChipWorker::bind_library_and_context(const RuntimeBins& bins, bool resolve_program_entries) {
   auto library = RuntimeLibrary::open(bins);
-  library->resolve_context_entries();
-  if (resolve_program_entries) library->resolve_program_entries();
-  SimplerDeviceContext* ctx = nullptr;
-  int st = library->entries().create_device_context(&ctx);
-  if (st != SIMPLER_OK || ctx == nullptr) {
-    throw ChipWorkerError(st != SIMPLER_OK ? st : PTO_RUNTIME_ERR_INTERNAL,
-                          "create_device_context failed in '" + bins.host_lib_path + "'");
+  library->require_context_entries();
+  if (resolve_program_entries) library->require_program_entries();
+  SimplerContextCreateArgs a{.struct_size = sizeof a};
+  int st = library->api().context_create(&a);
+  if (st != SIMPLER_OK || a.ctx == nullptr) {
+    throw ChipWorkerError(
+        st != SIMPLER_OK ? st : PTO_RUNTIME_ERR_INTERNAL,
+        "context_create failed in '" + bins.host_lib_path + "': " + library->last_error());
   }
   library_ = std::move(library);
-  ctx_ = ctx;
+  ctx_ = a.ctx;
+}
+
+int ChipWorker::finalize_device_call() const {
+  SimplerFinalizeDeviceArgs a{.struct_size = sizeof a, .ctx = ctx_};
+  return library_->api().finalize_device(&a);
+}
+
+int ChipWorker::destroy_context_call() const {
+  SimplerContextDestroyArgs a{.struct_size = sizeof a, .ctx = ctx_};
+  return library_->api().context_destroy(&a);
 }
 
 void ChipWorker::release_context_and_library() {
@@ -128,15 +137,14 @@ void ChipWorker::release_context_and_library() {
 // taken the claim, so finalize_device runs. What cannot be released is owed.
 void ChipWorker::roll_back_failed_init(int init_status) {
   state_ = ChipWorkerState::FAILED;
-  const auto& e = library_->entries();
   if (init_status != PTO_RUNTIME_ERR_UNSUPPORTED &&
       init_status != PTO_RUNTIME_ERR_INVALID_ARGUMENT) {
-    if (e.finalize_device(ctx_) != SIMPLER_OK) {
+    if (finalize_device_call() != SIMPLER_OK) {
       teardown_owed_ = true;
       return;
     }
   }
-  if (e.destroy_device_context(ctx_) != SIMPLER_OK) {
+  if (destroy_context_call() != SIMPLER_OK) {
     teardown_owed_ = true;
     return;
   }
@@ -157,7 +165,11 @@ void ChipWorker::init(int32_t device_id, const RuntimeBins& bins,
   mode_ = ChipWorkerMode::PROGRAM;
   device_id_ = device_id;
   init_thread_ = std::this_thread::get_id();
-  int st = library_->entries().init_device(ctx_, device_id, prewarm ? &*prewarm : nullptr);
+  SimplerInitDeviceArgs a{.struct_size = sizeof a,
+                          .ctx = ctx_,
+                          .device_id = device_id,
+                          .prewarm = prewarm ? &*prewarm : nullptr};
+  int st = library_->api().init_device(&a);
   if (st != SIMPLER_OK) {
     std::string what =
         with_runtime_detail("ChipWorker.init on device " + std::to_string(device_id) + " failed");
@@ -180,9 +192,11 @@ int64_t ChipWorker::runtime_callable_id(CallableHandle handle, const char* api) 
 CallableHandle ChipWorker::register_callable(const ChipCallable& callable) {
   require_initialized(ChipWorkerMode::PROGRAM, "register_callable");
   auto bytes = callable.bytes();
-  int64_t id = -1;
-  int st = library_->entries().register_callable(ctx_, bytes.data(), bytes.size(), &id);
+  SimplerRegisterCallableArgs a{
+      .struct_size = sizeof a, .ctx = ctx_, .image = bytes.data(), .size = bytes.size()};
+  int st = library_->api().register_callable(&a);
   if (st != SIMPLER_OK) throw_status(st, "ChipWorker.register_callable failed");
+  const int64_t id = a.callable_id;
   if (id < 0)
     throw ChipWorkerError(
         PTO_RUNTIME_ERR_INTERNAL,
@@ -195,7 +209,8 @@ CallableHandle ChipWorker::register_callable(const ChipCallable& callable) {
 void ChipWorker::unregister_callable(CallableHandle handle) {
   require_initialized(ChipWorkerMode::PROGRAM, "unregister_callable");
   int64_t id = runtime_callable_id(handle, "unregister_callable");
-  int st = library_->entries().unregister_callable(ctx_, id);
+  SimplerUnregisterCallableArgs a{.struct_size = sizeof a, .ctx = ctx_, .callable_id = id};
+  int st = library_->api().unregister_callable(&a);
   if (st != SIMPLER_OK) throw_status(st, "ChipWorker.unregister_callable failed");
   registered_.erase(handle.token);
 }
@@ -206,7 +221,12 @@ void ChipWorker::run(CallableHandle handle, const ChipStorageTaskArgs& args,
   int64_t id = runtime_callable_id(handle, "run");
   std::optional<SimplerCallConfig> abi;
   if (config) abi = config->to_abi();
-  int st = library_->entries().run(ctx_, id, &args, abi ? &*abi : nullptr);
+  SimplerRunArgs a{.struct_size = sizeof a,
+                   .ctx = ctx_,
+                   .callable_id = id,
+                   .args = &args,
+                   .config = abi ? &*abi : nullptr};
+  int st = library_->api().run(&a);
   if (st != SIMPLER_OK) throw_status(st, "ChipWorker.run: the run failed");
 }
 
@@ -216,78 +236,103 @@ uint64_t ChipWorker::submit(CallableHandle handle, const ChipStorageTaskArgs& ar
   int64_t id = runtime_callable_id(handle, "submit");
   std::optional<SimplerCallConfig> abi;
   if (config) abi = config->to_abi();
-  const auto& e = library_->entries();
-  uint64_t run_id = 0;
-  int st = e.prepare_run(ctx_, id, &args, abi ? &*abi : nullptr, &run_id);
+  const SimplerApi& api = library_->api();
+  SimplerPrepareRunArgs prepare{.struct_size = sizeof prepare,
+                                .ctx = ctx_,
+                                .callable_id = id,
+                                .args = &args,
+                                .config = abi ? &*abi : nullptr};
+  int st = api.prepare_run(&prepare);
   if (st != SIMPLER_OK) throw_status(st, "ChipWorker.submit: preparing the run failed");
-  st = e.launch_run(ctx_, run_id);
+  const uint64_t run_id = prepare.run_id;
+  SimplerLaunchRunArgs launch{.struct_size = sizeof launch, .ctx = ctx_, .run_id = run_id};
+  st = api.launch_run(&launch);
   if (st != SIMPLER_OK) {
-    (void)e.finalize_run(ctx_, run_id);  // releases the prepared run; its status is `st`
-    throw_status(st, "ChipWorker.submit: launching the run failed");
+    // The launch's message first: releasing the prepared run clears the thread's error.
+    std::string what = with_runtime_detail("ChipWorker.submit: launching the run failed");
+    SimplerFinalizeRunArgs release{.struct_size = sizeof release, .ctx = ctx_, .run_id = run_id};
+    (void)api.finalize_run(&release);  // releases the prepared run; its status is `st`
+    throw_on_status(st, what);
   }
   return run_id;
 }
 
 bool ChipWorker::poll(uint64_t run_id) {
   require_initialized(ChipWorkerMode::PROGRAM, "poll");
-  int32_t done = 0;
-  int st = library_->entries().poll_run(ctx_, run_id, &done);
+  SimplerPollRunArgs a{.struct_size = sizeof a, .ctx = ctx_, .run_id = run_id};
+  int st = library_->api().poll_run(&a);
   if (st != SIMPLER_OK) throw_status(st, "ChipWorker.poll failed");
-  return done != 0;
+  return a.done;
 }
 
 bool ChipWorker::wait(uint64_t run_id, std::optional<std::chrono::microseconds> timeout) {
   require_initialized(ChipWorkerMode::PROGRAM, "wait");
   int64_t us = timeout ? std::max<int64_t>(0, timeout->count()) : -1;
-  return library_->entries().wait_run(ctx_, run_id, us) != PTO_RUNTIME_ERR_TIMEOUT;
+  SimplerWaitRunArgs a{.struct_size = sizeof a, .ctx = ctx_, .run_id = run_id, .timeout_us = us};
+  return library_->api().wait_run(&a) != PTO_RUNTIME_ERR_TIMEOUT;
 }
 
 void ChipWorker::finalize_run(uint64_t run_id) {
   require_initialized(ChipWorkerMode::PROGRAM, "finalize_run");
-  int st = library_->entries().finalize_run(ctx_, run_id);
+  SimplerFinalizeRunArgs a{.struct_size = sizeof a, .ctx = ctx_, .run_id = run_id};
+  int st = library_->api().finalize_run(&a);
   if (st != SIMPLER_OK) throw_status(st, "the run failed");
 }
 
 uint64_t ChipWorker::malloc(size_t size) {
   require_initialized(ChipWorkerMode::PROGRAM, "malloc");
-  uint64_t ptr = 0;
-  int st = library_->entries().device_malloc(ctx_, size, &ptr);
+  SimplerDeviceMallocArgs a{.struct_size = sizeof a, .ctx = ctx_, .size = size};
+  int st = library_->api().device_malloc(&a);
   if (st != SIMPLER_OK) throw_status(st, "ChipWorker.malloc(" + std::to_string(size) + ") failed");
-  return ptr;
+  return a.device_ptr;
 }
 
 void ChipWorker::free(uint64_t device_ptr) {
   require_initialized(ChipWorkerMode::PROGRAM, "free");
-  int st = library_->entries().device_free(ctx_, device_ptr);
+  SimplerDeviceFreeArgs a{.struct_size = sizeof a, .ctx = ctx_, .device_ptr = device_ptr};
+  int st = library_->api().device_free(&a);
   if (st != SIMPLER_OK) throw_status(st, "ChipWorker.free failed");
 }
 
 void ChipWorker::copy_to(uint64_t dst_device, const void* src_host, size_t size) {
   require_initialized(ChipWorkerMode::PROGRAM, "copy_to");
-  int st = library_->entries().copy_to_device(ctx_, dst_device, src_host, size);
+  SimplerCopyToDeviceArgs a{.struct_size = sizeof a,
+                            .ctx = ctx_,
+                            .dst_device = dst_device,
+                            .src_host = src_host,
+                            .size = size};
+  int st = library_->api().copy_to_device(&a);
   if (st != SIMPLER_OK) throw_status(st, "ChipWorker.copy_to failed");
 }
 
 void ChipWorker::copy_from(void* dst_host, uint64_t src_device, size_t size) {
   require_initialized(ChipWorkerMode::PROGRAM, "copy_from");
-  int st = library_->entries().copy_from_device(ctx_, dst_host, src_device, size);
+  SimplerCopyFromDeviceArgs a{.struct_size = sizeof a,
+                              .ctx = ctx_,
+                              .dst_host = dst_host,
+                              .src_device = src_device,
+                              .size = size};
+  int st = library_->api().copy_from_device(&a);
   if (st != SIMPLER_OK) throw_status(st, "ChipWorker.copy_from failed");
 }
 
 DeviceMemoryInfo ChipWorker::device_memory_info() {
   require_initialized(ChipWorkerMode::PROGRAM, "device_memory_info");
-  DeviceMemoryInfo info;
-  int st = library_->entries().device_memory_info(ctx_, &info.free_bytes, &info.total_bytes);
+  SimplerDeviceMemoryInfoArgs a{.struct_size = sizeof a, .ctx = ctx_};
+  int st = library_->api().device_memory_info(&a);
   if (st != SIMPLER_OK) throw_status(st, "ChipWorker.device_memory_info failed");
+  DeviceMemoryInfo info;
+  info.free_bytes = a.free_bytes;
+  info.total_bytes = a.total_bytes;
   return info;
 }
 
 uint64_t ChipWorker::committed_device_memory() {
   if (ctx_ == nullptr) return 0;
-  uint64_t bytes = 0;
-  int st = library_->entries().committed_device_memory(ctx_, &bytes);
+  SimplerCommittedDeviceMemoryArgs a{.struct_size = sizeof a, .ctx = ctx_};
+  int st = library_->api().committed_device_memory(&a);
   if (st != SIMPLER_OK) throw_status(st, "ChipWorker.committed_device_memory failed");
-  return bytes;
+  return a.bytes;
 }
 
 void ChipWorker::finalize() {
@@ -299,11 +344,10 @@ void ChipWorker::finalize() {
     throw ChipWorkerError(PTO_RUNTIME_ERR_INVALID_STATE,
                           "ChipWorker.finalize: must run on the thread that called init");
   }
-  const auto& e = library_->entries();
-  int st = e.finalize_device(ctx_);
+  int st = finalize_device_call();
   if (st != SIMPLER_OK)
     throw_status(st, "ChipWorker.finalize: releasing the context failed (retry finalize)");
-  st = e.destroy_device_context(ctx_);
+  st = destroy_context_call();
   if (st != SIMPLER_OK)
     throw_status(st, "ChipWorker.finalize: destroying the context failed (retry finalize)");
   release_context_and_library();

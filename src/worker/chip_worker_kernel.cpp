@@ -46,15 +46,20 @@ void ChipWorker::kernel_init(int32_t device_id, const RuntimeBins& bins, const C
   bind_library_and_context(bins, /*resolve_program_entries=*/false);
   // Nothing is initialized yet: a refusal here destroys the fresh context and unloads.
   auto discard_fresh_context = [this] {
-    if (library_->entries().destroy_device_context(ctx_) != SIMPLER_OK) library_->keep_loaded();
+    if (destroy_context_call() != SIMPLER_OK) library_->keep_loaded();
     release_context_and_library();
   };
   bool supported = false;
   try {
-    library_->resolve_kernel_supported();
-    supported = library_->entries().kernel_mode_supported(ctx_) != 0;
-    // The other kernel entries are resolved only for a build that runs kernel mode.
-    if (supported) library_->resolve_kernel_entries();
+    library_->require_kernel_supported();
+    SimplerKernelModeSupportedArgs probe{.struct_size = sizeof probe, .ctx = ctx_};
+    const int st = library_->api().kernel_mode_supported(&probe);
+    if (st != SIMPLER_OK) {
+      throw_status(st, "ChipWorker.kernel_init: asking the build for kernel mode failed");
+    }
+    supported = probe.supported;
+    // The other kernel entries are required only of a build that runs kernel mode.
+    if (supported) library_->require_kernel_entries();
   } catch (...) {
     discard_fresh_context();  // a missing symbol leaves the state as it was: retry allowed
     throw;
@@ -65,7 +70,7 @@ void ChipWorker::kernel_init(int32_t device_id, const RuntimeBins& bins, const C
     state_ = ChipWorkerState::FAILED;
     throw UnsupportedRuntimeOperation(
         "runtime build '" + name +
-        "' does not support kernel mode (simpler_kernel_mode_supported returned 0); use "
+        "' does not support kernel mode (kernel_mode_supported answered false); use "
         "runtime='tensormap_and_ringbuffer' or execution_mode='program'");
   }
 
@@ -73,9 +78,16 @@ void ChipWorker::kernel_init(int32_t device_id, const RuntimeBins& bins, const C
   mode_ = ChipWorkerMode::KERNEL;
   device_id_ = device_id;
   init_thread_ = std::this_thread::get_id();
-  int st = library_->entries().kernel_mode_init(
-      ctx_, device_id, aicpu.empty() ? nullptr : aicpu.data(), aicpu.size(),
-      aicore.empty() ? nullptr : aicore.data(), aicore.size(), &abi_config, generation_);
+  SimplerKernelModeInitArgs a{.struct_size = sizeof a,
+                              .ctx = ctx_,
+                              .device_id = device_id,
+                              .aicpu_image = aicpu.empty() ? nullptr : aicpu.data(),
+                              .aicpu_size = aicpu.size(),
+                              .aicore_image = aicore.empty() ? nullptr : aicore.data(),
+                              .aicore_size = aicore.size(),
+                              .config = &abi_config,
+                              .generation = generation_};
+  int st = library_->api().kernel_mode_init(&a);
   if (st != SIMPLER_OK) {
     std::string what = with_runtime_detail("ChipWorker.kernel_init on device " +
                                            std::to_string(device_id) + " failed");
@@ -91,9 +103,14 @@ int64_t ChipWorker::kernel_prepare_callable(const ChipCallable& callable) {
   auto image = std::make_shared<const ChipCallable>(callable);
   kernel_images_.push_back(image);
   auto bytes = image->bytes();
-  int64_t id = kNoCallableId;
-  int st = library_->entries().kernel_mode_prepare_callable(ctx_, bytes.data(), bytes.size(), &id);
+  SimplerKernelModePrepareCallableArgs a{.struct_size = sizeof a,
+                                         .ctx = ctx_,
+                                         .image = bytes.data(),
+                                         .size = bytes.size(),
+                                         .callable_id = kNoCallableId};
+  int st = library_->api().kernel_mode_prepare_callable(&a);
   if (st != SIMPLER_OK) throw_status(st, "ChipWorker.kernel_prepare_callable failed");
+  const int64_t id = a.callable_id;
   if (id == kNoCallableId) {
     throw ChipWorkerError(
         PTO_RUNTIME_ERR_INTERNAL,
@@ -120,7 +137,12 @@ void ChipWorker::kernel_launch(int64_t callable_id, const ChipStorageTaskArgs& a
                           "ChipWorker.kernel_launch: caller_stream is null; pass the stream the "
                           "caller created on its current device");
   }
-  int st = library_->entries().kernel_mode_launch(ctx_, callable_id, &args, caller_stream);
+  SimplerKernelModeLaunchArgs a{.struct_size = sizeof a,
+                                .ctx = ctx_,
+                                .callable_id = callable_id,
+                                .args = &args,
+                                .stream = caller_stream};
+  int st = library_->api().kernel_mode_launch(&a);
   if (st != SIMPLER_OK) {
     throw_status(
         st, "ChipWorker.kernel_launch(callable_id=" + std::to_string(callable_id) + ") failed");
@@ -128,28 +150,39 @@ void ChipWorker::kernel_launch(int64_t callable_id, const ChipStorageTaskArgs& a
 }
 
 bool ChipWorker::kernel_mode_supported() const noexcept {
-  if (ctx_ == nullptr || !library_ || !library_->entries().kernel_mode_supported) return false;
-  return library_->entries().kernel_mode_supported(ctx_) != 0;
+  if (ctx_ == nullptr || !library_ || !library_->api().kernel_mode_supported) return false;
+  SimplerKernelModeSupportedArgs a{.struct_size = sizeof a, .ctx = ctx_};
+  return library_->api().kernel_mode_supported(&a) == SIMPLER_OK && a.supported;
 }
 
 bool ChipWorker::probe_kernel_mode_supported(const RuntimeBins& bins) {
   auto library = RuntimeLibrary::open(bins);
   // Everything the probe calls is resolved before any context exists.
-  library->resolve_context_entries();
-  library->resolve_kernel_supported();
-  const auto& e = library->entries();
-  SimplerDeviceContext* ctx = nullptr;
-  int st = e.create_device_context(&ctx);
-  if (st != SIMPLER_OK || ctx == nullptr) {
-    throw_on_status(st != SIMPLER_OK ? st : PTO_RUNTIME_ERR_INTERNAL,
-                    "ChipWorker.probe_kernel_mode_supported: create_device_context failed");
+  library->require_context_entries();
+  library->require_kernel_supported();
+  const SimplerApi& api = library->api();
+  SimplerContextCreateArgs create{.struct_size = sizeof create};
+  int st = api.context_create(&create);
+  if (st != SIMPLER_OK || create.ctx == nullptr) {
+    throw_on_status(
+        st != SIMPLER_OK ? st : PTO_RUNTIME_ERR_INTERNAL,
+        "ChipWorker.probe_kernel_mode_supported: context_create failed: " + library->last_error());
   }
-  const bool supported = e.kernel_mode_supported(ctx) != 0;
-  st = e.destroy_device_context(ctx);
+  SimplerKernelModeSupportedArgs probe{.struct_size = sizeof probe, .ctx = create.ctx};
+  const int probe_status = api.kernel_mode_supported(&probe);
+  std::string probe_error = probe_status != SIMPLER_OK ? library->last_error() : "";
+  const bool supported = probe_status == SIMPLER_OK && probe.supported;
+  SimplerContextDestroyArgs destroy{.struct_size = sizeof destroy, .ctx = create.ctx};
+  st = api.context_destroy(&destroy);
   if (st != SIMPLER_OK) {
     library->keep_loaded();  // never unload under a live context
     throw_on_status(st,
                     "ChipWorker.probe_kernel_mode_supported: destroying the probe context failed");
+  }
+  if (probe_status != SIMPLER_OK) {
+    throw_on_status(
+        probe_status,
+        "ChipWorker.probe_kernel_mode_supported: kernel_mode_supported failed: " + probe_error);
   }
   return supported;  // `library` unloads here, after the context is gone
 }

@@ -1,4 +1,4 @@
-// dlopen/dlsym of a runtime build.
+// dlopen of a runtime build and its C ABI v2 table.
 #include "runtime_library.h"
 
 #include <dlfcn.h>
@@ -32,6 +32,38 @@ void load_sim_context_once(const std::string& path) {
   loaded->insert(path);
 }
 
+// Asks the build for this host's version; returns its table or throws (the caller unloads).
+const SimplerApi* negotiate(void* handle, const std::string& path) {
+  dlerror();
+  auto get_api = reinterpret_cast<SimplerGetApiFn>(dlsym(handle, SIMPLER_GET_API_SYMBOL));
+  if (get_api == nullptr) {
+    throw ChipWorkerError(PTO_RUNTIME_ERR_UNSUPPORTED,
+                          "runtime build '" + path +
+                              "' does not export " SIMPLER_GET_API_SYMBOL
+                              ": it is not a simpler runtime build of C ABI 2 (a C ABI 1 build "
+                              "exports loose entries instead); rebuild it with scripts/build.sh");
+  }
+  const SimplerApi* api = nullptr;
+  const char* message = nullptr;
+  const int st = get_api(SIMPLER_API_MAJOR, SIMPLER_API_MINOR, &api, &message);
+  if (st != SIMPLER_OK || api == nullptr) {
+    throw ChipWorkerError(st != SIMPLER_OK ? st : PTO_RUNTIME_ERR_INTERNAL,
+                          "runtime build '" + path + "' refused C ABI " +
+                              std::to_string(SIMPLER_API_MAJOR) + "." +
+                              std::to_string(SIMPLER_API_MINOR) + ": " +
+                              (message != nullptr && *message ? message : "no table returned"));
+  }
+  if (api->major != SIMPLER_API_MAJOR || api->struct_size < SIMPLER_API_STRUCT_SIZE) {
+    throw ChipWorkerError(PTO_RUNTIME_ERR_UNSUPPORTED,
+                          "runtime build '" + path + "' returned a C ABI table of version " +
+                              std::to_string(api->major) + "." + std::to_string(api->minor) + " (" +
+                              std::to_string(api->struct_size) + " bytes); this host needs " +
+                              std::to_string(SIMPLER_API_MAJOR) + "." +
+                              std::to_string(SIMPLER_API_MINOR) + "; rebuild the runtime build");
+  }
+  return api;
+}
+
 }  // namespace
 
 std::shared_ptr<RuntimeLibrary> RuntimeLibrary::open(const RuntimeBins& bins) {
@@ -47,69 +79,71 @@ std::shared_ptr<RuntimeLibrary> RuntimeLibrary::open(const RuntimeBins& bins) {
         PTO_RUNTIME_ERR_INTERNAL,
         "cannot load runtime build '" + bins.host_lib_path + "': " + dl_error_text());
   }
-  return std::shared_ptr<RuntimeLibrary>(new RuntimeLibrary(h, bins.host_lib_path));
+  try {
+    const SimplerApi* api = negotiate(h, bins.host_lib_path);
+    return std::shared_ptr<RuntimeLibrary>(new RuntimeLibrary(h, bins.host_lib_path, api));
+  } catch (...) {
+    dlclose(h);
+    throw;
+  }
 }
 
 RuntimeLibrary::~RuntimeLibrary() {
   if (handle_ && !keep_loaded_) dlclose(handle_);
 }
 
-void* RuntimeLibrary::symbol(const char* name) const {
-  dlerror();
-  void* p = dlsym(handle_, name);
-  if (!p) {
+void RuntimeLibrary::require(const void* entry, const char* name) const {
+  if (entry == nullptr) {
     throw ChipWorkerError(PTO_RUNTIME_ERR_INTERNAL,
-                          "runtime build '" + path_ + "' does not export the required entry '" +
-                              name + "' (is it a simpler runtime build of ABI version " +
-                              std::to_string(SIMPLER_RUNTIME_ABI_VERSION) + "?)");
+                          "runtime build '" + path_ + "' leaves the required C ABI entry '" + name +
+                              "' of its SimplerApi table NULL; rebuild it");
   }
-  return p;
 }
 
-template <class Fn>
-static void assign(Fn& slot, void* p) {
-  slot = reinterpret_cast<Fn>(p);
+#define SIMPLER_REQUIRE_ENTRY(field) require(reinterpret_cast<const void*>(api_->field), #field)
+
+void RuntimeLibrary::require_context_entries() const {
+  SIMPLER_REQUIRE_ENTRY(context_create);
+  SIMPLER_REQUIRE_ENTRY(context_destroy);
+  SIMPLER_REQUIRE_ENTRY(committed_device_memory);
+  SIMPLER_REQUIRE_ENTRY(finalize_device);
 }
 
-void RuntimeLibrary::resolve_context_entries() {
-  RuntimeEntries e = entries_;
-  assign(e.create_device_context, symbol("create_device_context"));
-  assign(e.destroy_device_context, symbol("destroy_device_context"));
-  assign(e.committed_device_memory, symbol("simpler_committed_device_memory"));
-  assign(e.finalize_device, symbol("finalize_device"));
-  assign(e.last_error, dlsym(handle_, "simpler_last_error"));  // optional
-  entries_ = e;
+void RuntimeLibrary::require_program_entries() const {
+  SIMPLER_REQUIRE_ENTRY(init_device);
+  SIMPLER_REQUIRE_ENTRY(register_callable);
+  SIMPLER_REQUIRE_ENTRY(unregister_callable);
+  SIMPLER_REQUIRE_ENTRY(prepare_run);
+  SIMPLER_REQUIRE_ENTRY(launch_run);
+  SIMPLER_REQUIRE_ENTRY(poll_run);
+  SIMPLER_REQUIRE_ENTRY(wait_run);
+  SIMPLER_REQUIRE_ENTRY(finalize_run);
+  SIMPLER_REQUIRE_ENTRY(run);
+  SIMPLER_REQUIRE_ENTRY(device_malloc);
+  SIMPLER_REQUIRE_ENTRY(device_free);
+  SIMPLER_REQUIRE_ENTRY(copy_to_device);
+  SIMPLER_REQUIRE_ENTRY(copy_from_device);
+  SIMPLER_REQUIRE_ENTRY(device_memory_info);
 }
 
-void RuntimeLibrary::resolve_program_entries() {
-  RuntimeEntries e = entries_;
-  assign(e.init_device, symbol("simpler_init_device"));
-  assign(e.register_callable, symbol("simpler_register_callable"));
-  assign(e.unregister_callable, symbol("simpler_unregister_callable"));
-  assign(e.prepare_run, symbol("simpler_prepare_run"));
-  assign(e.launch_run, symbol("simpler_launch_run"));
-  assign(e.poll_run, symbol("simpler_poll_run"));
-  assign(e.wait_run, symbol("simpler_wait_run"));
-  assign(e.finalize_run, symbol("simpler_finalize_run"));
-  assign(e.run, symbol("simpler_run"));
-  assign(e.device_malloc, symbol("simpler_device_malloc"));
-  assign(e.device_free, symbol("simpler_device_free"));
-  assign(e.copy_to_device, symbol("simpler_copy_to_device"));
-  assign(e.copy_from_device, symbol("simpler_copy_from_device"));
-  assign(e.device_memory_info, symbol("simpler_device_memory_info"));
-  entries_ = e;
+void RuntimeLibrary::require_kernel_supported() const {
+  SIMPLER_REQUIRE_ENTRY(kernel_mode_supported);
 }
 
-void RuntimeLibrary::resolve_kernel_supported() {
-  assign(entries_.kernel_mode_supported, symbol("simpler_kernel_mode_supported"));
+void RuntimeLibrary::require_kernel_entries() const {
+  SIMPLER_REQUIRE_ENTRY(kernel_mode_init);
+  SIMPLER_REQUIRE_ENTRY(kernel_mode_prepare_callable);
+  SIMPLER_REQUIRE_ENTRY(kernel_mode_launch);
 }
 
-void RuntimeLibrary::resolve_kernel_entries() {
-  RuntimeEntries e = entries_;
-  assign(e.kernel_mode_init, symbol("simpler_kernel_mode_init"));
-  assign(e.kernel_mode_prepare_callable, symbol("simpler_kernel_mode_prepare_callable"));
-  assign(e.kernel_mode_launch, symbol("simpler_kernel_mode_launch"));
-  entries_ = e;
+#undef SIMPLER_REQUIRE_ENTRY
+
+std::string RuntimeLibrary::last_error() const {
+  if (api_->last_error == nullptr) return {};
+  SimplerLastErrorArgs args{};
+  args.struct_size = SIMPLER_LAST_ERROR_ARGS_STRUCT_SIZE;
+  if (api_->last_error(&args) != SIMPLER_OK || args.message == nullptr) return {};
+  return args.message;
 }
 
 }  // namespace simpler

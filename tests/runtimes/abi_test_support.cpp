@@ -14,11 +14,11 @@ const RuntimeLibrary& hbg_library() {
   return library;
 }
 
-std::string last_error(const RuntimeAbi& abi, SimplerDeviceContext* ctx) {
-  const char* message = nullptr;
-  if (abi.last_error(ctx, &message) != SIMPLER_OK || message == nullptr)
-    return "<simpler_last_error failed>";
-  return message;
+std::string last_error(const RuntimeAbi& abi, SimplerDeviceContext*) {
+  SimplerLastErrorArgs a{.struct_size = sizeof a};
+  if (abi.table().last_error(&a) != SIMPLER_OK || a.message == nullptr)
+    return "<last_error failed>";
+  return a.message;
 }
 
 uint64_t committed(const RuntimeAbi& abi, SimplerDeviceContext* ctx) {
@@ -35,14 +35,15 @@ uint64_t call_count(const char* op) {
 
 Context::Context(const RuntimeAbi& abi) : abi_(abi) {
   if (abi_.create(&ctx_) != SIMPLER_OK || ctx_ == nullptr)
-    throw std::runtime_error("create_device_context failed");
+    throw std::runtime_error("context_create failed");
 }
 
 Context::~Context() {
   sim_clear_faults();
   for (int attempt = 0; attempt < 4 && abi_.finalize(ctx_) != SIMPLER_OK; ++attempt) {
   }
-  EXPECT_STATUS(SIMPLER_OK, abi_.destroy(ctx_)) << last_error(abi_, ctx_);
+  const int st = abi_.destroy(ctx_);
+  EXPECT_STATUS(SIMPLER_OK, st) << last_error(abi_, ctx_);
 }
 
 SimplerCallConfig default_config() {

@@ -27,6 +27,8 @@ inline void PrintTo(const Status& s, std::ostream* os) {
 #define ASSERT_STATUS(expected, call) \
   ASSERT_EQ(::simpler::test::Status{expected}, ::simpler::test::Status{call})
 
+// The calling thread's last error (C ABI v2: per thread, per call; `ctx` is only for
+// readability at the call sites). Read it right after the failing call.
 std::string last_error(const RuntimeAbi& abi, SimplerDeviceContext* ctx);
 uint64_t committed(const RuntimeAbi& abi, SimplerDeviceContext* ctx);
 uint64_t call_count(const char* op);

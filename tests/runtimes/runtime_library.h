@@ -1,5 +1,7 @@
-// Test helper: one runtime build loaded RTLD_LOCAL by path, its C ABI resolved by name.
-// The tests drive the builds only through these entries.
+// Test helper: one runtime build loaded RTLD_LOCAL by path, its C ABI v2 table fetched
+// through simpler_get_api (the one exported symbol). The tests drive the builds only
+// through that table; RuntimeAbi adds positional C++ calls over it so the tests read
+// short (each fills the args struct with this header's struct_size).
 #pragma once
 
 #include <dlfcn.h>
@@ -11,32 +13,149 @@
 
 namespace simpler::test {
 
-struct RuntimeAbi {
-  decltype(&::simpler_runtime_abi_version) abi_version;
-  decltype(&::simpler_runtime_name) name;
-  decltype(&::create_device_context) create;
-  decltype(&::destroy_device_context) destroy;
-  decltype(&::simpler_init_device) init_device;
-  decltype(&::simpler_register_callable) register_callable;
-  decltype(&::simpler_unregister_callable) unregister_callable;
-  decltype(&::simpler_prepare_run) prepare_run;
-  decltype(&::simpler_launch_run) launch_run;
-  decltype(&::simpler_poll_run) poll_run;
-  decltype(&::simpler_wait_run) wait_run;
-  decltype(&::simpler_finalize_run) finalize_run;
-  decltype(&::simpler_run) run;
-  decltype(&::simpler_device_malloc) malloc;
-  decltype(&::simpler_device_free) free;
-  decltype(&::simpler_copy_to_device) copy_to;
-  decltype(&::simpler_copy_from_device) copy_from;
-  decltype(&::simpler_device_memory_info) memory_info;
-  decltype(&::simpler_kernel_mode_supported) kernel_supported;
-  decltype(&::simpler_kernel_mode_init) kernel_init;
-  decltype(&::simpler_kernel_mode_prepare_callable) kernel_prepare;
-  decltype(&::simpler_kernel_mode_launch) kernel_launch;
-  decltype(&::simpler_committed_device_memory) committed;
-  decltype(&::finalize_device) finalize;
-  decltype(&::simpler_last_error) last_error;
+class RuntimeAbi {
+ public:
+  explicit RuntimeAbi(const SimplerApi* api = nullptr) : api_(api) {}
+  const SimplerApi& table() const { return *api_; }
+
+  int name(const char** out) const {
+    SimplerRuntimeNameArgs a{.struct_size = sizeof a};
+    const int st = api_->runtime_name(&a);
+    if (out != nullptr) *out = a.name;
+    return st;
+  }
+  int create(SimplerDeviceContext** out) const {
+    SimplerContextCreateArgs a{.struct_size = sizeof a};
+    const int st = api_->context_create(&a);
+    if (out != nullptr) *out = a.ctx;
+    return st;
+  }
+  int destroy(SimplerDeviceContext* ctx) const {
+    SimplerContextDestroyArgs a{.struct_size = sizeof a, .ctx = ctx};
+    return api_->context_destroy(&a);
+  }
+  int init_device(SimplerDeviceContext* ctx, int32_t device, const SimplerCallConfig* c) const {
+    SimplerInitDeviceArgs a{.struct_size = sizeof a, .ctx = ctx, .device_id = device, .prewarm = c};
+    return api_->init_device(&a);
+  }
+  int register_callable(SimplerDeviceContext* ctx, const void* image, size_t size,
+                        int64_t* id) const {
+    SimplerRegisterCallableArgs a{
+        .struct_size = sizeof a, .ctx = ctx, .image = image, .size = size};
+    const int st = api_->register_callable(&a);
+    if (id != nullptr) *id = a.callable_id;
+    return st;
+  }
+  int unregister_callable(SimplerDeviceContext* ctx, int64_t id) const {
+    SimplerUnregisterCallableArgs a{.struct_size = sizeof a, .ctx = ctx, .callable_id = id};
+    return api_->unregister_callable(&a);
+  }
+  int prepare_run(SimplerDeviceContext* ctx, int64_t id, const ChipStorageTaskArgs* args,
+                  const SimplerCallConfig* config, uint64_t* run) const {
+    SimplerPrepareRunArgs a{
+        .struct_size = sizeof a, .ctx = ctx, .callable_id = id, .args = args, .config = config};
+    const int st = api_->prepare_run(&a);
+    if (run != nullptr) *run = a.run_id;
+    return st;
+  }
+  int launch_run(SimplerDeviceContext* ctx, uint64_t run) const {
+    SimplerLaunchRunArgs a{.struct_size = sizeof a, .ctx = ctx, .run_id = run};
+    return api_->launch_run(&a);
+  }
+  int poll_run(SimplerDeviceContext* ctx, uint64_t run, int32_t* done) const {
+    SimplerPollRunArgs a{.struct_size = sizeof a, .ctx = ctx, .run_id = run};
+    const int st = api_->poll_run(&a);
+    if (done != nullptr) *done = a.done ? 1 : 0;
+    return st;
+  }
+  int wait_run(SimplerDeviceContext* ctx, uint64_t run, int64_t timeout_us) const {
+    SimplerWaitRunArgs a{
+        .struct_size = sizeof a, .ctx = ctx, .run_id = run, .timeout_us = timeout_us};
+    return api_->wait_run(&a);
+  }
+  int finalize_run(SimplerDeviceContext* ctx, uint64_t run) const {
+    SimplerFinalizeRunArgs a{.struct_size = sizeof a, .ctx = ctx, .run_id = run};
+    return api_->finalize_run(&a);
+  }
+  int run(SimplerDeviceContext* ctx, int64_t id, const ChipStorageTaskArgs* args,
+          const SimplerCallConfig* config) const {
+    SimplerRunArgs a{
+        .struct_size = sizeof a, .ctx = ctx, .callable_id = id, .args = args, .config = config};
+    return api_->run(&a);
+  }
+  int malloc(SimplerDeviceContext* ctx, size_t size, uint64_t* out) const {
+    SimplerDeviceMallocArgs a{.struct_size = sizeof a, .ctx = ctx, .size = size};
+    const int st = api_->device_malloc(&a);
+    if (out != nullptr) *out = a.device_ptr;
+    return st;
+  }
+  int free(SimplerDeviceContext* ctx, uint64_t ptr) const {
+    SimplerDeviceFreeArgs a{.struct_size = sizeof a, .ctx = ctx, .device_ptr = ptr};
+    return api_->device_free(&a);
+  }
+  int copy_to(SimplerDeviceContext* ctx, uint64_t dst, const void* src, size_t size) const {
+    SimplerCopyToDeviceArgs a{
+        .struct_size = sizeof a, .ctx = ctx, .dst_device = dst, .src_host = src, .size = size};
+    return api_->copy_to_device(&a);
+  }
+  int copy_from(SimplerDeviceContext* ctx, void* dst, uint64_t src, size_t size) const {
+    SimplerCopyFromDeviceArgs a{
+        .struct_size = sizeof a, .ctx = ctx, .dst_host = dst, .src_device = src, .size = size};
+    return api_->copy_from_device(&a);
+  }
+  int memory_info(SimplerDeviceContext* ctx, uint64_t* free_bytes, uint64_t* total) const {
+    SimplerDeviceMemoryInfoArgs a{.struct_size = sizeof a, .ctx = ctx};
+    const int st = api_->device_memory_info(&a);
+    if (free_bytes != nullptr) *free_bytes = a.free_bytes;
+    if (total != nullptr) *total = a.total_bytes;
+    return st;
+  }
+  // 1 / 0 on success (like a bool), else the negative status.
+  int kernel_supported(SimplerDeviceContext* ctx) const {
+    SimplerKernelModeSupportedArgs a{.struct_size = sizeof a, .ctx = ctx};
+    const int st = api_->kernel_mode_supported(&a);
+    return st != SIMPLER_OK ? st : (a.supported ? 1 : 0);
+  }
+  int kernel_init(SimplerDeviceContext* ctx, int32_t device, const void* aicpu, size_t aicpu_size,
+                  const void* aicore, size_t aicore_size, const SimplerCallConfig* config,
+                  uint64_t generation) const {
+    SimplerKernelModeInitArgs a{.struct_size = sizeof a,
+                                .ctx = ctx,
+                                .device_id = device,
+                                .aicpu_image = aicpu,
+                                .aicpu_size = aicpu_size,
+                                .aicore_image = aicore,
+                                .aicore_size = aicore_size,
+                                .config = config,
+                                .generation = generation};
+    return api_->kernel_mode_init(&a);
+  }
+  int kernel_prepare(SimplerDeviceContext* ctx, const void* image, size_t size, int64_t* id) const {
+    SimplerKernelModePrepareCallableArgs a{
+        .struct_size = sizeof a, .ctx = ctx, .image = image, .size = size};
+    const int st = api_->kernel_mode_prepare_callable(&a);
+    if (id != nullptr) *id = a.callable_id;
+    return st;
+  }
+  int kernel_launch(SimplerDeviceContext* ctx, int64_t id, const ChipStorageTaskArgs* args,
+                    void* stream) const {
+    SimplerKernelModeLaunchArgs a{
+        .struct_size = sizeof a, .ctx = ctx, .callable_id = id, .args = args, .stream = stream};
+    return api_->kernel_mode_launch(&a);
+  }
+  int committed(SimplerDeviceContext* ctx, uint64_t* out) const {
+    SimplerCommittedDeviceMemoryArgs a{.struct_size = sizeof a, .ctx = ctx};
+    const int st = api_->committed_device_memory(&a);
+    if (out != nullptr) *out = a.bytes;
+    return st;
+  }
+  int finalize(SimplerDeviceContext* ctx) const {
+    SimplerFinalizeDeviceArgs a{.struct_size = sizeof a, .ctx = ctx};
+    return api_->finalize_device(&a);
+  }
+
+ private:
+  const SimplerApi* api_;
 };
 
 class RuntimeLibrary {
@@ -44,31 +163,13 @@ class RuntimeLibrary {
   explicit RuntimeLibrary(const std::string& path) : path_(path) {
     handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle_ == nullptr) throw std::runtime_error("dlopen " + path + ": " + dlerror());
-    resolve(abi_.abi_version, "simpler_runtime_abi_version");
-    resolve(abi_.name, "simpler_runtime_name");
-    resolve(abi_.create, "create_device_context");
-    resolve(abi_.destroy, "destroy_device_context");
-    resolve(abi_.init_device, "simpler_init_device");
-    resolve(abi_.register_callable, "simpler_register_callable");
-    resolve(abi_.unregister_callable, "simpler_unregister_callable");
-    resolve(abi_.prepare_run, "simpler_prepare_run");
-    resolve(abi_.launch_run, "simpler_launch_run");
-    resolve(abi_.poll_run, "simpler_poll_run");
-    resolve(abi_.wait_run, "simpler_wait_run");
-    resolve(abi_.finalize_run, "simpler_finalize_run");
-    resolve(abi_.run, "simpler_run");
-    resolve(abi_.malloc, "simpler_device_malloc");
-    resolve(abi_.free, "simpler_device_free");
-    resolve(abi_.copy_to, "simpler_copy_to_device");
-    resolve(abi_.copy_from, "simpler_copy_from_device");
-    resolve(abi_.memory_info, "simpler_device_memory_info");
-    resolve(abi_.kernel_supported, "simpler_kernel_mode_supported");
-    resolve(abi_.kernel_init, "simpler_kernel_mode_init");
-    resolve(abi_.kernel_prepare, "simpler_kernel_mode_prepare_callable");
-    resolve(abi_.kernel_launch, "simpler_kernel_mode_launch");
-    resolve(abi_.committed, "simpler_committed_device_memory");
-    resolve(abi_.finalize, "finalize_device");
-    resolve(abi_.last_error, "simpler_last_error");
+    get_api_ = reinterpret_cast<SimplerGetApiFn>(dlsym(handle_, SIMPLER_GET_API_SYMBOL));
+    if (get_api_ == nullptr) throw std::runtime_error(path_ + " does not export simpler_get_api");
+    const SimplerApi* api = nullptr;
+    if (get_api_(SIMPLER_API_MAJOR, SIMPLER_API_MINOR, &api, nullptr) != SIMPLER_OK) {
+      throw std::runtime_error(path_ + " refused C ABI " + std::to_string(SIMPLER_API_MAJOR));
+    }
+    abi_ = RuntimeAbi(api);
   }
   ~RuntimeLibrary() {
     if (handle_ != nullptr) dlclose(handle_);
@@ -77,19 +178,14 @@ class RuntimeLibrary {
   RuntimeLibrary& operator=(const RuntimeLibrary&) = delete;
 
   const RuntimeAbi& abi() const { return abi_; }
+  SimplerGetApiFn get_api() const { return get_api_; }
   const std::string& path() const { return path_; }
 
  private:
-  template <typename Fn>
-  void resolve(Fn& slot, const char* symbol) {
-    void* p = dlsym(handle_, symbol);
-    if (p == nullptr) throw std::runtime_error(path_ + " does not export " + symbol);
-    slot = reinterpret_cast<Fn>(p);
-  }
-
   std::string path_;
   void* handle_ = nullptr;
-  RuntimeAbi abi_{};
+  SimplerGetApiFn get_api_ = nullptr;
+  RuntimeAbi abi_;
 };
 
 // The two builds, loaded once for the whole test binary (both at the same time, as a

@@ -1,6 +1,9 @@
 // Context lifecycle: create/destroy, the mode latch, device ownership, finalize, null
 // pointers and the last-error text, on both builds (program mode).
+#include <atomic>
+#include <functional>
 #include <thread>
+#include <vector>
 
 #include "abi_test_support.h"
 
@@ -16,58 +19,133 @@ TEST_P(ContextLifecycle, CreateAndDestroyAFreshContext) {
   EXPECT_EQ(committed(abi(), ctx), 0u);
   EXPECT_STATUS(SIMPLER_OK, abi().finalize(ctx));  // nothing to release
   EXPECT_STATUS(SIMPLER_OK, abi().destroy(ctx));
-  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, abi().create(nullptr));
   EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, abi().destroy(nullptr));
 }
 
-TEST_P(ContextLifecycle, EveryEntryRefusesNullPointers) {
-  const RuntimeAbi& a = abi();
+// Calls every context entry with `ctx`, expecting `expected` from each.
+void expect_every_entry(const RuntimeAbi& a, SimplerDeviceContext* ctx, int expected) {
   ChipStorageTaskArgs args{};
   SimplerCallConfig config = default_config();
   uint64_t u = 0;
   int64_t id = 0;
   int32_t done = 0;
-  const char* text = nullptr;
+  uint8_t byte = 0;
+  EXPECT_STATUS(expected, a.init_device(ctx, 0, nullptr));
+  EXPECT_STATUS(expected, a.register_callable(ctx, &byte, 1, &id));
+  EXPECT_EQ(id, -1);
+  EXPECT_STATUS(expected, a.unregister_callable(ctx, 0));
+  EXPECT_STATUS(expected, a.prepare_run(ctx, 0, &args, nullptr, &u));
+  EXPECT_STATUS(expected, a.launch_run(ctx, 1));
+  EXPECT_STATUS(expected, a.poll_run(ctx, 1, &done));
+  EXPECT_STATUS(expected, a.wait_run(ctx, 1, 0));
+  EXPECT_STATUS(expected, a.finalize_run(ctx, 1));
+  EXPECT_STATUS(expected, a.run(ctx, 0, &args, nullptr));
+  EXPECT_STATUS(expected, a.malloc(ctx, 16, &u));
+  EXPECT_STATUS(expected, a.free(ctx, 16));
+  EXPECT_STATUS(expected, a.copy_to(ctx, 16, &byte, 1));
+  EXPECT_STATUS(expected, a.copy_from(ctx, &byte, 16, 1));
+  EXPECT_STATUS(expected, a.memory_info(ctx, &u, &u));
+  EXPECT_STATUS(expected, a.kernel_supported(ctx));
+  EXPECT_STATUS(expected, a.kernel_init(ctx, 0, nullptr, 0, nullptr, 0, &config, 1));
+  EXPECT_STATUS(expected, a.kernel_prepare(ctx, &byte, 1, &id));
+  EXPECT_STATUS(expected, a.kernel_launch(ctx, 0, &args, &byte));
+  SimplerKernelModeLaunchErrorArgs launch_error{.struct_size = sizeof launch_error, .ctx = ctx};
+  EXPECT_STATUS(expected, a.table().kernel_mode_launch_error(&launch_error));
+  EXPECT_STATUS(expected, a.committed(ctx, &u));
+  EXPECT_STATUS(expected, a.finalize(ctx));
+  EXPECT_STATUS(expected, a.destroy(ctx));
+}
+
+TEST_P(ContextLifecycle, EveryEntryRefusesANullContext) {
+  expect_every_entry(abi(), nullptr, PTO_RUNTIME_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error(abi(), nullptr).find("ctx is NULL"), std::string::npos);
+}
+
+TEST_P(ContextLifecycle, DestroyedForeignAndGarbageContextsAreRefusedNotDereferenced) {
+  SimplerDeviceContext* ctx = nullptr;
+  ASSERT_STATUS(SIMPLER_OK, abi().create(&ctx));
+  ASSERT_STATUS(SIMPLER_OK, abi().destroy(ctx));
+  // Destroying twice, and every entry on the destroyed handle.
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, abi().destroy(ctx));
+  EXPECT_NE(last_error(abi(), ctx).find("not a live context"), std::string::npos)
+      << last_error(abi(), ctx);
+  expect_every_entry(abi(), ctx, PTO_RUNTIME_ERR_INVALID_ARGUMENT);
+  // Pointers that were never contexts: unmapped, misaligned, pointing into the stack.
+  uint64_t stack_word = 0;
+  for (uintptr_t bits : {uintptr_t{0x10}, uintptr_t{0xdeadbeef}, ~uintptr_t{0} - 7,
+                         reinterpret_cast<uintptr_t>(&stack_word)}) {
+    SCOPED_TRACE(bits);
+    expect_every_entry(abi(), reinterpret_cast<SimplerDeviceContext*>(bits),
+                       PTO_RUNTIME_ERR_INVALID_ARGUMENT);
+  }
+  // A context of the other build is foreign here.
+  const RuntimeAbi& other = GetParam().kernel_mode ? hbg_library().abi() : tmr_library().abi();
+  Context foreign(other);
+  expect_every_entry(abi(), foreign, PTO_RUNTIME_ERR_INVALID_ARGUMENT);
+}
+
+TEST_P(ContextLifecycle, ConcurrentDestroysOfOneContextSucceedOnce) {
+  for (int round = 0; round < 20; ++round) {
+    SimplerDeviceContext* ctx = nullptr;
+    ASSERT_STATUS(SIMPLER_OK, abi().create(&ctx));
+    std::atomic<int> ok{0};
+    std::atomic<int> refused{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&] {
+        uint64_t bytes = 0;
+        (void)abi().committed(ctx, &bytes);  // racing users of the handle are fine too
+        const int st = abi().destroy(ctx);
+        (st == SIMPLER_OK ? ok : refused).fetch_add(1);
+      });
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(ok.load(), 1);
+    EXPECT_EQ(refused.load(), 3);
+  }
+}
+
+TEST_P(ContextLifecycle, EntriesRefuseNullOutputsAndInputs) {
+  const RuntimeAbi& a = abi();
+  uint64_t u = 0;
   uint8_t byte = 0;
   constexpr int kBad = PTO_RUNTIME_ERR_INVALID_ARGUMENT;
-  EXPECT_STATUS(kBad, a.init_device(nullptr, 0, nullptr));
-  EXPECT_STATUS(kBad, a.register_callable(nullptr, &byte, 1, &id));
-  EXPECT_EQ(id, -1);
-  EXPECT_STATUS(kBad, a.unregister_callable(nullptr, 0));
-  EXPECT_STATUS(kBad, a.prepare_run(nullptr, 0, &args, nullptr, &u));
-  EXPECT_STATUS(kBad, a.launch_run(nullptr, 1));
-  EXPECT_STATUS(kBad, a.poll_run(nullptr, 1, &done));
-  EXPECT_STATUS(kBad, a.wait_run(nullptr, 1, 0));
-  EXPECT_STATUS(kBad, a.finalize_run(nullptr, 1));
-  EXPECT_STATUS(kBad, a.run(nullptr, 0, &args, nullptr));
-  EXPECT_STATUS(kBad, a.malloc(nullptr, 16, &u));
-  EXPECT_STATUS(kBad, a.free(nullptr, 16));
-  EXPECT_STATUS(kBad, a.copy_to(nullptr, 16, &byte, 1));
-  EXPECT_STATUS(kBad, a.copy_from(nullptr, &byte, 16, 1));
-  EXPECT_STATUS(kBad, a.memory_info(nullptr, &u, &u));
-  EXPECT_STATUS(kBad, a.kernel_init(nullptr, 0, nullptr, 0, nullptr, 0, &config, 1));
-  EXPECT_STATUS(kBad, a.kernel_prepare(nullptr, &byte, 1, &id));
-  EXPECT_STATUS(kBad, a.kernel_launch(nullptr, 0, &args, &byte));
-  EXPECT_STATUS(kBad, a.committed(nullptr, &u));
-  EXPECT_STATUS(kBad, a.finalize(nullptr));
-  EXPECT_STATUS(kBad, a.last_error(nullptr, &text));
-
   Context ctx(a);
   ASSERT_STATUS(SIMPLER_OK, a.init_device(ctx, 0, nullptr));
+  int64_t id = 0;
   EXPECT_STATUS(kBad, a.register_callable(ctx, nullptr, 16, &id));
   EXPECT_STATUS(kBad, a.register_callable(ctx, &byte, 0, &id));
-  EXPECT_STATUS(kBad, a.register_callable(ctx, &byte, 1, nullptr));
   EXPECT_STATUS(kBad, a.prepare_run(ctx, 0, nullptr, nullptr, &u));
-  EXPECT_STATUS(kBad, a.prepare_run(ctx, 0, &args, nullptr, nullptr));
   EXPECT_STATUS(kBad, a.run(ctx, 0, nullptr, nullptr));
-  EXPECT_STATUS(kBad, a.poll_run(ctx, 1, nullptr));
-  EXPECT_STATUS(kBad, a.malloc(ctx, 16, nullptr));
   EXPECT_STATUS(kBad, a.copy_to(ctx, 16, nullptr, 4));
   EXPECT_STATUS(kBad, a.copy_from(ctx, nullptr, 16, 4));
-  EXPECT_STATUS(kBad, a.memory_info(ctx, nullptr, &u));
-  EXPECT_STATUS(kBad, a.memory_info(ctx, &u, nullptr));
-  EXPECT_STATUS(kBad, a.committed(ctx, nullptr));
-  EXPECT_STATUS(kBad, a.last_error(ctx, nullptr));
+  // Every entry refuses a NULL args struct.
+  const SimplerApi& t = a.table();
+  EXPECT_STATUS(kBad, t.last_error(nullptr));
+  EXPECT_STATUS(kBad, t.runtime_name(nullptr));
+  EXPECT_STATUS(kBad, t.context_create(nullptr));
+  EXPECT_STATUS(kBad, t.context_destroy(nullptr));
+  EXPECT_STATUS(kBad, t.init_device(nullptr));
+  EXPECT_STATUS(kBad, t.register_callable(nullptr));
+  EXPECT_STATUS(kBad, t.unregister_callable(nullptr));
+  EXPECT_STATUS(kBad, t.prepare_run(nullptr));
+  EXPECT_STATUS(kBad, t.launch_run(nullptr));
+  EXPECT_STATUS(kBad, t.poll_run(nullptr));
+  EXPECT_STATUS(kBad, t.wait_run(nullptr));
+  EXPECT_STATUS(kBad, t.finalize_run(nullptr));
+  EXPECT_STATUS(kBad, t.run(nullptr));
+  EXPECT_STATUS(kBad, t.device_malloc(nullptr));
+  EXPECT_STATUS(kBad, t.device_free(nullptr));
+  EXPECT_STATUS(kBad, t.copy_to_device(nullptr));
+  EXPECT_STATUS(kBad, t.copy_from_device(nullptr));
+  EXPECT_STATUS(kBad, t.device_memory_info(nullptr));
+  EXPECT_STATUS(kBad, t.kernel_mode_supported(nullptr));
+  EXPECT_STATUS(kBad, t.kernel_mode_init(nullptr));
+  EXPECT_STATUS(kBad, t.kernel_mode_prepare_callable(nullptr));
+  EXPECT_STATUS(kBad, t.kernel_mode_launch(nullptr));
+  EXPECT_STATUS(kBad, t.kernel_mode_launch_error(nullptr));
+  EXPECT_STATUS(kBad, t.committed_device_memory(nullptr));
+  EXPECT_STATUS(kBad, t.finalize_device(nullptr));
 }
 
 TEST_P(ContextLifecycle, InitMakesTheDeviceCurrentOnTheCallingThread) {
@@ -137,7 +215,7 @@ TEST_P(ContextLifecycle, EntriesOfAnUninitializedOrFinalizedContextAreInvalidSta
   Context ctx(abi());
   uint64_t u = 0;
   EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE, abi().malloc(ctx, 16, &u));
-  EXPECT_NE(last_error(abi(), ctx).find("simpler_init_device"), std::string::npos);
+  EXPECT_NE(last_error(abi(), ctx).find("call init_device first"), std::string::npos);
   ASSERT_STATUS(SIMPLER_OK, abi().init_device(ctx, 0, nullptr));
   ASSERT_STATUS(SIMPLER_OK, abi().finalize(ctx));
   EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE, abi().malloc(ctx, 16, &u));
@@ -148,16 +226,49 @@ TEST_P(ContextLifecycle, EntriesOfAnUninitializedOrFinalizedContextAreInvalidSta
   EXPECT_EQ(id, -1);
 }
 
-TEST_P(ContextLifecycle, LastErrorIsPerContextAndCopiedPerThread) {
+TEST_P(ContextLifecycle, LastErrorIsPerThreadAndClearedByTheNextCall) {
   Context a(abi());
-  Context b(abi());
   uint64_t u = 0;
   EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE, abi().malloc(a, 16, &u));
-  EXPECT_NE(last_error(abi(), a).find("simpler_device_malloc"), std::string::npos);
-  EXPECT_EQ(last_error(abi(), b), "");
-  std::string seen_elsewhere;
-  std::thread([&] { seen_elsewhere = last_error(abi(), a); }).join();
-  EXPECT_EQ(seen_elsewhere, last_error(abi(), a));
+  EXPECT_NE(last_error(abi(), a).find("device_malloc: "), std::string::npos)
+      << last_error(abi(), a);
+  SimplerLastErrorArgs read{.struct_size = sizeof read};
+  ASSERT_STATUS(SIMPLER_OK, abi().table().last_error(&read));
+  EXPECT_EQ(read.status, PTO_RUNTIME_ERR_INVALID_STATE);
+  // Another thread has its own (empty) last error, and its failures do not touch ours.
+  std::string seen_elsewhere = "unset";
+  std::thread([&] {
+    seen_elsewhere = last_error(abi(), a);
+    EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, abi().destroy(nullptr));
+  }).join();
+  EXPECT_EQ(seen_elsewhere, "");
+  EXPECT_NE(last_error(abi(), a).find("device_malloc"), std::string::npos);
+  // The next call clears it, success or not.
+  EXPECT_EQ(committed(abi(), a), 0u);
+  EXPECT_EQ(last_error(abi(), a), "");
+  ASSERT_STATUS(SIMPLER_OK, abi().table().last_error(&read));
+  EXPECT_EQ(read.status, SIMPLER_OK);
+}
+
+TEST_P(ContextLifecycle, ConcurrentFailuresKeepTheirOwnMessages) {
+  // Two threads fail different calls at the same time, many times: each reads its own.
+  Context ctx(abi());
+  auto worker = [&](bool use_malloc, std::atomic<int>& mismatches) {
+    for (int i = 0; i < 2000; ++i) {
+      uint64_t u = 0;
+      const int st = use_malloc ? abi().malloc(ctx, 16, &u) : abi().free(ctx, 16);
+      const std::string message = last_error(abi(), ctx);
+      if (st == SIMPLER_OK || message.rfind(use_malloc ? "device_malloc" : "device_free", 0) != 0) {
+        mismatches.fetch_add(1);
+      }
+    }
+  };
+  std::atomic<int> mismatches{0};
+  std::thread t1(worker, true, std::ref(mismatches));
+  std::thread t2(worker, false, std::ref(mismatches));
+  t1.join();
+  t2.join();
+  EXPECT_EQ(mismatches.load(), 0);
 }
 
 INSTANTIATE_FOR_BOTH_BUILDS(ContextLifecycle);

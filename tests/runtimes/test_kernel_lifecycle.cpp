@@ -179,8 +179,8 @@ TEST_F(KernelLifecycle, PrepareRefusesBadImagesWithMinusOneAndKeepsTheContextUsa
   EXPECT_EQ(id, -1);
   EXPECT_NE(last_error(tmr, ctx).find("invalid ChipCallable image"), std::string::npos)
       << last_error(tmr, ctx);
-  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
-                tmr.kernel_prepare(ctx, image.data(), image.size(), nullptr));
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, tmr.kernel_prepare(ctx, nullptr, 16, &id));
+  EXPECT_EQ(id, -1);
   // Launching before anything is resident.
   ChipStorageTaskArgs args{};
   sim_stream_t stream = nullptr;

@@ -118,6 +118,8 @@ class ChipWorker {
   void bind_library_and_context(const RuntimeBins& bins, bool resolve_program_entries);
   void roll_back_failed_init(int init_status);
   void release_context_and_library();
+  int finalize_device_call() const;  // finalize_device / context_destroy through the table
+  int destroy_context_call() const;
   std::string with_runtime_detail(const std::string& what) const;
   [[noreturn]] void throw_status(int status, const std::string& what_failed) const;
   int64_t runtime_callable_id(CallableHandle handle, const char* api) const;

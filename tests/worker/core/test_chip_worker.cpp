@@ -38,12 +38,55 @@ TEST(ChipWorkerLoad, MissingEntryIsNamedAndNothingStaysBound) {
   FakeBuild fake(FAKE_NO_LAUNCH_PATH);
   ChipWorker w;
   auto e = expect_chip_error([&] { w.kernel_init(0, fake.bins(), CallConfig{}); });
-  EXPECT_NE(std::string(e.what()).find("simpler_kernel_mode_launch"), std::string::npos)
-      << e.what();
+  EXPECT_NE(std::string(e.what()).find("'kernel_mode_launch'"), std::string::npos) << e.what();
   EXPECT_EQ(w.state(), ChipWorkerState::NEW);  // left uninitialized: retry allowed
   EXPECT_EQ(fake.live_contexts(), 0);
   EXPECT_EQ(fake.control().kernel_init_calls, 0);
   EXPECT_EQ(w.committed_device_memory(), 0u);
+}
+
+TEST(ChipWorkerLoad, ALibraryWithoutSimplerGetApiIsRefusedAsNotAV2Build) {
+  // A C ABI 1 build (loose entries) or any other library: no simpler_get_api.
+  RuntimeBins bins;
+  bins.host_lib_path = std::string(FAKE_LIB_DIR) + "/libsimpler_sim.so";
+  ChipWorker w;
+  auto e = expect_chip_error([&] { w.init(0, bins); });
+  EXPECT_EQ(e.code(), PTO_RUNTIME_ERR_UNSUPPORTED);
+  EXPECT_NE(std::string(e.what()).find("does not export simpler_get_api"), std::string::npos)
+      << e.what();
+  EXPECT_NE(std::string(e.what()).find("C ABI 1"), std::string::npos) << e.what();
+  EXPECT_EQ(w.state(), ChipWorkerState::NEW);
+}
+
+TEST(ChipWorkerLoad, ATableOfAnotherMajorVersionIsRefused) {
+  FakeBuild fake(FAKE_OLD_MAJOR_PATH);
+  ChipWorker w;
+  auto e = expect_chip_error([&] { w.init(0, fake.bins()); });
+  EXPECT_EQ(e.code(), PTO_RUNTIME_ERR_UNSUPPORTED);
+  EXPECT_NE(std::string(e.what()).find("table of version 1.0"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("rebuild"), std::string::npos) << e.what();
+  EXPECT_EQ(fake.live_contexts(), 0);
+  EXPECT_EQ(w.state(), ChipWorkerState::NEW);
+}
+
+TEST(ChipWorkerProgram, TheRuntimesOwnMessageReachesTheError) {
+  FakeBuild fake(FAKE_TMR_PATH);
+  ChipWorker w;
+  w.init(0, fake.bins());
+  CallableHandle h = w.register_callable(tiny_callable());
+  fake.control().run_status = SIMPLER_CHIP_ERR_ORCH_FATAL;
+  ChipStorageTaskArgs args{};
+  auto e = expect_chip_error([&] { w.run(h, args); });
+  EXPECT_EQ(e.code(), SIMPLER_CHIP_ERR_ORCH_FATAL);
+  EXPECT_NE(std::string(e.what()).find("fake runtime detail: run failed"), std::string::npos)
+      << e.what();
+  // submit + finalize_run report it too.
+  const uint64_t run = w.submit(h, args);
+  auto e2 = expect_chip_error([&] { w.finalize_run(run); });
+  EXPECT_NE(std::string(e2.what()).find("fake runtime detail: run failed"), std::string::npos)
+      << e2.what();
+  fake.control().run_status = 0;
+  w.finalize();
 }
 
 TEST(ChipWorkerLoad, RetryAfterMissingEntrySucceedsWithACompleteBuild) {
