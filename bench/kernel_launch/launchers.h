@@ -3,7 +3,7 @@
 // stream and 4 DEVICE tensors:
 //   Worker     simpler::Worker(execution_mode="kernel")::kernel_launch  (the public API)
 //   ChipWorker simpler::ChipWorker::kernel_launch                       (one layer down)
-//   C ABI      simpler_kernel_mode_launch of the TMR build, dlopen'ed   (the runtime alone)
+//   C ABI      kernel_mode_launch of the TMR build's table, dlopen'ed   (the runtime alone)
 #pragma once
 
 #include <cstdint>

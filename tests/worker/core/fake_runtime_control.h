@@ -8,9 +8,9 @@ extern "C" {
 
 struct FakeRuntimeControl {
   // ---- behaviours (reset by fake_runtime_reset) ----
-  int supported;                // simpler_kernel_mode_supported's answer
-  int kernel_init_status;       // status of simpler_kernel_mode_init
-  int init_device_status;       // status of simpler_init_device
+  int supported;                // kernel_mode_supported's answer
+  int kernel_init_status;       // status of kernel_mode_init
+  int init_device_status;       // status of init_device
   int finalize_failures;        // the next N finalize_device calls fail ...
   int finalize_failure_status;  // ... with this status
   int prepare_status;           // status of kernel prepare

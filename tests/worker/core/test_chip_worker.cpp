@@ -125,7 +125,7 @@ TEST(ChipWorkerProgram, FailedInitRollsBackAndAllowsRetry) {
   EXPECT_EQ(e.code(), PTO_RUNTIME_ERR_INVALID_STATE);
   EXPECT_NE(std::string(e.what()).find("PTO_RUNTIME_ERR_INVALID_STATE"), std::string::npos);
   EXPECT_NE(std::string(e.what()).find("fake runtime detail"),
-            std::string::npos);  // simpler_last_error
+            std::string::npos);  // the runtime's last_error
   EXPECT_EQ(w.state(), ChipWorkerState::FAILED);
   EXPECT_EQ(fake.control().finalize_calls, 1);
   EXPECT_EQ(fake.live_contexts(), 0);  // nothing leaked
