@@ -5,6 +5,7 @@
 #include <string>
 
 #include "callable_rules.h"
+#include "image_digest.h"
 #include "image_format.h"
 #include "simpler/task/task_interface.h"
 
@@ -50,10 +51,12 @@ class ImageWriter {
     return offset;
   }
   uint8_t* at(uint64_t offset) { return image_.data() + offset; }
-  std::vector<uint8_t> finish(uint32_t magic) {
+  // Fills the common header fields, then the digest over everything.
+  std::vector<uint8_t> finish(uint32_t magic, size_t digest_at) {
     image::store_u32(image_.data() + image::kMagicAt, magic);
     image::store_u32(image_.data() + image::kVersionAt, image::kVersion);
     image::store_u64(image_.data() + image::kTotalSizeAt, image_.size());
+    image::seal(image_.data(), image_.size(), digest_at);
     return std::move(image_);
   }
 
@@ -74,7 +77,7 @@ CoreCallable CoreCallable::build(std::span<const ArgDirection> signature,
   writer.section(image::kCoreSignatureAt, directions);
   writer.section(image::kCoreBinaryAt, binary);
   CoreCallable out;
-  out.image_ = writer.finish(image::kCoreMagic);
+  out.image_ = writer.finish(image::kCoreMagic, image::kCoreDigestAt);
   return out;
 }
 
@@ -152,7 +155,7 @@ ChipCallable ChipCallable::build(std::span<const ArgDirection> signature,
     image::store_u64(entry + image::kEntryImageAt + 8, child.size());
   }
   ChipCallable out;
-  out.image_ = writer.finish(image::kChipMagic);
+  out.image_ = writer.finish(image::kChipMagic, image::kChipDigestAt);
   return out;
 }
 

@@ -1,8 +1,10 @@
 // Bounds-checked reader of CoreCallable / ChipCallable images.
 //
 // Order of checks: header fits, magic, version, total_size == size, every section lies
-// aligned inside [header, size) without overlapping another, then the contents. Every
-// load goes through `Image`, which refuses any byte outside [data, data + size).
+// aligned inside [header, size) without overlapping another, the contents, and last the
+// digest over the whole image (so a structurally valid image with any flipped bit is
+// still refused before a byte of it is used or loaded). Every load goes through `Image`,
+// which refuses any byte outside [data, data + size).
 #include <algorithm>
 #include <bitset>
 #include <cstdio>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "callable_rules.h"
+#include "image_digest.h"
 #include "image_format.h"
 #include "simpler/task/task_interface.h"
 
@@ -106,6 +109,14 @@ bool fail(std::string* error, std::string message) {
   return false;
 }
 
+std::string check_digest(const Image& img, size_t digest_at) {
+  if (image::digest_matches(img.data, img.size, digest_at)) return {};
+  return "digest: the SHA-256 in the header does not match the image's " +
+         std::to_string(img.size) +
+         " bytes (corrupted in storage or transit, or edited after it was built); rebuild it "
+         "with CoreCallable.build / ChipCallable.build";
+}
+
 }  // namespace
 
 bool parse_core_callable_image(const void* data, size_t size, CoreCallableView* out,
@@ -126,6 +137,7 @@ bool parse_core_callable_image(const void* data, size_t size, CoreCallableView* 
   const CoreCallableView view{bytes_of(img, signature), bytes_of(img, binary)};
   if (auto e = detail::check_signature(view.signature); !e.empty()) return fail(error, e);
   if (auto e = detail::check_binary(view.binary); !e.empty()) return fail(error, e);
+  if (auto e = check_digest(img, image::kCoreDigestAt); !e.empty()) return fail(error, e);
   if (out) *out = view;
   return true;
 }
@@ -208,6 +220,7 @@ bool parse_chip_callable_image(const void* data, size_t size, ChipCallableView* 
   }
   std::sort(view.children.begin(), view.children.end(),
             [](const auto& a, const auto& b) { return a.func_id < b.func_id; });
+  if (auto e = check_digest(img, image::kChipDigestAt); !e.empty()) return fail(error, e);
   if (out) *out = std::move(view);
   return true;
 }

@@ -11,7 +11,8 @@ namespace simpler::image {
 
 inline constexpr uint32_t kCoreMagic = 0x45524F43u;  // bytes "CORE"
 inline constexpr uint32_t kChipMagic = 0x50494843u;  // bytes "CHIP"
-inline constexpr uint32_t kVersion = 1;
+// 2: headers end with a SHA-256 digest of the image (version 1 images had none).
+inline constexpr uint32_t kVersion = 2;
 inline constexpr uint64_t kAlign = 8;
 
 // Fields common to both headers.
@@ -22,14 +23,21 @@ inline constexpr size_t kTotalSizeAt = 8;  // u64: the whole image, header inclu
 // CoreCallable header: (offset, length) u64 pairs.
 inline constexpr size_t kCoreSignatureAt = 16;
 inline constexpr size_t kCoreBinaryAt = 32;
-inline constexpr size_t kCoreHeaderSize = 48;
+inline constexpr size_t kCoreDigestAt = 48;  // 32 bytes: see kDigestSize
+inline constexpr size_t kCoreHeaderSize = 80;
 
 // ChipCallable header.
 inline constexpr size_t kChipSignatureAt = 16;
 inline constexpr size_t kChipFuncNameAt = 32;
 inline constexpr size_t kChipBinaryAt = 48;
 inline constexpr size_t kChipChildrenAt = 64;  // (table offset u64, child count u64)
-inline constexpr size_t kChipHeaderSize = 80;
+inline constexpr size_t kChipDigestAt = 80;    // 32 bytes: see kDigestSize
+inline constexpr size_t kChipHeaderSize = 112;
+
+// The digest: SHA-256 of the whole image (total_size bytes) with the digest field itself
+// read as zeros. A ChipCallable's digest covers its children, each of which also carries
+// its own. Checked by the reader before anything in the image is used or loaded.
+inline constexpr size_t kDigestSize = 32;
 
 // One child-table entry.
 inline constexpr size_t kEntryFuncIdAt = 0;    // i32

@@ -14,7 +14,7 @@
 #include "kernel_compiler_elf.h"
 #include "kernel_compiler_files.h"
 #include "kernel_compiler_process.h"
-#include "kernel_compiler_sha256.h"
+#include "task_interface/sha256.h"
 
 #ifndef SIMPLER_INCLUDE_DIR
 #error "SIMPLER_INCLUDE_DIR must be defined by the build (src/worker/CMakeLists.txt)"
@@ -69,7 +69,7 @@ std::string compiler_identity(const std::string& compiler) {
 }
 
 std::string digest_headers(const std::string& include_dir) {
-  kc::Sha256 hash;
+  sha::Sha256 hash;
   for (const char* header : kAbiHeaders) {
     hash.update_field(header);
     hash.update_field(
@@ -169,7 +169,7 @@ std::vector<uint8_t> KernelCompiler::compile(std::string_view source, ImageKind 
   const std::vector<std::string> flags = flags_for(kind, core);
   const char* what = kind == ImageKind::Kernel ? "kernel" : "orchestration";
 
-  kc::Sha256 key_hash;
+  sha::Sha256 key_hash;
   key_hash.update_field(kCacheFormat);
   key_hash.update_field(compiler_identity_);
   for (const std::string& flag : flags) key_hash.update_field(flag);

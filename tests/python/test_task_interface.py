@@ -390,3 +390,25 @@ def test_chip_worker_is_loaded_lazily(monkeypatch):
     monkeypatch.delitem(ti.__dict__, "ChipWorker")
     with pytest.raises(AttributeError):
         ti.NoSuchName
+
+
+def test_random_bit_flips_in_a_real_callable_are_typed_errors(add_scalar_callable):
+    """Issue 16: one corrupted ELF field used to crash register(); the image digest refuses
+    every flipped bit before anything is loaded (a ValueError naming the digest or field)."""
+    import random
+
+    img = bytes(add_scalar_callable)
+    rng = random.Random(16)
+    for _ in range(300):
+        bad = bytearray(img)
+        for _ in range(rng.randint(1, 3)):
+            at = rng.randrange(len(bad))
+            bad[at] ^= 1 << rng.randrange(8)
+        if bad == bytearray(img):
+            continue
+        with pytest.raises(ValueError):
+            ChipCallable.from_bytes(bytes(bad))
+    bad = bytearray(img)
+    bad[len(bad) // 2] ^= 0x10  # inside the orchestration ELF
+    with pytest.raises(ValueError, match="digest"):
+        ChipCallable.from_bytes(bytes(bad))

@@ -300,3 +300,26 @@ INSTANTIATE_FOR_BOTH_BUILDS(ProgramInitFailure);
 
 }  // namespace
 }  // namespace simpler::test
+
+namespace simpler::test {
+namespace {
+
+using ImageDigest = BothBuilds;
+
+TEST_P(ImageDigest, ACorruptedImageIsRefusedBeforeAnythingIsLoaded) {
+  Context ctx(abi());
+  ASSERT_STATUS(SIMPLER_OK, abi().init_device(ctx, 0, nullptr));
+  std::vector<uint8_t> image = unloadable_callable({ArgDirection::IN}, 256);
+  image[image.size() - 100] ^= 0x04;  // inside the orchestration binary
+  int64_t id = 7;
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
+                abi().register_callable(ctx, image.data(), image.size(), &id));
+  EXPECT_EQ(id, -1);
+  EXPECT_NE(last_error(abi(), ctx).find("digest"), std::string::npos) << last_error(abi(), ctx);
+  EXPECT_EQ(committed(abi(), ctx), 0u);  // nothing was copied to the device
+}
+
+INSTANTIATE_FOR_BOTH_BUILDS(ImageDigest);
+
+}  // namespace
+}  // namespace simpler::test

@@ -6,11 +6,15 @@
 #include <string>
 #include <vector>
 
+#include "task_interface/sha256.h"
+
 namespace simpler::testing {
 
 // Documented header positions.
-inline constexpr size_t kCoreHeader = 48;
-inline constexpr size_t kChipHeader = 80;
+inline constexpr size_t kCoreHeader = 80;
+inline constexpr size_t kChipHeader = 112;
+inline constexpr size_t kCoreDigestAt = 48, kChipDigestAt = 80, kDigestSize = 32;
+inline constexpr uint32_t kImageVersion = 2;
 inline constexpr size_t kTotalSizeAt = 8;
 inline constexpr size_t kCoreSigAt = 16, kCoreBinAt = 32;
 inline constexpr size_t kChipSigAt = 16, kChipNameAt = 32, kChipBinAt = 48, kChipChildrenAt = 64;
@@ -27,6 +31,17 @@ inline uint64_t get64(const std::vector<uint8_t>& b, size_t at) {
   for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(b[at + i]) << (8 * i);
   return v;
 }
+
+// Writes the documented digest: SHA-256 of the image with the digest field read as zeros.
+inline void seal(std::vector<uint8_t>& img, size_t digest_at) {
+  for (size_t i = 0; i < kDigestSize; ++i) img[digest_at + i] = 0;
+  sha::Sha256 hash;
+  hash.update(img.data(), img.size());
+  const auto digest = hash.finish();
+  std::copy(digest.begin(), digest.end(), img.begin() + static_cast<ptrdiff_t>(digest_at));
+}
+inline void seal_core(std::vector<uint8_t>& img) { seal(img, kCoreDigestAt); }
+inline void seal_chip(std::vector<uint8_t>& img) { seal(img, kChipDigestAt); }
 
 // Appends `bytes` 8-byte aligned; writes (offset, length) at `at`. Returns the offset.
 inline uint64_t append_section(std::vector<uint8_t>& img, size_t at,
@@ -48,10 +63,11 @@ inline std::vector<uint8_t> raw_core(const std::vector<uint8_t>& sig,
   img[1] = 'O';
   img[2] = 'R';
   img[3] = 'E';
-  put32(img, 4, 1);
+  put32(img, 4, kImageVersion);
   append_section(img, kCoreSigAt, sig);
   append_section(img, kCoreBinAt, binary);
   put64(img, kTotalSizeAt, img.size());
+  seal_core(img);
   return img;
 }
 
@@ -69,7 +85,7 @@ inline std::vector<uint8_t> raw_chip(const std::vector<uint8_t>& sig, const std:
   img[1] = 'H';
   img[2] = 'I';
   img[3] = 'P';
-  put32(img, 4, 1);
+  put32(img, 4, kImageVersion);
   append_section(img, kChipSigAt, sig);
   append_section(img, kChipNameAt, std::vector<uint8_t>(name.begin(), name.end()));
   append_section(img, kChipBinAt, binary);
@@ -86,6 +102,7 @@ inline std::vector<uint8_t> raw_chip(const std::vector<uint8_t>& sig, const std:
     put64(img, entry + 16, children[i].image.size());
   }
   put64(img, kTotalSizeAt, img.size());
+  seal_chip(img);
   return img;
 }
 

@@ -34,7 +34,7 @@ TEST(CoreCallable, BuildLaysOutAnAlignedImage) {
   const auto img = c.bytes();
   ASSERT_GE(img.size(), testing::kCoreHeader);
   EXPECT_EQ(str(img.first(4)), "CORE");
-  EXPECT_EQ(img[4], 1);  // version
+  EXPECT_EQ(img[4], 2);  // version
   EXPECT_EQ(img.size() % 8, 0u);
   const std::vector<uint8_t> copy(img.begin(), img.end());
   EXPECT_EQ(get64(copy, testing::kTotalSizeAt), img.size());
@@ -190,7 +190,7 @@ TEST(CallableImage, HeaderErrors) {
   img[0] = 'X';
   EXPECT_NAMES(core_error(img), "magic");
   img = good;
-  testing::put32(img, 4, 2);
+  testing::put32(img, 4, 1);  // version 1 images had no digest
   EXPECT_NAMES(core_error(img), "version");
 
   // total_size must equal the byte count: a trailing byte or a short buffer is refused.
@@ -287,6 +287,42 @@ TEST(CallableImage, ChildTableErrors) {
   img = raw_chip({}, "f", bytes("b"), {{1, k}});
   testing::put64(img, table + 16, k.size() - 8);
   EXPECT_NAMES(chip_error(img), "children[0] (func_id 1): total_size");
+}
+
+TEST(CallableImage, EveryFlippedBitIsRefusedByTheDigest) {
+  // Structurally valid after the flip (a byte of a binary, of the name, of a child's
+  // binary, of the digest itself): only the digest can tell, and it does.
+  const auto k = raw_core({1}, bytes("kernel-bytes"));
+  const auto img = raw_chip({1, 2}, "orch", bytes("orchestration-bytes"), {{3, k}});
+  ASSERT_TRUE(parse_chip_callable_image(img.data(), img.size(), nullptr, nullptr));
+  for (size_t at = 0; at < img.size(); ++at) {
+    for (int bit = 0; bit < 8; ++bit) {
+      auto flipped = img;
+      flipped[at] ^= static_cast<uint8_t>(1u << bit);
+      std::string error;
+      ASSERT_FALSE(parse_chip_callable_image(flipped.data(), flipped.size(), nullptr, &error))
+          << "accepted a flip of bit " << bit << " at byte " << at;
+      ASSERT_FALSE(error.empty());
+    }
+  }
+  // A flip in the orchestration binary is named as a digest mismatch, with what to do.
+  auto flipped = img;
+  flipped[get64(img, testing::kChipBinAt)] ^= 1;
+  const std::string error = chip_error(flipped);
+  EXPECT_NAMES(error, "digest");
+  EXPECT_NAMES(error, "rebuild");
+  // ... and so is a child's, by the child's own digest (checked first).
+  flipped = img;
+  const uint64_t child_at = get64(img, get64(img, testing::kChipChildrenAt) + 8);
+  flipped[child_at + get64(k, testing::kCoreBinAt)] ^= 1;
+  EXPECT_NAMES(chip_error(flipped), "children[0] (func_id 3): digest");
+}
+
+TEST(CallableImage, FromBytesRefusesACorruptedImage) {
+  const auto chip = ChipCallable::build(Sig{IN}, "f", bytes("orch"), {});
+  std::vector<uint8_t> img(chip.bytes().begin(), chip.bytes().end());
+  img.back() ^= 0x80;
+  EXPECT_TASK_ERROR(ChipCallable::from_bytes(img), "digest");
 }
 
 TEST(CallableImage, UnsortedTableIsSortedInTheView) {

@@ -97,9 +97,8 @@ TEST(CallableImageFuzz, RandomByteFlipsNeverReadOutOfBounds) {
     }
     if (parse_copy(mutated, mutated.size())) ++accepted;
   }
-  // Flips inside binaries keep the image valid; flips in offsets mostly do not.
-  EXPECT_GT(accepted, 0u);
-  EXPECT_LT(accepted, 20000u);
+  // Every flip is refused: structural ones by the bounds checks, the rest by the digest.
+  EXPECT_EQ(accepted, 0u);
 }
 
 TEST(CallableImageFuzz, RandomHeaderWordsNeverReadOutOfBounds) {

@@ -1,10 +1,10 @@
 // SHA-256 as specified in FIPS 180-4, section 6.2.
-#include "kernel_compiler_sha256.h"
+#include "task_interface/sha256.h"
 
 #include <algorithm>
 #include <cstring>
 
-namespace simpler::kc {
+namespace simpler::sha {
 namespace {
 
 constexpr std::array<uint32_t, 64> kRoundConstants = {
@@ -123,4 +123,4 @@ std::string sha256_hex(std::string_view data) {
   return h.finish_hex();
 }
 
-}  // namespace simpler::kc
+}  // namespace simpler::sha

@@ -1,9 +1,9 @@
 // SHA-256 against the FIPS 180-4 example vectors, incremental updates, field framing.
-#include "kernel_compiler_sha256.h"
+#include "task_interface/sha256.h"
 
 #include <gtest/gtest.h>
 
-namespace simpler::kc {
+namespace simpler::sha {
 namespace {
 
 TEST(Sha256, FipsVectors) {
@@ -32,4 +32,4 @@ TEST(Sha256, FieldsAreFramed) {
 }
 
 }  // namespace
-}  // namespace simpler::kc
+}  // namespace simpler::sha

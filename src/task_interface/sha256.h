@@ -1,4 +1,5 @@
-// SHA-256 (FIPS 180-4) for KernelCompiler's content-addressed cache keys (internal).
+// SHA-256 (FIPS 180-4), internal: the callable images' digest and KernelCompiler's
+// content-addressed cache keys. One implementation for every layer.
 #pragma once
 
 #include <array>
@@ -7,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace simpler::kc {
+namespace simpler::sha {
 
 class Sha256 {
  public:
@@ -30,4 +31,4 @@ class Sha256 {
 
 std::string sha256_hex(std::string_view data);
 
-}  // namespace simpler::kc
+}  // namespace simpler::sha
