@@ -1,7 +1,6 @@
 // Running a block as a core, completing tasks.
 #include "block_runner.h"
 
-#include <chrono>
 #include <cstring>
 #include <string>
 
@@ -9,12 +8,6 @@
 
 namespace simpler::rt {
 namespace {
-
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 const char* core_type_name(uint32_t type) { return type == SIMPLER_CORE_AIC ? "AIC" : "AIV"; }
 
@@ -53,7 +46,7 @@ uint32_t claim_block(ChipState& chip, TaskSlot& task) {
 }
 
 void run_block(ChipState& chip, TaskSlot& task, uint32_t block_idx, uint32_t core_type,
-               uint32_t core_id, std::vector<SwimlaneEvent>& events) {
+               uint32_t core_id, uint32_t lane) {
   if (chip.status.failed()) return;  // after an error the remaining tasks are skipped
   int32_t fault = 0;
   SimplerKernelContext context{};
@@ -65,13 +58,11 @@ void run_block(ChipState& chip, TaskSlot& task, uint32_t block_idx, uint32_t cor
   int64_t argv[1 + CHIP_MAX_SIGNATURE];  // argv[0] = &context, the kernel sees argv + 1
   argv[0] = static_cast<int64_t>(reinterpret_cast<intptr_t>(&context));
   std::memcpy(&argv[1], task.args, task.arg_count * sizeof(int64_t));
-  const bool traced = chip.record_swimlane.load(std::memory_order_relaxed);
-  const int64_t start = traced ? now_ns() : 0;
+  RunObserver* observer = chip.observer.load(std::memory_order_relaxed);
+  const BlockView view{task.id, task.func_id, block_idx, core_type, core_id};
+  if (observer != nullptr) observer->on_entry(lane, view);
   task.entry(&argv[1]);
-  if (traced) {
-    events.push_back(
-        SwimlaneEvent{task.id, task.func_id, block_idx, core_type, core_id, start, now_ns()});
-  }
+  if (observer != nullptr) observer->on_exit(lane, view);
   if (fault != 0) {
     chip.fail(SIMPLER_CHIP_ERR_KERNEL_FAULT,
               "kernel func_id " + std::to_string(task.func_id) + " (task " +

@@ -3,28 +3,16 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
 #include "chip_state.h"
 
 namespace simpler::rt {
 
-// One kernel execution (one block of a task) for the swimlane trace.
-struct SwimlaneEvent {
-  uint64_t task_id;
-  int32_t func_id;
-  uint32_t block_idx;
-  uint32_t core_type;
-  uint32_t core_id;
-  int64_t start_ns;  // steady clock
-  int64_t end_ns;
-};
-
 // Runs block `block_idx` of `task` as core (`core_type`, `core_id`), which the caller has
 // claimed (ChipState::claim_core). Skipped after an error; a fault latches the run's error.
-// Appends a swimlane event when the run records them.
+// `lane` names the calling thread to the run's observer (ChipState::observer), if any.
 void run_block(ChipState& chip, TaskSlot& task, uint32_t block_idx, uint32_t core_type,
-               uint32_t core_id, std::vector<SwimlaneEvent>& events);
+               uint32_t core_id, uint32_t lane);
 
 // Counts one finished block of `task`; after its last block the task completes: its
 // dependents are released and done_id is published. The caller will take one released

@@ -8,6 +8,7 @@
 #include <string>
 #include <thread>
 
+#include "observer.h"
 #include "parker.h"
 #include "ready_queue.h"
 #include "run_status.h"
@@ -38,7 +39,9 @@ struct ChipState {
 
   // ---- per run ----
   RunStatus status;
-  std::atomic<bool> record_swimlane{false};
+  // Sees every kernel block when not null (set between runs; schedulers read it after
+  // popping a task, which the queue orders after the store).
+  std::atomic<RunObserver*> observer{nullptr};
 
   void init_cores(uint32_t clusters) {
     core_count[SIMPLER_CORE_AIC] = clusters;

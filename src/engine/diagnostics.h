@@ -16,11 +16,32 @@
 #include <string>
 #include <vector>
 
-#include "orchestrator.h"
-#include "scheduler.h"
 #include "simpler/abi/chip_types.h"
 
 namespace simpler::rt {
+
+// One kernel execution (one block of a task) for the swimlane trace.
+struct SwimlaneEvent {
+  uint64_t task_id;
+  int32_t func_id;
+  uint32_t block_idx;
+  uint32_t core_type;
+  uint32_t core_id;
+  int64_t start_ns;  // steady clock
+  int64_t end_ns;
+  uint32_t lane;  // the thread that ran it: 0 = the caller of execute(), 1.. = schedulers
+};
+
+struct GraphNode {
+  uint64_t id;
+  int32_t func_id;
+  uint32_t core_type;
+  uint32_t block_num;
+};
+struct GraphEdge {
+  uint64_t from;
+  uint64_t to;
+};
 
 struct RunSummary {
   std::string program;

@@ -1,4 +1,4 @@
-// Engine: creation (rings, threads), execute (run protocol, watchdog, diagnostics), release.
+// Engine: creation (rings, threads), execute (run protocol, watchdog, observers), release.
 #include "engine.h"
 
 #include <pthread.h>
@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "chip_state.h"
-#include "diagnostics.h"
 #include "engine_defaults.h"
 #include "loaded_program.h"
 #include "orchestrator.h"
+#include "run_diagnostics.h"
 #include "scheduler.h"
 #include "simpler/abi/status.h"
 #include "simpler/sim/sim_driver.h"
@@ -66,6 +66,7 @@ struct Engine::Impl {
   std::vector<std::unique_ptr<Scheduler>> schedulers;
   std::vector<std::thread> threads;
   Watchdog watchdog{chip, [this] { return progress(); }};
+  RunDiagnostics diagnostics;
 
   std::mutex execute_mutex;  // one run at a time
   bool released = false;
@@ -185,7 +186,9 @@ int Engine::create(const EngineOptions& options, std::unique_ptr<Engine>* out, s
     int32_t first = 0;
     for (int32_t i = 0; i < scheduler_count; ++i) {
       const int32_t count = per + (i < extra ? 1 : 0);
-      impl->schedulers.push_back(std::make_unique<Scheduler>(chip, first, count));
+      // Lane 0 is the caller of execute() (the helping orchestrator), schedulers 1...
+      impl->schedulers.push_back(
+          std::make_unique<Scheduler>(chip, static_cast<uint32_t>(i + 1), first, count));
       first += count;
     }
     for (auto& s : impl->schedulers) {
@@ -224,9 +227,6 @@ int Engine::execute(const LoadedProgram& program, const ChipStorageTaskArgs& arg
     return PTO_RUNTIME_ERR_INVALID_ARGUMENT;
   }
   const uint64_t watchdog_ms = or_default(config.watchdog_timeout_ms, I.default_watchdog_ms);
-  const std::string prefix(config.output_prefix,
-                           strnlen(config.output_prefix, SIMPLER_OUTPUT_PREFIX_MAX));
-
   if (args.tensor_count != P.tensor_count || args.scalar_count != P.scalar_count) {
     err = "the entry args have " + std::to_string(args.tensor_count) + " tensors and " +
           std::to_string(args.scalar_count) + " scalars; the callable's signature takes " +
@@ -241,58 +241,34 @@ int Engine::execute(const LoadedProgram& program, const ChipStorageTaskArgs& arg
   }
 
   I.chip.status.reset();
-  I.chip.record_swimlane.store((config.flags & (SIMPLER_CFG_SWIMLANE | SIMPLER_CFG_PROFILING)) != 0,
-                               std::memory_order_relaxed);
-  for (auto& s : I.schedulers) s->begin_run();
+  I.diagnostics.begin_run(config, static_cast<uint32_t>(I.schedulers.size() + 1));
+  I.chip.observer.store(I.diagnostics.block_observer(), std::memory_order_relaxed);
   RunOptions run;
   run.build_graph_first = I.build_graph_first;
-  run.record_graph = (config.flags & SIMPLER_CFG_DEP_GRAPH) != 0;
+  run.observer = I.diagnostics.graph_observer();
   run.debug_log = I.debug_log;
   run.watchdog = &I.watchdog;
   I.orchestrator->begin_run(P, run);
   I.watchdog.arm(watchdog_ms);
 
-  const int64_t start = now_ns();
+  RunFacts facts;
+  facts.start_ns = now_ns();
   // The calling thread is the orchestrator of its run (no hand-off, no wake-up of another
   // thread); its waits for completions poll the watchdog.
   I.orchestrator->run(args);
-  const int64_t end = now_ns();
+  facts.end_ns = now_ns();
   int status = I.chip.status.code();
   if (status != SIMPLER_OK) err = I.chip.status.message();
 
-  // Diagnostics: the schedulers' events and the orchestrator's graph are quiescent now.
+  // Every lane is quiescent now: the observer's records are complete.
+  facts.args = &args;
+  facts.signature = &P.signature;
+  facts.program = P.func_name;
+  facts.status = status;
+  facts.tasks = I.orchestrator->tasks_submitted();
+  facts.orchestration_ns = I.orchestrator->orchestration_ns();
   std::string diag_error;
-  bool written = true;
-  if (config.flags & SIMPLER_CFG_DUMP_ARGS) {
-    written = write_entry_args(prefix + "args.txt", args, P.signature, &diag_error) && written;
-  }
-  if (config.flags & SIMPLER_CFG_DEP_GRAPH) {
-    written = write_dep_graph(prefix + "deps.dot", I.orchestrator->graph_nodes(),
-                              I.orchestrator->graph_edges(), &diag_error) &&
-              written;
-  }
-  if (config.flags & (SIMPLER_CFG_SWIMLANE | SIMPLER_CFG_PROFILING)) {
-    std::vector<SwimlaneEvent> events;
-    for (const auto& s : I.schedulers)
-      events.insert(events.end(), s->events().begin(), s->events().end());
-    const std::vector<SwimlaneEvent>& helped = I.orchestrator->helper().events();
-    events.insert(events.end(), helped.begin(), helped.end());
-    if (config.flags & SIMPLER_CFG_SWIMLANE) {
-      written = write_swimlane(prefix + "swimlane.json", events, start, &diag_error) && written;
-    }
-    if (config.flags & SIMPLER_CFG_PROFILING) {
-      RunSummary summary;
-      summary.program = P.func_name;
-      summary.status = status;
-      summary.tasks = I.orchestrator->tasks_submitted();
-      summary.blocks = events.size();
-      summary.run_ns = end - start;
-      summary.orchestration_ns = I.orchestrator->orchestration_ns();
-      for (const SwimlaneEvent& e : events) summary.kernel_ns += e.end_ns - e.start_ns;
-      written = write_profile(prefix + "profile.json", summary, &diag_error) && written;
-    }
-  }
-  if (!written && status == SIMPLER_OK) {
+  if (!I.diagnostics.write(facts, &diag_error) && status == SIMPLER_OK) {
     err = "the run succeeded but a diagnostics file failed: " + diag_error;
     status = PTO_RUNTIME_ERR_INVALID_ARGUMENT;
   }

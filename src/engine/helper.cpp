@@ -19,7 +19,7 @@ bool Helper::run_one(uint32_t type) {
     return false;
   }
   const uint32_t block = claim_block(chip_, *task);
-  run_block(chip_, *task, block, type, core, events_);
+  run_block(chip_, *task, block, type, core, kLane);
   chip_.release_core(type, core);
   ++blocks_;
   finish_block(chip_, *task);

@@ -9,7 +9,6 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
 #include "block_runner.h"
 #include "chip_state.h"
@@ -24,11 +23,10 @@ class Helper {
   // block could be taken (queues empty, or every core of the type is busy).
   bool run_one();
 
-  void begin_run() {
-    events_.clear();
-    blocks_ = 0;
-  }
-  const std::vector<SwimlaneEvent>& events() const { return events_; }
+  // The helper runs on the caller of Engine::execute: observer lane 0 (observer.h).
+  static constexpr uint32_t kLane = 0;
+
+  void begin_run() { blocks_ = 0; }
   uint64_t blocks() const { return blocks_; }  // blocks this run executed by the helper
 
  private:
@@ -38,7 +36,6 @@ class Helper {
   ChipState& chip_;
   uint32_t next_type_ = 0;
   uint32_t next_core_[kCoreTypeCount] = {0, 0};
-  std::vector<SwimlaneEvent> events_;
   uint64_t blocks_ = 0;
 };
 

@@ -134,7 +134,7 @@ int Orchestrator::add_dependency(uint64_t before, uint64_t after) {
                    ") and no other runtime call may come in between: only it is not yet released "
                    "for execution");
   }
-  if (options_.record_graph) edges_.push_back(GraphEdge{before, after});
+  if (options_.observer != nullptr) options_.observer->on_dependency(before, after);
   if (before < tail_) return SIMPLER_OK;  // reclaimed, hence completed
   TaskSlot& producer = chip_.slot(before);
   if (producer.dedup_stamp == after) return SIMPLER_OK;  // already linked

@@ -96,8 +96,6 @@ void Orchestrator::begin_run(const LoadedProgram::Impl& program, const RunOption
   helper_.begin_run();
   building_ = false;
   orchestration_ns_ = 0;
-  nodes_.clear();
-  edges_.clear();
 }
 
 void Orchestrator::run(const ChipStorageTaskArgs& args) {
@@ -267,7 +265,7 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
     if (producer.dedup_stamp == id) continue;
     producer.dedup_stamp = id;
     deps_[unique++] = p;
-    if (options_.record_graph) edges_.push_back(GraphEdge{p, id});
+    if (options_.observer != nullptr) options_.observer->on_dependency(p, id);
   }
   deps_.resize(unique);
 
@@ -303,8 +301,8 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
   task.pool_end = pool_head_;
 
   head_ = id + 1;
-  if (options_.record_graph)
-    nodes_.push_back(GraphNode{id, desc->func_id, desc->core_type, desc->block_num});
+  if (options_.observer != nullptr)
+    options_.observer->on_task(TaskView{id, desc->func_id, desc->core_type, desc->block_num});
   if (!options_.build_graph_first) {
     release_deferred();
     deferred_ = &task;

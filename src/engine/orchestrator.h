@@ -32,6 +32,7 @@
 #include "chip_state.h"
 #include "helper.h"
 #include "loaded_program.h"
+#include "observer.h"
 #include "simpler/orch/orchestration_api.h"
 #include "tensor_map.h"
 #include "watchdog.h"
@@ -46,20 +47,9 @@ struct OrchestratorSizes {
   uint64_t tensormap_capacity = 0;
 };
 
-struct GraphNode {
-  uint64_t id;
-  int32_t func_id;
-  uint32_t core_type;
-  uint32_t block_num;
-};
-struct GraphEdge {
-  uint64_t from;
-  uint64_t to;
-};
-
 struct RunOptions {
   bool build_graph_first = false;
-  bool record_graph = false;
+  RunObserver* observer = nullptr;  // sees submits and dependencies when not null
   bool debug_log = false;
   Watchdog* watchdog =
       nullptr;  // polled while waiting (the caller of execute() is the orchestrator)
@@ -84,10 +74,6 @@ class Orchestrator {
   uint64_t progress() const { return progress_.load(std::memory_order_relaxed); }
   uint64_t tasks_submitted() const { return head_ - run_first_; }
   int64_t orchestration_ns() const { return orchestration_ns_; }
-  const std::vector<GraphNode>& graph_nodes() const { return nodes_; }
-  const std::vector<GraphEdge>& graph_edges() const { return edges_; }
-  // Blocks the orchestrator executed itself while waiting (helper.h), with their trace.
-  const Helper& helper() const { return helper_; }
 
   // ---- SimplerOrchApi (orch_api.cpp wires the C table to these) ----
   int submit(const SimplerTaskDesc* desc, SimplerTaskResult* result);
@@ -167,8 +153,6 @@ class Orchestrator {
   std::vector<uint64_t> deps_;
   std::atomic<uint64_t> progress_{0};
   int64_t orchestration_ns_ = 0;
-  std::vector<GraphNode> nodes_;
-  std::vector<GraphEdge> edges_;
 };
 
 }  // namespace simpler::rt

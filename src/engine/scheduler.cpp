@@ -5,8 +5,10 @@
 
 namespace simpler::rt {
 
-Scheduler::Scheduler(ChipState& chip, int32_t first_cluster, int32_t cluster_count)
-    : chip_(chip), cores_(std::make_unique<Core[]>(static_cast<size_t>(cluster_count) * 3)) {
+Scheduler::Scheduler(ChipState& chip, uint32_t lane, int32_t first_cluster, int32_t cluster_count)
+    : chip_(chip),
+      lane_(lane),
+      cores_(std::make_unique<Core[]>(static_cast<size_t>(cluster_count) * 3)) {
   size_t n = 0;
   for (int32_t c = first_cluster; c < first_cluster + cluster_count; ++c) {
     Core& aic = cores_[n++];
@@ -20,7 +22,6 @@ Scheduler::Scheduler(ChipState& chip, int32_t first_cluster, int32_t cluster_cou
       by_type_[SIMPLER_CORE_AIV].push_back(&aiv);
     }
   }
-  events_.reserve(1024);
 }
 
 void Scheduler::run() {
@@ -70,7 +71,7 @@ void Scheduler::execute(Core& core) {
   Mailbox& box = core.mailbox;
   if (box.state.load(std::memory_order_acquire) != kAssigned) return;
   box.state.store(kRunning, std::memory_order_relaxed);  // acknowledge
-  run_block(chip_, *box.task, box.block_idx, core.type, core.id, events_);
+  run_block(chip_, *box.task, box.block_idx, core.type, core.id, lane_);
   box.state.store(kDone, std::memory_order_release);  // signal completion
 }
 

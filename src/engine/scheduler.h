@@ -26,16 +26,14 @@ namespace simpler::rt {
 
 class Scheduler {
  public:
-  // Owns clusters [first_cluster, first_cluster + cluster_count).
-  Scheduler(ChipState& chip, int32_t first_cluster, int32_t cluster_count);
+  // Owns clusters [first_cluster, first_cluster + cluster_count); `lane` names its thread
+  // to the run's observer (observer.h; lane 0 is the caller of Engine::execute).
+  Scheduler(ChipState& chip, uint32_t lane, int32_t first_cluster, int32_t cluster_count);
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
   void run();  // the thread body; returns once chip.shutdown is set
 
-  // Between runs only (no task of a run in flight).
-  void begin_run() { events_.clear(); }
-  const std::vector<SwimlaneEvent>& events() const { return events_; }
   // Blocks finished so far (watchdog progress); any thread.
   uint64_t progress() const { return finished_blocks_.load(std::memory_order_relaxed); }
 
@@ -61,12 +59,12 @@ class Scheduler {
   void idle();
 
   ChipState& chip_;
+  uint32_t lane_;
   std::unique_ptr<Core[]> cores_;
   std::vector<Core*> by_type_[kCoreTypeCount];
   uint32_t round_robin_[kCoreTypeCount] = {0, 0};
   uint32_t first_type_ = 0;
   std::atomic<uint64_t> finished_blocks_{0};
-  std::vector<SwimlaneEvent> events_;
 };
 
 }  // namespace simpler::rt

@@ -1,0 +1,83 @@
+// The diagnostics observer: records per lane during the run, writes the files after it.
+#include "run_diagnostics.h"
+
+#include <chrono>
+#include <cstring>
+
+namespace simpler::rt {
+namespace {
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+void RunDiagnostics::begin_run(const SimplerCallConfig& config, uint32_t lanes) {
+  flags_ = config.flags;
+  prefix_.assign(config.output_prefix, strnlen(config.output_prefix, SIMPLER_OUTPUT_PREFIX_MAX));
+  trace_ = (flags_ & (SIMPLER_CFG_SWIMLANE | SIMPLER_CFG_PROFILING)) != 0;
+  graph_ = (flags_ & SIMPLER_CFG_DEP_GRAPH) != 0;
+  nodes_.clear();
+  edges_.clear();
+  set_up(lanes);
+}
+
+void RunDiagnostics::set_up(uint32_t lanes) {
+  if (lanes_.size() < lanes) lanes_.resize(lanes);
+  for (Lane& lane : lanes_) {
+    lane.events.clear();
+    if (trace_) lane.events.reserve(1024);  // capacity stays across runs
+  }
+}
+
+void RunDiagnostics::on_entry(uint32_t lane, const BlockView&) { lanes_[lane].entry_ns = now_ns(); }
+
+void RunDiagnostics::on_exit(uint32_t lane, const BlockView& b) {
+  Lane& l = lanes_[lane];
+  l.events.push_back(SwimlaneEvent{b.task_id, b.func_id, b.block_idx, b.core_type, b.core_id,
+                                   l.entry_ns, now_ns(), lane});
+}
+
+void RunDiagnostics::on_task(const TaskView& t) {
+  nodes_.push_back(GraphNode{t.id, t.func_id, t.core_type, t.block_num});
+}
+
+void RunDiagnostics::on_dependency(uint64_t from, uint64_t to) {
+  edges_.push_back(GraphEdge{from, to});
+}
+
+bool RunDiagnostics::write(const RunFacts& facts, std::string* error) const {
+  bool written = true;
+  if (flags_ & SIMPLER_CFG_DUMP_ARGS) {
+    written =
+        write_entry_args(prefix_ + "args.txt", *facts.args, *facts.signature, error) && written;
+  }
+  if (graph_) written = write_dep_graph(prefix_ + "deps.dot", nodes_, edges_, error) && written;
+  if (!trace_) return written;
+  // Lane 0 (the caller's helping path) after the schedulers, as the files always listed it.
+  std::vector<SwimlaneEvent> events;
+  for (size_t i = 1; i <= lanes_.size(); ++i) {
+    const std::vector<SwimlaneEvent>& lane = lanes_[i % lanes_.size()].events;
+    events.insert(events.end(), lane.begin(), lane.end());
+  }
+  if (flags_ & SIMPLER_CFG_SWIMLANE) {
+    written = write_swimlane(prefix_ + "swimlane.json", events, facts.start_ns, error) && written;
+  }
+  if (flags_ & SIMPLER_CFG_PROFILING) {
+    RunSummary summary;
+    summary.program = facts.program;
+    summary.status = facts.status;
+    summary.tasks = facts.tasks;
+    summary.blocks = events.size();
+    summary.run_ns = facts.end_ns - facts.start_ns;
+    summary.orchestration_ns = facts.orchestration_ns;
+    for (const SwimlaneEvent& e : events) summary.kernel_ns += e.end_ns - e.start_ns;
+    written = write_profile(prefix_ + "profile.json", summary, error) && written;
+  }
+  return written;
+}
+
+}  // namespace simpler::rt
