@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test: the lint (scripts/lint.sh), C++ via ctest, Python
-# via pytest.
+# via pytest, and a bounded libFuzzer run of each harness (scripts/fuzz.sh).
 # Usage: scripts/test.sh [--lint | --sanitize=address|thread]
 #   --lint                only the lint (clang-format, flake8, clang-tidy)
 #   --sanitize=address    C++ tests under ASan+UBSan (build-asan/)
@@ -30,5 +30,6 @@ fi
 (cd "$dir" && ctest --output-on-failure -j 2 --timeout 300) || status=1
 if [ -z "$mode" ]; then
   PYTHONPATH="$here/python" /usr/bin/python3 -m pytest "$here/tests/python" "$here/tests/scenes" -q -p no:cacheprovider || status=1
+  "$here/scripts/fuzz.sh" || status=1
 fi
 exit $status
