@@ -39,13 +39,16 @@ run() {
   "$@" || { echo "bench.sh: $name failed (exit $?)"; failed+=("$name"); }
 }
 
-echo "== machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "== machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) (start)"
 echo
 echo "== tensor map (bench/tensor_map)"
 run tensor_map_bench "$bin/tensor_map_bench" "${quick[@]}"
 echo
-echo "== per-task overhead vs libgomp (bench/task_overhead)"
+echo "== per-task overhead vs oneTBB, libgomp and the serial floor (bench/task_overhead)"
 run task_overhead_bench "$bin/task_overhead_bench" "${quick[@]}"
+echo
+echo "== per-task cost against tasks per run and dependencies per task (bench/task_overhead --scaling)"
+run task_overhead_scaling "$bin/task_overhead_bench" --scaling "${quick[@]}"
 echo
 echo "== kernel_launch from C++ (bench/kernel_launch)"
 run kernel_launch_bench "$bin/kernel_launch_bench" "${quick[@]}"
@@ -103,6 +106,8 @@ else
   run multi_chip_bench.py /usr/bin/python3 "$here/bench/multi_chip/multi_chip_bench.py" \
     "${multi_repeat[@]}"
 fi
+echo
+echo "== machine: load average $(cut -d' ' -f1-3 /proc/loadavg) (end)"
 if [ ${#failed[@]} -gt 0 ]; then
   echo "bench.sh: failed: ${failed[*]}"
   exit 1

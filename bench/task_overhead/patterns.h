@@ -16,7 +16,8 @@ typedef enum BenchPattern {
   BENCH_DEPS1 = 4,    /* task i out slot i+3, in slot i+2 (written by task i-1) */
   BENCH_DEPS2 = 5,    /* ... in slots i+2, i+1 */
   BENCH_DEPS3 = 6,    /* ... in slots i+2, i+1, i (the first tasks read never-written slots) */
-  BENCH_PATTERN_COUNT = 7
+  BENCH_DEPSK = 7,    /* task i out slot i+8, in slots i+7 .. i+8-k, k = 0..8 (scaling table) */
+  BENCH_PATTERN_COUNT = 8
 } BenchPattern;
 
 #define BENCH_FAN_IN_WIDTH 8
@@ -31,7 +32,9 @@ typedef enum BenchPattern {
 #define BENCH_KERNEL_OUT_IN2 3 /* [OUT, IN, IN]      2 deps */
 #define BENCH_KERNEL_OUT_IN3 4 /* [OUT, IN, IN, IN]  3 deps */
 #define BENCH_KERNEL_IN8_OUT 5 /* [IN x 8, OUT]      fan-in consumer */
-#define BENCH_KERNEL_COUNT 6
+#define BENCH_KERNEL_OUT_INK 6 /* + k: [OUT, IN x k], k = 0..8: DEPSK */
+#define BENCH_KERNEL_COUNT 15
+#define BENCH_MAX_DEPS 8
 
 /* Slots the pattern needs for `tasks` tasks (the buffer holds that many float32). */
 static inline uint64_t bench_pattern_slots(int pattern, uint64_t tasks) {

@@ -53,7 +53,7 @@ SimplerPatternRunner::SimplerPatternRunner(const std::string& orchestration_path
   // The same empty kernel under one func id per task shape (patterns.h).
   constexpr auto IN = ArgDirection::IN;
   constexpr auto OUT = ArgDirection::OUT;
-  const std::vector<std::pair<int32_t, std::vector<ArgDirection>>> shapes = {
+  std::vector<std::pair<int32_t, std::vector<ArgDirection>>> shapes = {
       {BENCH_KERNEL_INOUT, {ArgDirection::INOUT}},
       {BENCH_KERNEL_OUT, {OUT}},
       {BENCH_KERNEL_OUT_IN1, {OUT, IN}},
@@ -61,11 +61,16 @@ SimplerPatternRunner::SimplerPatternRunner(const std::string& orchestration_path
       {BENCH_KERNEL_OUT_IN3, {OUT, IN, IN, IN}},
       {BENCH_KERNEL_IN8_OUT, {IN, IN, IN, IN, IN, IN, IN, IN, OUT}},
   };
+  for (int k = 0; k <= BENCH_MAX_DEPS; ++k) {  // [OUT, IN x k]
+    std::vector<ArgDirection> signature(1 + k, IN);
+    signature[0] = OUT;
+    shapes.emplace_back(BENCH_KERNEL_OUT_INK + k, signature);
+  }
   std::vector<std::pair<int32_t, CoreCallable>> children;
   for (const auto& [func_id, signature] : shapes)
     children.emplace_back(func_id, CoreCallable::build(signature, kernel));
   const ArgDirection signature[] = {ArgDirection::INOUT, ArgDirection::SCALAR, ArgDirection::SCALAR,
-                                    ArgDirection::SCALAR};
+                                    ArgDirection::SCALAR, ArgDirection::SCALAR};
   state_->callable = ChipCallable::build(signature, "bench_pattern", orchestration, children);
 
   std::string error;
@@ -82,7 +87,7 @@ SimplerPatternRunner::SimplerPatternRunner(const std::string& orchestration_path
 
 SimplerPatternRunner::~SimplerPatternRunner() = default;
 
-double SimplerPatternRunner::run(int pattern, uint64_t tasks, bool views) {
+double SimplerPatternRunner::run(int pattern, uint64_t tasks, bool views, uint32_t k) {
   if (bench_pattern_slots(pattern, tasks) > state_->max_slots)
     throw std::runtime_error("SimplerPatternRunner::run: more tasks than the slot buffer holds");
   ChipStorageTaskArgs args{};
@@ -92,6 +97,7 @@ double SimplerPatternRunner::run(int pattern, uint64_t tasks, bool views) {
   args_add_scalar(args, static_cast<uint64_t>(pattern));
   args_add_scalar(args, tasks);
   args_add_scalar(args, views ? 1 : 0);
+  args_add_scalar(args, k);
   std::string error;
   const auto start = std::chrono::steady_clock::now();
   const int rc = state_->engine->execute(*state_->program, args, nullptr, &error);
