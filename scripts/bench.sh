@@ -50,6 +50,13 @@ echo
 echo "== per-task cost against tasks per run and dependencies per task (bench/task_overhead --scaling)"
 run task_overhead_scaling "$bin/task_overhead_bench" --scaling "${quick[@]}"
 echo
+echo "== decoder layer end to end: simpler vs serial floor vs oneTBB flow graph (bench/scenes)"
+if [ -x "$bin/scene_bench" ]; then
+  run scene_bench "$bin/scene_bench" "${quick[@]}"
+else
+  echo "scene_bench not built (needs libtbb-dev)"
+fi
+echo
 echo "== kernel_launch from C++ (bench/kernel_launch)"
 run kernel_launch_bench "$bin/kernel_launch_bench" "${quick[@]}"
 echo
