@@ -112,6 +112,10 @@ else
   [ ${#quick[@]} -gt 0 ] && multi_repeat=(--repeat 2)
   run multi_chip_bench.py /usr/bin/python3 "$here/bench/multi_chip/multi_chip_bench.py" \
     "${multi_repeat[@]}"
+  echo
+  echo "== several hosts on Open MPI vs bare mpi4py (bench/multi_host/multi_host_bench.py)"
+  run multi_host_bench.py /usr/bin/python3 "$here/bench/multi_host/multi_host_bench.py" \
+    "${quick[@]}"
 fi
 echo
 echo "== machine: load average $(cut -d' ' -f1-3 /proc/loadavg) (end)"

@@ -37,6 +37,9 @@ from simpler.host.transport import ChipTransport, LocalTransport, TensorRef
 
 _CTRL = 11
 _TAGS = 30000
+_INLINE = 64 << 10       # transfers up to this size ride inside the request / reply message
+_HOT_WINDOW = 0.002      # seconds of yield-only polling after traffic
+_IDLE_MIN, _IDLE_MAX = 2e-5, 2e-4
 
 
 def _mpi() -> Any:
@@ -152,6 +155,8 @@ class _Link:
         MPI = self.MPI
         status = MPI.Status()
         last_beat = 0.0
+        last_busy = 0.0
+        idle_sleep = _IDLE_MIN
         while not self._stop.is_set():
             now = time.monotonic()
             if now < self.silent_until:
@@ -180,8 +185,16 @@ class _Link:
                 for peer in self.peers:
                     if peer not in self.dead:
                         self.send(peer, ("hb",))
-            if not busy:
-                time.sleep(0.0002)
+            # Adaptive polling: right after traffic a reply is likely soon, so only yield;
+            # when idle, back off to short sleeps (the host's cores run the chips).
+            if busy:
+                last_busy = now
+                idle_sleep = _IDLE_MIN
+            elif now - last_busy < _HOT_WINDOW:
+                time.sleep(0)
+            else:
+                time.sleep(idle_sleep)
+                idle_sleep = min(idle_sleep * 2, _IDLE_MAX)
 
 
 class _Call:
@@ -287,29 +300,39 @@ class _Server:
     def _on_request(self, source: int, message: tuple) -> None:
         _, rid, op, args, tag = message
         local, link = self.local, self.link
-        if op == "copy_to":            # rank 0 -> this chip
-            slot, dst, nbytes = args
-            staging = np.empty(nbytes, dtype=np.uint8)
-            request = link.data.Irecv(staging, source=0, tag=tag)
+        if op == "copy_to" and len(args) == 4:     # small: the bytes came with the request
+            slot, dst, _, payload = args
+            self._reply(rid, lambda: local.write_device(
+                slot, dst, np.frombuffer(payload, dtype=np.uint8)))
+        elif op == "copy_from" and nbytes_of(args) <= _INLINE:
+            slot, src, nbytes = args
+
+            def read() -> bytes:
+                staging = np.empty(nbytes, dtype=np.uint8)
+                local.read_device(slot, staging, src)
+                return staging.tobytes()
+            self._reply(rid, read)
+        elif op in ("copy_to", "recv_peer"):   # rank 0 / another rank -> this chip
+            slot, dst, nbytes = args[:3]
+            source = 0 if op == "copy_to" else args[3]
+            try:
+                staging, direct = _landing(local, slot, dst, nbytes)
+            except BaseException as error:  # noqa: BLE001 - sent to rank 0
+                link.send(0, ("reply", rid, False, _describe(error)))
+                return
+            request = link.data.Irecv(staging, source=source, tag=tag)
             link.progress(request, lambda: self._reply(
-                rid, lambda: local.write_device(slot, dst, staging)))
+                rid, lambda: None if direct else local.write_device(slot, dst, staging)))
         elif op in ("copy_from", "send_peer"):   # this chip -> rank 0 / another rank
             slot, src, nbytes = args[:3]
             dest = 0 if op == "copy_from" else args[3]
-            staging = np.empty(nbytes, dtype=np.uint8)
             try:
-                local.read_device(slot, staging, src)
+                staging = _outgoing(local, slot, src, nbytes)
             except BaseException as error:  # noqa: BLE001 - sent to rank 0
                 link.send(0, ("reply", rid, False, _describe(error)))
                 return
             request = link.data.Isend(staging, dest=dest, tag=tag)
             link.progress(request, lambda: self._reply(rid, lambda: staging.nbytes))
-        elif op == "recv_peer":        # another rank -> this chip
-            slot, dst, nbytes, src_rank = args
-            staging = np.empty(nbytes, dtype=np.uint8)
-            request = link.data.Irecv(staging, source=src_rank, tag=tag)
-            link.progress(request, lambda: self._reply(
-                rid, lambda: local.write_device(slot, dst, staging)))
         elif op == "local_peer":
             self._reply(rid, lambda: local.copy_peer(*args))
         elif op in ("register", "unregister"):
@@ -323,6 +346,29 @@ class _Server:
             self._queues[slot].put(lambda: self._reply(rid, lambda: getattr(local, op)(*args)))
         else:
             link.send(0, ("reply", rid, False, ("ValueError", f"unknown request {op!r}", None)))
+
+
+def _landing(local: LocalTransport, slot: int, dst: int, nbytes: int) -> Tuple[Any, bool]:
+    """Where an incoming transfer lands: the device memory itself when it can be addressed
+    (simulator), else a staging buffer copied to the chip afterwards."""
+    view = local.device_view(slot, dst, nbytes)
+    if view is not None:
+        return view, True
+    return np.empty(nbytes, dtype=np.uint8), False
+
+
+def _outgoing(local: LocalTransport, slot: int, src: int, nbytes: int) -> Any:
+    """What an outgoing transfer sends: the device memory itself when addressable."""
+    view = local.device_view(slot, src, nbytes)
+    if view is not None:
+        return view
+    staging = np.empty(nbytes, dtype=np.uint8)
+    local.read_device(slot, staging, src)
+    return staging
+
+
+def nbytes_of(args: tuple) -> int:
+    return int(args[2])
 
 
 def _config(config: Optional[dict]) -> Any:
@@ -399,7 +445,20 @@ class MpiTransport(ChipTransport):
             self.local.copy_to(local, dst, src)
             return
         buf = np.ascontiguousarray(np.frombuffer(memoryview(src).cast("B"), dtype=np.uint8))
-        self.client.call(rank, "copy_to", local, dst, buf.nbytes, send=buf)
+        self._send_to(rank, local, dst, buf)
+
+    def _send_to(self, rank: int, local: int, dst: int, buf: Any) -> None:
+        if buf.nbytes <= _INLINE:
+            self.client.call(rank, "copy_to", local, dst, buf.nbytes, buf.tobytes())
+        else:
+            self.client.call(rank, "copy_to", local, dst, buf.nbytes, send=buf)
+
+    def _receive_from(self, rank: int, local: int, src: int, staging: Any) -> None:
+        if staging.nbytes <= _INLINE:
+            staging[:] = np.frombuffer(self.client.call(rank, "copy_from", local, src,
+                                                        staging.nbytes), dtype=np.uint8)
+        else:
+            self.client.call(rank, "copy_from", local, src, staging.nbytes, recv_into=staging)
 
     def copy_from(self, slot: int, dst: Any, src: int) -> None:
         rank, local = self._loc(slot)
@@ -410,7 +469,7 @@ class MpiTransport(ChipTransport):
         staging = np.frombuffer(view, dtype=np.uint8) if not view.readonly else None
         if staging is None:
             raise ValueError("copy_from: the destination buffer is read-only")
-        self.client.call(rank, "copy_from", local, src, staging.nbytes, recv_into=staging)
+        self._receive_from(rank, local, src, staging)
 
     def copy_peer(self, dst_slot: int, dst: int, src_slot: int, src: int, nbytes: int) -> None:
         (ra, la), (rb, lb) = self._loc(dst_slot), self._loc(src_slot)
@@ -419,13 +478,12 @@ class MpiTransport(ChipTransport):
         elif ra == rb:
             self.client.call(ra, "local_peer", la, dst, lb, src, nbytes)
         elif rb == 0:
-            staging = np.empty(nbytes, dtype=np.uint8)
-            self.local.read_device(lb, staging, src)
-            self.client.call(ra, "copy_to", la, dst, nbytes, send=staging)
+            self._send_to(ra, la, dst, _outgoing(self.local, lb, src, nbytes))
         elif ra == 0:
-            staging = np.empty(nbytes, dtype=np.uint8)
-            self.client.call(rb, "copy_from", lb, src, nbytes, recv_into=staging)
-            self.local.write_device(la, dst, staging)
+            staging, direct = _landing(self.local, la, dst, nbytes)
+            self._receive_from(rb, lb, src, staging)
+            if not direct:
+                self.local.write_device(la, dst, staging)
         else:                            # rank to rank, point to point
             tag = self.link.new_tag()
             receive = self.client.start(ra, "recv_peer", la, dst, nbytes, rb, tag=tag)

@@ -215,6 +215,21 @@ class LocalTransport(ChipTransport):
         self._workers[src_slot].copy_from(staging, src)
         self._workers[dst_slot].copy_to(dst, staging)
 
+    def device_view(self, slot: int, ptr: int, nbytes: int) -> Optional[Any]:
+        """A writable numpy uint8 view of device memory [ptr, ptr + nbytes) on the simulated
+        platform (device memory is host memory there), so MPI can send from and receive into
+        it directly, as device-aware MPI does on real hardware; None on other platforms.
+        The range must lie inside one live allocation of the chip (checked)."""
+        if not self._peer_copy:
+            return None
+        import ctypes
+
+        import numpy as np
+        from simpler import sim
+        if sim.pointer_device(ptr, nbytes) != self._device_ids[slot]:
+            raise ValueError(f"device range {ptr:#x}+{nbytes} is not on {self.chip_name(slot)}")
+        return np.frombuffer((ctypes.c_uint8 * nbytes).from_address(ptr), dtype=np.uint8)
+
     def read_device(self, slot: int, dst: Any, src: int) -> None:
         """Like copy_from, without waiting for a run in progress on the chip (the sim's
         driver copy; level 4 uses it to serve transfers while the chip computes)."""
