@@ -9,6 +9,7 @@ import os
 import pathlib
 import shutil
 import subprocess
+import time
 
 import pytest
 
@@ -42,6 +43,20 @@ def test_level4_scenarios_under_mpirun(ranks, tmp_path):
     for case in CASES:
         for rank in range(ranks):
             assert f"PASS {case} rank {rank}" in result.stdout, output[-6000:]
+
+
+@pytest.mark.skipif(shutil.which("mpirun") is None,
+                    reason="mpirun missing: scripts/setup.sh installs openmpi-bin")
+def test_a_rank_that_dies_ends_the_job_in_bounded_time(tmp_path):
+    """Open MPI's default: a rank exiting aborts the job; the others must not hang."""
+    command = ["mpirun", "--oversubscribe", "--timeout", "120", "-np", "2", "/usr/bin/python3",
+               str(ROOT / "tests" / "python" / "mpi" / "l4_cases.py"), "dead_rank"]
+    start = time.monotonic()
+    result = subprocess.run(command, cwd=tmp_path, env=mpirun_env(), capture_output=True,
+                            text=True, timeout=150)
+    assert result.returncode != 0, result.stdout + result.stderr
+    assert time.monotonic() - start < 90
+    assert "PASS dead_rank" not in result.stdout
 
 
 def test_level4_construction_validates_before_touching_mpi():

@@ -186,11 +186,13 @@ def case_remote_failure():
         t, y = np.zeros_like(x), np.zeros_like(x)
         w.run(lambda o, a: o.submit(add, x, y, 0.0, chip=remote))          # warm the chip
         held = w.committed_device_memory(remote)
+        free_before = w.device_memory_info(remote)[0]
         err = expect(ChipTaskError, lambda: w.run(lambda o, a: [
             o.submit(fatal, x, t, 1.0, chip=remote), o.submit(add, t, y, 1.0, chip=(0, 1))]),
             f"rank {SIZE - 1} device 0")
         assert "SIMPLER_CHIP_ERR_ORCH_FATAL" in str(err), err
         assert w.committed_device_memory(remote) == held
+        assert w.device_memory_info(remote)[0] == free_before
         w.run(lambda o, a: o.submit(add, x, y, 4.0, chip=remote))
         np.testing.assert_array_equal(y, x + 4)
     w.close()
@@ -265,6 +267,29 @@ def case_silent_orchestrator():
         assert err.rank == 0 and time.monotonic() - start < 1.0 + 2.5
     assert w.state == "CLOSED" and free_memory() == before
     COMM.Barrier()
+
+
+def case_dead_rank():
+    """A rank whose process exits: Open MPI ends the job (run separately; never a hang)."""
+    w = Worker(level=4, device_ids=DEVICES, rank_timeout=2.0)
+    add = w.register(ADD)
+    w.init()
+    COMM.Barrier()
+    if RANK == SIZE - 1:
+        import os
+        os._exit(3)
+    if w.is_orchestrator:
+        x = np.arange(64, dtype=np.float32)
+        y = np.zeros_like(x)
+        time.sleep(0.5)
+        try:
+            w.run(lambda o, a: o.submit(add, x, y, 1.0, chip=(SIZE - 1, 0)))
+        except ChipTaskError as error:
+            print(f"rank 0 saw: {error}", flush=True)
+    try:
+        w.close()
+    except (ChipGroupError, RankError):
+        pass
 
 
 def main() -> int:
