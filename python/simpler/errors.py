@@ -26,22 +26,40 @@ def status_meaning(code: int) -> str:
     return _native.status_meaning(int(code))
 
 
-class SimplerError(RuntimeError):
-    """A native call failed. ``.code`` is the native status, ``.status_name`` its name."""
+class SimplerError(Exception):
+    """Base of every exception simpler defines.
 
-    def __init__(self, message: str, code: int) -> None:
+    ``.code`` is the native status when one exists (else ``None``) and ``.status_name``
+    its name (``""`` without a code). Each subclass also keeps the builtin base that
+    callers already catch (RuntimeError, ValueError, TypeError, ...).
+    """
+
+    def __init__(self, message: str, code: int | None = None) -> None:
         super().__init__(message)
-        self.code: int = int(code)
-        self.status_name: str = status_name(self.code)
+        self.code: int | None = None if code is None else int(code)
+        self.status_name: str = "" if code is None else status_name(self.code)
 
 
-class SimError(SimplerError):
+class SimError(SimplerError, RuntimeError):
     """The simulated driver refused a call (SIM_ERR_* status)."""
 
 
-class ChipWorkerError(SimplerError):
+class ChipWorkerError(SimplerError, RuntimeError):
     """A ChipWorker/runtime call failed; ``.code`` is the runtime status."""
 
 
 class UnsupportedRuntimeOperation(ChipWorkerError, NotImplementedError):
     """The runtime build does not support the operation (code PTO_RUNTIME_ERR_UNSUPPORTED)."""
+
+
+class SignatureMismatchError(SimplerError, ValueError, TypeError):
+    """Call arguments do not fit a typed signature (dtype, rank, core type).
+
+    Raised before anything is enqueued. ``.arg_index`` is the argument's position in the
+    signature (``None`` when the mismatch is not about one argument); the message says
+    what was expected and what was given.
+    """
+
+    def __init__(self, message: str, arg_index: int | None = None) -> None:
+        super().__init__(message)
+        self.arg_index: int | None = arg_index

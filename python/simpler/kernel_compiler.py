@@ -3,9 +3,11 @@
 ``KernelCompiler`` is the C++ ``simpler::KernelCompiler`` (thin binding)::
 
     compiler = KernelCompiler()                      # cache: $SIMPLER_CACHE_DIR or ~/.cache/simpler/kernels
-    kernel = compiler.compile_kernel(src, "aiv")     # bytes, must export kernel_entry
+    kernel = compiler.compile_kernel(src, "aiv")     # KernelBinary (bytes), must export kernel_entry
     orch = compiler.compile_orchestration(src, entry="my_orch")
 
+``compile_kernel`` returns a :class:`KernelBinary`: ``bytes`` that remember the core type
+they were compiled for, so ``CoreCallable.build(signature, kernel)`` records it.
 Keyword options: ``compiler`` (default: the C++ compiler that built simpler),
 ``include_dirs``, ``extra_flags``, ``use_cache``. ``compiler.stats`` counts compiler runs
 and cache hits. See docs/kernels.md for what the sources see.
@@ -13,11 +15,12 @@ and cache hits. See docs/kernels.md for what the sources see.
 from __future__ import annotations
 
 from simpler import _native
+from simpler.errors import SimplerError
 
-__all__ = ["KernelCompiler", "KernelCompileError", "kernel_include_dir"]
+__all__ = ["KernelCompiler", "KernelCompileError", "KernelBinary", "kernel_include_dir"]
 
 
-class KernelCompileError(RuntimeError):
+class KernelCompileError(SimplerError, RuntimeError):
     """A kernel/orchestration did not compile, or its image lacks the required entry.
 
     ``str(err)`` says what failed (with the start of the compiler's output);
@@ -29,5 +32,30 @@ class KernelCompileError(RuntimeError):
         self.stderr: str = stderr
 
 
-KernelCompiler = _native.KernelCompiler
+class KernelBinary(bytes):
+    """A kernel image (``bytes``) plus ``core_type``: ``"aic"`` or ``"aiv"``."""
+
+    core_type: str
+
+    def __new__(cls, image: bytes, core_type: str) -> "KernelBinary":
+        obj = super().__new__(cls, image)
+        obj.core_type = core_type
+        return obj
+
+    def __reduce__(self):  # pickles as itself, core type included
+        return (KernelBinary, (bytes(self), self.core_type))
+
+
+class KernelCompiler(_native.KernelCompiler):
+    """Compiles kernel and orchestration sources (see docs/kernels.md); cached by content."""
+
+    def compile_kernel(self, source: str, core_type: str = "aiv") -> KernelBinary:
+        """Kernel image bytes for ``core_type`` ('aic' or 'aiv'), tagged with that core type.
+
+        The source must export ``extern "C" void kernel_entry(int64_t*)``.
+        """
+        image = super().compile_kernel(source, core_type)
+        return KernelBinary(image, str(core_type).lower())
+
+
 kernel_include_dir = _native.kernel_include_dir

@@ -12,7 +12,10 @@ Thin Python names over the C++ types of ``include/simpler/task/task_interface.h`
     ChipStorageTaskArgs tensors then scalars (64-bit patterns); keeps host memory alive
     CallConfig          diagnostics switches, output_prefix, thread count, ring sizes;
                         ``validate()`` raises ValueError
+    ArgSpec             one signature entry: direction, optional dtype and rank
     CoreCallable        ``CoreCallable.build(signature, binary)``: one kernel image
+                        (signature entries: ``D.IN``, ``(D.IN, DataType.FLOAT32)``,
+                        ``(D.IN, DataType.FLOAT32, 2)`` or ``ArgSpec``)
     ChipCallable        ``ChipCallable.build(signature, func_name, binary, children)``
 
 Bad input raises ValueError or TypeError whose message names the field.
@@ -53,6 +56,7 @@ AddressSpace = _ti.AddressSpace
 ChipTensor = _ti.ChipTensor
 ChipStorageTaskArgs = _ti.ChipStorageTaskArgs
 CallConfig = _ti.CallConfig
+ArgSpec = _ti.ArgSpec
 CoreCallable = _ti.CoreCallable
 ChipCallable = _ti.ChipCallable
 
@@ -66,7 +70,7 @@ SIMPLER_OUTPUT_PREFIX_MAX: int = _ti.SIMPLER_OUTPUT_PREFIX_MAX
 
 __all__ = [  # noqa: F822 (ChipWorker is loaded lazily, below)
     "DataType", "ArgDirection", "AddressSpace", "ChipTensor", "ChipStorageTaskArgs",
-    "CallConfig", "CoreCallable", "ChipCallable", "ChipWorker", "ChipWorkerError",
+    "CallConfig", "ArgSpec", "CoreCallable", "ChipCallable", "ChipWorker", "ChipWorkerError",
     "UnsupportedRuntimeOperation",
     "CHIP_TENSOR_MAX_DIMS", "CHIP_MAX_TENSOR_ARGS", "CHIP_MAX_SCALAR_ARGS",
     "CHIP_MAX_SIGNATURE", "CHIP_MAX_FUNC_ID", "CHIP_MAX_FUNC_NAME", "SIMPLER_OUTPUT_PREFIX_MAX",

@@ -114,20 +114,33 @@ class CallConfig:
     def to_dict(self) -> dict[str, Any]: ...
     def copy(self) -> CallConfig: ...
 
+class ArgSpec:
+    def __init__(self, direction: Union[ArgDirection, int], dtype: Optional[Any] = None,
+                 rank: int = 0) -> None: ...
+    direction: ArgDirection
+    dtype: Optional[DataType]
+    rank: int  # 0 = any
+    typed: bool
+
+_SigEntry = Union[ArgDirection, int, ArgSpec, Tuple[Any, ...]]
+
 class CoreCallable:
     @staticmethod
-    def build(signature: Sequence[Union[ArgDirection, int]], binary: _Bytes) -> CoreCallable: ...
+    def build(signature: Sequence[_SigEntry], binary: _Bytes,
+              core_type: Optional[str] = None) -> CoreCallable: ...
     @staticmethod
     def from_bytes(image: _Bytes) -> CoreCallable: ...
     def bytes(self) -> bytes: ...
     def __bytes__(self) -> bytes: ...
     def __len__(self) -> int: ...
     signature: list[ArgDirection]
+    arg_specs: list[ArgSpec]
+    core_type: Optional[str]  # "aic" / "aiv" / None (not recorded)
     binary: bytes
 
 class ChipCallable:
     @staticmethod
-    def build(signature: Sequence[Union[ArgDirection, int]], func_name: str, binary: _Bytes,
+    def build(signature: Sequence[_SigEntry], func_name: str, binary: _Bytes,
               children: Iterable[Tuple[int, CoreCallable]] = ()) -> ChipCallable: ...
     @staticmethod
     def from_bytes(image: _Bytes) -> ChipCallable: ...
@@ -135,6 +148,7 @@ class ChipCallable:
     def __bytes__(self) -> bytes: ...
     def __len__(self) -> int: ...
     signature: list[ArgDirection]
+    arg_specs: list[ArgSpec]
     func_name: str
     binary: bytes
     children: list[Tuple[int, CoreCallable]]

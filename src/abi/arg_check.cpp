@@ -37,7 +37,7 @@ void check_device_tensor(const ChipTensor& t, int32_t device, uint32_t arg_index
 }
 
 void check_call_args(const ChipStorageTaskArgs& args, std::span<const ArgDirection> signature,
-                     int32_t device, bool allow_host) {
+                     int32_t device, bool allow_host, std::span<const ArgSpec> typed) {
   if (args.tensor_count > CHIP_MAX_TENSOR_ARGS || args.scalar_count > CHIP_MAX_SCALAR_ARGS) {
     fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
          "args hold " + std::to_string(args.tensor_count) + " tensors and " +
@@ -59,6 +59,11 @@ void check_call_args(const ChipStorageTaskArgs& args, std::span<const ArgDirecti
            position(i) + ": the signature says " + arg_direction_name(signature[i]) +
                " but args pass a " + (is_tensor ? "tensor" : "scalar") +
                " there (tensors come first, then scalars)");
+    }
+  }
+  if (!typed.empty()) {
+    if (std::string why = check_typed_args(args, typed); !why.empty()) {
+      fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT, why);
     }
   }
   for (uint32_t i = 0; i < args.tensor_count; ++i) {

@@ -23,6 +23,7 @@ ResidentCallable make_resident(const uint8_t* bytes, size_t size) {
   c.view = parse_callable(bytes, size);
   c.signature.reserve(c.view.signature.size());
   for (uint8_t d : c.view.signature) c.signature.push_back(static_cast<ArgDirection>(d));
+  if (!c.view.arg_types.empty()) c.typed = arg_specs_of(c.view.signature, c.view.arg_types);
   std::string error;
   int status = LoadedProgram::load(c.view, &c.program, &error);
   if (status != SIMPLER_OK) {

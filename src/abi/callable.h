@@ -21,6 +21,7 @@ struct ResidentCallable {
   size_t size = 0;
   ChipCallableView view;  // views into `bytes`
   std::vector<ArgDirection> signature;
+  std::vector<ArgSpec> typed;  // the typed signature; empty when no entry is typed
   std::unique_ptr<LoadedProgram> program;
 };
 

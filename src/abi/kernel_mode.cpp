@@ -116,7 +116,7 @@ void KernelMode::launch(int64_t callable_id, const ChipStorageTaskArgs& args, si
              ", the kernel context uses device " + std::to_string(device_));
   }
   const ResidentCallable& callable = callables_[static_cast<size_t>(callable_id)];
-  check_call_args(args, callable.signature, device_, /*allow_host=*/false);
+  check_call_args(args, callable.signature, device_, /*allow_host=*/false, callable.typed);
 
   LaunchRecord* record = pool_.acquire();
   record->owner = this;

@@ -171,7 +171,8 @@ uint64_t ProgramMode::prepare_run(int64_t callable_id, const ChipStorageTaskArgs
     if (!why.empty()) fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT, "config: " + why);
   }
   ProgramCallable& callable = *it->second;
-  check_call_args(args, callable.resident.signature, device_, /*allow_host=*/true);
+  check_call_args(args, callable.resident.signature, device_, /*allow_host=*/true,
+                  callable.resident.typed);
 
   auto run = std::make_shared<ProgramRun>();
   run->engine = ensure_engine(config);

@@ -5,6 +5,7 @@
 
 #include "simpler/abi/status.h"
 #include "simpler/kernel/kernel_abi.h"
+#include "simpler/task/task_interface.h"
 
 namespace simpler::rt {
 namespace {
@@ -75,6 +76,14 @@ int LoadedProgram::load(const ChipCallableView& callable, std::unique_ptr<Loaded
     }
     std::memcpy(k.directions.data(), child.callable.signature.data(),
                 child.callable.signature.size());
+    k.dtypes.fill(LoadedKernel::kAnyDtype);
+    const std::vector<ArgSpec> specs =
+        arg_specs_of(child.callable.signature, child.callable.arg_types);
+    for (size_t i = 0; i < specs.size() && i < k.dtypes.size(); ++i) {
+      if (specs[i].dtype) k.dtypes[i] = static_cast<uint8_t>(*specs[i].dtype);
+      k.ranks[i] = static_cast<uint8_t>(specs[i].rank);
+    }
+    if (child.callable.core_type) k.core_type = static_cast<int32_t>(*child.callable.core_type);
   }
 
   std::string why;

@@ -19,6 +19,12 @@ struct LoadedKernel {
   uint32_t tensor_count = 0;
   uint32_t scalar_count = 0;
   std::array<uint8_t, CHIP_MAX_SIGNATURE> directions{};  // ChipArgDirection per tensor
+  // Typed signatures: per argument the expected ChipDataType (kAnyDtype: any) and rank
+  // (0: any); the core type the kernel was compiled for (-1: not recorded).
+  static constexpr uint8_t kAnyDtype = 0xFF;
+  std::array<uint8_t, CHIP_MAX_SIGNATURE> dtypes{};
+  std::array<uint8_t, CHIP_MAX_SIGNATURE> ranks{};
+  int32_t core_type = -1;
 };
 
 struct LoadedProgram::Impl {

@@ -9,6 +9,7 @@
 #include "backoff.h"
 #include "engine_defaults.h"
 #include "simpler/abi/status.h"
+#include "simpler/task/task_interface.h"
 #include "tensor_shape.h"
 
 namespace simpler::rt {
@@ -37,6 +38,11 @@ bool mode_fits(uint32_t mode, uint8_t direction) {
     default:
       return false;
   }
+}
+
+std::string dtype_text(uint32_t dtype) {
+  return is_valid_data_type(dtype) ? data_type_name(static_cast<DataType>(dtype))
+                                   : "invalid (" + std::to_string(dtype) + ")";
 }
 
 const char* mode_name(uint32_t mode) {
@@ -171,6 +177,13 @@ bool Orchestrator::validate_task(const SimplerTaskDesc* d) {
                    std::to_string(CHIP_MAX_TENSOR_ARGS) + " each)");
   }
   const LoadedKernel& k = program_->kernels[d->func_id];
+  if (k.core_type >= 0 && static_cast<uint32_t>(k.core_type) != d->core_type) {
+    const auto name = [](uint32_t c) { return c == SIMPLER_CORE_AIC ? "AIC" : "AIV"; };
+    return invalid(std::string("the kernel was compiled for ") +
+                   name(static_cast<uint32_t>(k.core_type)) + " cores, the task submits it to " +
+                   name(d->core_type) + " (pass SIMPLER_CORE_" +
+                   name(static_cast<uint32_t>(k.core_type)) + ")");
+  }
   if (d->tensor_count != k.tensor_count || d->scalar_count != k.scalar_count) {
     return invalid("the kernel's signature takes " + std::to_string(k.tensor_count) +
                    " tensors and " + std::to_string(k.scalar_count) + " scalars, the task passes " +
@@ -185,6 +198,15 @@ bool Orchestrator::validate_task(const SimplerTaskDesc* d) {
     if (!mode_fits(a.mode, k.directions[i])) {
       return invalid("tensor " + std::to_string(i) + ": mode " + mode_name(a.mode) +
                      " does not fit the kernel signature's " + direction_name(k.directions[i]));
+    }
+    if (k.dtypes[i] != LoadedKernel::kAnyDtype && a.tensor.dtype != k.dtypes[i]) {
+      return invalid("tensor " + std::to_string(i) + ": expected dtype " + dtype_text(k.dtypes[i]) +
+                     ", given " + dtype_text(a.tensor.dtype));
+    }
+    if (k.ranks[i] != 0 && a.tensor.ndims != k.ranks[i]) {
+      return invalid("tensor " + std::to_string(i) + ": expected rank " +
+                     std::to_string(k.ranks[i]) + ", given a tensor of rank " +
+                     std::to_string(a.tensor.ndims));
     }
     std::string why;
     if (a.mode == SIMPLER_TENSOR_OUT_ALLOC) {

@@ -1,6 +1,7 @@
 // CoreCallable / ChipCallable: build from Python values, load from bytes, accessors.
 #include <pybind11/stl.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,27 +49,92 @@ int64_t to_int64(py::handle v, const std::string& field) {
   return value;
 }
 
-std::vector<ArgDirection> to_signature(py::handle seq) {
+ArgDirection to_direction(py::handle item, const std::string& field) {
+  if (py::isinstance<ArgDirection>(item)) return item.cast<ArgDirection>();
+  const int64_t raw = to_int64(item, field);
+  if (raw < 0 || raw > CHIP_ARG_INOUT) {
+    throw py::value_error(field + ": " + std::to_string(raw) +
+                          " is not an ArgDirection (SCALAR=0, IN=1, OUT=2, INOUT=3)");
+  }
+  return static_cast<ArgDirection>(raw);
+}
+
+// None -> any; a DataType; or anything numpy.dtype() accepts (np.float32, "float32").
+std::optional<DataType> to_dtype(py::handle item, const std::string& field) {
+  if (item.is_none()) return std::nullopt;
+  if (py::isinstance<DataType>(item)) return item.cast<DataType>();
+  try {
+    py::object data_type = py::module_::import("simpler._native.task_interface").attr("DataType");
+    return data_type.attr("from_numpy")(item).cast<DataType>();
+  } catch (py::error_already_set&) {
+    throw py::type_error(field + ": expected a DataType (or a numpy dtype), got " +
+                         std::string(py::str(py::repr(item))));
+  }
+}
+
+uint32_t to_rank(py::handle item, const std::string& field) {
+  const int64_t rank = to_int64(item, field);
+  if (rank < 0 || rank > CHIP_TENSOR_MAX_DIMS) {
+    throw py::value_error(field + ": " + std::to_string(rank) + " is out of range (0 = any, 1.." +
+                          std::to_string(CHIP_TENSOR_MAX_DIMS) + ")");
+  }
+  return static_cast<uint32_t>(rank);
+}
+
+// A signature entry: ArgDirection (or its int), ArgSpec, or (direction, dtype[, rank]).
+ArgSpec to_arg_spec(py::handle item, const std::string& field) {
+  if (py::isinstance<ArgSpec>(item)) return item.cast<ArgSpec>();
+  if (PyTuple_Check(item.ptr()) || PyList_Check(item.ptr())) {
+    const auto parts = py::reinterpret_borrow<py::sequence>(item);
+    if (parts.size() < 1 || parts.size() > 3) {
+      throw py::type_error(field +
+                           ": expected (direction, dtype) or (direction, dtype, rank), "
+                           "got a sequence of " +
+                           std::to_string(parts.size()));
+    }
+    ArgSpec spec{to_direction(parts[0], field + ".direction"), std::nullopt, 0};
+    if (parts.size() > 1) spec.dtype = to_dtype(parts[1], field + ".dtype");
+    if (parts.size() > 2) spec.rank = to_rank(parts[2], field + ".rank");
+    return spec;
+  }
+  return ArgSpec{to_direction(item, field), std::nullopt, 0};
+}
+
+std::vector<ArgSpec> to_signature(py::handle seq) {
   if (PyUnicode_Check(seq.ptr()) || !PySequence_Check(seq.ptr())) {
-    throw py::type_error(std::string("signature: expected a sequence of ArgDirection, got ") +
+    throw py::type_error(std::string("signature: expected a sequence of ArgDirection, ") +
+                         "(ArgDirection, DataType[, rank]) or ArgSpec, got " +
                          Py_TYPE(seq.ptr())->tp_name);
   }
-  std::vector<ArgDirection> out;
+  std::vector<ArgSpec> out;
   const auto items = py::reinterpret_borrow<py::sequence>(seq);
   for (size_t i = 0; i < items.size(); ++i) {
-    const std::string field = "signature[" + std::to_string(i) + "]";
-    py::object item = items[i];
-    if (py::isinstance<ArgDirection>(item)) {
-      out.push_back(item.cast<ArgDirection>());
-      continue;
-    }
-    const int64_t raw = to_int64(item, field);
-    if (raw < 0 || raw > CHIP_ARG_INOUT) {
-      throw py::value_error(field + ": " + std::to_string(raw) +
-                            " is not an ArgDirection (SCALAR=0, IN=1, OUT=2, INOUT=3)");
-    }
-    out.push_back(static_cast<ArgDirection>(raw));
+    out.push_back(to_arg_spec(items[i], "signature[" + std::to_string(i) + "]"));
   }
+  return out;
+}
+
+std::optional<CoreType> to_core_type(py::handle core_type, py::handle binary) {
+  py::object value = py::reinterpret_borrow<py::object>(core_type);
+  if (value.is_none() && py::hasattr(binary, "core_type")) value = binary.attr("core_type");
+  if (value.is_none()) return std::nullopt;
+  if (!py::isinstance<py::str>(value)) {
+    throw py::type_error("core_type: expected 'aic', 'aiv' or None, got " +
+                         std::string(Py_TYPE(value.ptr())->tp_name));
+  }
+  const std::string name = value.cast<std::string>();
+  if (auto core = core_type_from_name(name)) return *core;
+  throw py::value_error("core_type: expected 'aic' (cube) or 'aiv' (vector), got '" + name + "'");
+}
+
+py::object core_type_value(std::optional<CoreType> core) {
+  if (!core) return py::none();
+  return py::str(core_type_name(*core));
+}
+
+py::list arg_spec_list(std::span<const uint8_t> signature, std::span<const uint8_t> arg_types) {
+  py::list out;
+  for (const ArgSpec& spec : arg_specs_of(signature, arg_types)) out.append(spec);
   return out;
 }
 
@@ -114,19 +180,60 @@ bool same_image(const T& a, const T& b) {
 
 }  // namespace
 
+void bind_arg_spec(py::module_& m) {
+  py::class_<ArgSpec>(m, "ArgSpec",
+                      "One signature entry: a direction and, optionally, the dtype (and rank) "
+                      "the kernel expects there. Untyped entries accept anything of their kind.")
+      .def(py::init([](py::handle direction, py::handle dtype, py::handle rank) {
+             return ArgSpec{to_direction(direction, "direction"), to_dtype(dtype, "dtype"),
+                            to_rank(rank, "rank")};
+           }),
+           py::arg("direction"), py::arg("dtype") = py::none(), py::arg("rank") = 0)
+      .def_readonly("direction", &ArgSpec::direction)
+      .def_property_readonly("dtype",
+                             [](const ArgSpec& s) -> py::object {
+                               if (!s.dtype) return py::none();
+                               return py::cast(*s.dtype);
+                             })
+      .def_readonly("rank", &ArgSpec::rank, "Tensor rank the kernel expects; 0 = any.")
+      .def_property_readonly("typed", &ArgSpec::typed)
+      .def("__eq__",
+           [](const ArgSpec& a, py::handle other) {
+             if (!py::isinstance<ArgSpec>(other)) return false;
+             const ArgSpec& b = other.cast<const ArgSpec&>();
+             return a.direction == b.direction && a.dtype == b.dtype && a.rank == b.rank;
+           })
+      .def("__hash__",
+           [](const ArgSpec& s) {
+             return py::hash(py::make_tuple(static_cast<int>(s.direction),
+                                            s.dtype ? static_cast<int>(*s.dtype) : -1, s.rank));
+           })
+      .def("__repr__", [](const ArgSpec& s) {
+        std::string r = std::string("ArgSpec(ArgDirection.") + arg_direction_name(s.direction);
+        if (s.dtype) r += std::string(", DataType.") + data_type_name(*s.dtype);
+        if (s.rank != 0) r += ", rank=" + std::to_string(s.rank);
+        return r + ")";
+      });
+}
+
 void bind_task_interface_callables(py::module_& m) {
+  bind_arg_spec(m);
   py::class_<CoreCallable>(m, "CoreCallable",
                            "One kernel: a signature (ArgDirection per argument) and its "
                            "compiled binary, as a flat position-independent byte image.")
       .def_static(
           "build",
-          [](py::handle signature, py::handle binary) {
-            const std::vector<ArgDirection> sig = to_signature(signature);
+          [](py::handle signature, py::handle binary, py::handle core_type) {
+            const std::vector<ArgSpec> sig = to_signature(signature);
+            const std::optional<CoreType> core = to_core_type(core_type, binary);
             const ByteView bin(binary, "binary");
-            return CoreCallable::build(sig, bin.bytes());
+            return CoreCallable::build(sig, bin.bytes(), core);
           },
-          py::arg("signature"), py::arg("binary"),
-          "Build the image. ValueError/TypeError naming the field on bad input.")
+          py::arg("signature"), py::arg("binary"), py::arg("core_type") = py::none(),
+          "Build the image. Signature entries: ArgDirection, (ArgDirection, DataType[, rank]) "
+          "or ArgSpec. core_type 'aic'/'aiv' (default: binary.core_type when the binary came "
+          "from KernelCompiler.compile_kernel, else not recorded). ValueError/TypeError naming "
+          "the field on bad input.")
       .def_static(
           "from_bytes",
           [](py::handle data) {
@@ -141,6 +248,14 @@ void bind_task_interface_callables(py::module_& m) {
           "__len__", [](const CoreCallable& c) { return c.bytes().size(); }, "Image size in bytes.")
       .def_property_readonly(
           "signature", [](const CoreCallable& c) { return signature_list(c.view().signature); })
+      .def_property_readonly("arg_specs",
+                             [](const CoreCallable& c) {
+                               const auto v = c.view();
+                               return arg_spec_list(v.signature, v.arg_types);
+                             })
+      .def_property_readonly(
+          "core_type", [](const CoreCallable& c) { return core_type_value(c.view().core_type); },
+          "'aic' or 'aiv': the core the kernel was compiled for; None when not recorded.")
       .def_property_readonly("binary",
                              [](const CoreCallable& c) { return to_bytes(c.view().binary); })
       .def("__eq__", &same_image<CoreCallable>, py::is_operator())
@@ -153,7 +268,10 @@ void bind_task_interface_callables(py::module_& m) {
       .def("__repr__", [](const CoreCallable& c) {
         const auto v = c.view();
         return "CoreCallable(signature=" + std::to_string(v.signature.size()) +
-               " args, binary=" + std::to_string(v.binary.size()) + " bytes)";
+               " args, binary=" + std::to_string(v.binary.size()) + " bytes" +
+               (v.core_type ? std::string(", core_type='") + core_type_name(*v.core_type) + "'"
+                            : std::string()) +
+               ")";
       });
 
   py::class_<ChipCallable>(m, "ChipCallable",
@@ -163,7 +281,7 @@ void bind_task_interface_callables(py::module_& m) {
           "build",
           [](py::handle signature, const std::string& func_name, py::handle binary,
              py::handle children) {
-            const std::vector<ArgDirection> sig = to_signature(signature);
+            const std::vector<ArgSpec> sig = to_signature(signature);
             const ByteView bin(binary, "binary");
             return ChipCallable::build(sig, func_name, bin.bytes(), to_children(children));
           },
@@ -185,6 +303,11 @@ void bind_task_interface_callables(py::module_& m) {
           "__len__", [](const ChipCallable& c) { return c.bytes().size(); }, "Image size in bytes.")
       .def_property_readonly(
           "signature", [](const ChipCallable& c) { return signature_list(c.view().signature); })
+      .def_property_readonly("arg_specs",
+                             [](const ChipCallable& c) {
+                               const auto v = c.view();
+                               return arg_spec_list(v.signature, v.arg_types);
+                             })
       .def_property_readonly("func_name", &ChipCallable::func_name)
       .def_property_readonly("binary",
                              [](const ChipCallable& c) { return to_bytes(c.view().binary); })

@@ -30,6 +30,11 @@ void translate_worker_errors(std::exception_ptr p) {
   } catch (const ChipWorkerError& e) {
     py::object cls = py::module_::import("simpler.errors").attr("ChipWorkerError");
     PyErr_SetObject(cls.ptr(), cls(e.what(), e.code()).ptr());
+  } catch (const SignatureMismatch& e) {
+    py::object cls = py::module_::import("simpler.errors").attr("SignatureMismatchError");
+    py::object index = py::none();
+    if (e.arg_index() >= 0) index = py::int_(e.arg_index());
+    PyErr_SetObject(cls.ptr(), cls(e.what(), index).ptr());
   } catch (const WorkerTimeoutError& e) {
     PyErr_SetString(PyExc_TimeoutError, e.what());
   } catch (const NotImplementedYet& e) {

@@ -26,6 +26,28 @@ std::vector<uint8_t> direction_bytes(std::span<const ArgDirection> signature) {
   return bytes;
 }
 
+std::vector<ArgDirection> directions_from_specs(std::span<const ArgSpec> specs) {
+  std::vector<ArgDirection> out;
+  out.reserve(specs.size());
+  for (const ArgSpec& s : specs) out.push_back(s.direction);
+  return out;
+}
+
+// Empty when no entry is typed (the image stays version 1), else 2 bytes per entry.
+std::vector<uint8_t> arg_type_bytes(std::span<const ArgSpec> specs) {
+  if (std::none_of(specs.begin(), specs.end(), [](const ArgSpec& s) { return s.typed(); })) {
+    return {};
+  }
+  std::vector<uint8_t> bytes;
+  bytes.reserve(specs.size() * image::kArgTypeSize);
+  for (const ArgSpec& s : specs) {
+    const uint32_t dtype = s.dtype ? static_cast<uint32_t>(*s.dtype) : image::kAnyDataType;
+    bytes.push_back(dtype > 0xFF ? 0xFE : static_cast<uint8_t>(dtype));  // 0xFE: rejected below
+    bytes.push_back(s.rank > 0xFF ? 0xFF : static_cast<uint8_t>(s.rank));
+  }
+  return bytes;
+}
+
 std::vector<ArgDirection> directions_of(std::span<const uint8_t> bytes) {
   std::vector<ArgDirection> out;
   out.reserve(bytes.size());
@@ -52,9 +74,9 @@ class ImageWriter {
   }
   uint8_t* at(uint64_t offset) { return image_.data() + offset; }
   // Fills the common header fields, then the digest over everything.
-  std::vector<uint8_t> finish(uint32_t magic, size_t digest_at) {
+  std::vector<uint8_t> finish(uint32_t magic, uint32_t version, size_t digest_at) {
     image::store_u32(image_.data() + image::kMagicAt, magic);
-    image::store_u32(image_.data() + image::kVersionAt, image::kVersion);
+    image::store_u32(image_.data() + image::kVersionAt, version);
     image::store_u64(image_.data() + image::kTotalSizeAt, image_.size());
     image::seal(image_.data(), image_.size(), digest_at);
     return std::move(image_);
@@ -70,14 +92,34 @@ class ImageWriter {
 
 CoreCallable CoreCallable::build(std::span<const ArgDirection> signature,
                                  std::span<const uint8_t> binary) {
-  const std::vector<uint8_t> directions = direction_bytes(signature);
+  std::vector<ArgSpec> specs;
+  for (ArgDirection d : signature) specs.push_back(ArgSpec{d, std::nullopt, 0});
+  return build(specs, binary, std::nullopt);
+}
+
+CoreCallable CoreCallable::build(std::span<const ArgSpec> signature,
+                                 std::span<const uint8_t> binary,
+                                 std::optional<CoreType> core_type) {
+  const std::vector<uint8_t> directions = direction_bytes(directions_from_specs(signature));
+  const std::vector<uint8_t> arg_types = arg_type_bytes(signature);
   throw_if(detail::check_signature(directions), "CoreCallable.build");
+  throw_if(detail::check_arg_types(directions, arg_types), "CoreCallable.build");
   throw_if(detail::check_binary(binary), "CoreCallable.build");
-  ImageWriter writer(image::kCoreHeaderSize);
+  if (core_type && *core_type != CoreType::AIC && *core_type != CoreType::AIV) {
+    throw TaskInterfaceError("CoreCallable.build: core_type: not AIC or AIV");
+  }
+  const bool typed = !arg_types.empty() || core_type.has_value();
+  ImageWriter writer(typed ? image::kCoreHeaderSizeTyped : image::kCoreHeaderSize);
   writer.section(image::kCoreSignatureAt, directions);
   writer.section(image::kCoreBinaryAt, binary);
+  if (typed) {
+    writer.section(image::kCoreArgTypesAt, arg_types);
+    const uint32_t core = core_type ? static_cast<uint32_t>(*core_type) + 1 : image::kCoreTypeNone;
+    image::store_u32(writer.at(image::kCoreCoreTypeAt), core);
+  }
   CoreCallable out;
-  out.image_ = writer.finish(image::kCoreMagic, image::kCoreDigestAt);
+  out.image_ = writer.finish(image::kCoreMagic, typed ? image::kVersionTyped : image::kVersion,
+                             image::kCoreDigestAt);
   return out;
 }
 
@@ -105,13 +147,30 @@ std::vector<ArgDirection> CoreCallable::signature() const {
   return directions_of(view().signature);
 }
 
+std::vector<ArgSpec> CoreCallable::arg_specs() const {
+  const CoreCallableView v = view();
+  return arg_specs_of(v.signature, v.arg_types);
+}
+
+std::optional<CoreType> CoreCallable::core_type() const { return view().core_type; }
+
 // ---- ChipCallable ----------------------------------------------------------------------
 
 ChipCallable ChipCallable::build(std::span<const ArgDirection> signature,
                                  std::string_view func_name, std::span<const uint8_t> binary,
                                  const std::vector<std::pair<int32_t, CoreCallable>>& children) {
-  const std::vector<uint8_t> directions = direction_bytes(signature);
+  std::vector<ArgSpec> specs;
+  for (ArgDirection d : signature) specs.push_back(ArgSpec{d, std::nullopt, 0});
+  return build(specs, func_name, binary, children);
+}
+
+ChipCallable ChipCallable::build(std::span<const ArgSpec> signature, std::string_view func_name,
+                                 std::span<const uint8_t> binary,
+                                 const std::vector<std::pair<int32_t, CoreCallable>>& children) {
+  const std::vector<uint8_t> directions = direction_bytes(directions_from_specs(signature));
+  const std::vector<uint8_t> arg_types = arg_type_bytes(signature);
   throw_if(detail::check_signature(directions), "ChipCallable.build");
+  throw_if(detail::check_arg_types(directions, arg_types), "ChipCallable.build");
   throw_if(detail::check_func_name(func_name), "ChipCallable.build");
   throw_if(detail::check_binary(binary), "ChipCallable.build");
   if (children.size() > CHIP_MAX_FUNC_ID + 1) {
@@ -137,8 +196,10 @@ ChipCallable ChipCallable::build(std::span<const ArgDirection> signature,
   std::sort(sorted.begin(), sorted.end(),
             [](const auto* a, const auto* b) { return a->first < b->first; });
 
-  ImageWriter writer(image::kChipHeaderSize);
+  const bool typed = !arg_types.empty();
+  ImageWriter writer(typed ? image::kChipHeaderSizeTyped : image::kChipHeaderSize);
   writer.section(image::kChipSignatureAt, directions);
+  if (typed) writer.section(image::kChipArgTypesAt, arg_types);
   writer.section(image::kChipFuncNameAt,
                  std::span(reinterpret_cast<const uint8_t*>(func_name.data()), func_name.size()));
   writer.section(image::kChipBinaryAt, binary);
@@ -155,7 +216,8 @@ ChipCallable ChipCallable::build(std::span<const ArgDirection> signature,
     image::store_u64(entry + image::kEntryImageAt + 8, child.size());
   }
   ChipCallable out;
-  out.image_ = writer.finish(image::kChipMagic, image::kChipDigestAt);
+  out.image_ = writer.finish(image::kChipMagic, typed ? image::kVersionTyped : image::kVersion,
+                             image::kChipDigestAt);
   return out;
 }
 
@@ -180,6 +242,11 @@ ChipCallableView ChipCallable::view() const {
 
 std::vector<ArgDirection> ChipCallable::signature() const {
   return directions_of(view().signature);
+}
+
+std::vector<ArgSpec> ChipCallable::arg_specs() const {
+  const ChipCallableView v = view();
+  return arg_specs_of(v.signature, v.arg_types);
 }
 
 std::string ChipCallable::func_name() const { return std::string(view().func_name); }

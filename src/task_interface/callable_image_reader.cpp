@@ -72,14 +72,17 @@ std::string hex(uint32_t v) {
   return buf;
 }
 
-// Size, magic, version, total_size. `kind` names the expected image for messages.
-std::string check_header(const Image& img, uint32_t magic, size_t header_size, const char* kind) {
+// Size, magic, version, total_size. `kind` names the expected image for messages;
+// `header_plain`/`header_typed` are the header sizes of versions 2 and 3. On success
+// `*header_size` is the size of this image's header.
+std::string check_header(const Image& img, uint32_t magic, size_t header_plain, size_t header_typed,
+                         const char* kind, size_t* header_size) {
   if (img.data == nullptr && img.size != 0) return "image: null pointer with a nonzero size";
-  auto truncated = [&] {
+  auto truncated = [&](size_t needed) {
     return "truncated: " + std::to_string(img.size) + " bytes, the " + kind + " header needs " +
-           std::to_string(header_size);
+           std::to_string(needed);
   };
-  if (img.size < image::kTotalSizeAt) return truncated();
+  if (img.size < image::kTotalSizeAt) return truncated(header_plain);
   const uint32_t found = img.u32(image::kMagicAt);
   if (found != magic) {
     if (found == image::kCoreMagic) return "magic: a CoreCallable image, not a ChipCallable";
@@ -87,11 +90,12 @@ std::string check_header(const Image& img, uint32_t magic, size_t header_size, c
     return "magic: " + hex(found) + " is not a " + kind + " image (expected " + hex(magic) + ")";
   }
   const uint32_t version = img.u32(image::kVersionAt);
-  if (version != image::kVersion) {
+  if (version != image::kVersion && version != image::kVersionTyped) {
     return "version: " + std::to_string(version) + " is not supported (this build reads " +
-           std::to_string(image::kVersion) + ")";
+           std::to_string(image::kVersion) + " and " + std::to_string(image::kVersionTyped) + ")";
   }
-  if (img.size < header_size) return truncated();
+  *header_size = version == image::kVersion ? header_plain : header_typed;
+  if (img.size < *header_size) return truncated(*header_size);
   const uint64_t total = img.u64(image::kTotalSizeAt);
   if (total != img.size) {
     return "total_size: the header says " + std::to_string(total) + " bytes but the image is " +
@@ -122,20 +126,36 @@ std::string check_digest(const Image& img, size_t digest_at) {
 bool parse_core_callable_image(const void* data, size_t size, CoreCallableView* out,
                                std::string* error) {
   const Image img{static_cast<const uint8_t*>(data), size};
-  if (auto e = check_header(img, image::kCoreMagic, image::kCoreHeaderSize, "CoreCallable");
+  size_t header = 0;
+  if (auto e = check_header(img, image::kCoreMagic, image::kCoreHeaderSize,
+                            image::kCoreHeaderSizeTyped, "CoreCallable", &header);
       !e.empty()) {
     return fail(error, e);
   }
+  const bool typed = header == image::kCoreHeaderSizeTyped;
   const Section signature = read_section(img, "signature", image::kCoreSignatureAt);
   const Section binary = read_section(img, "binary", image::kCoreBinaryAt);
-  for (const Section* s : {&signature, &binary}) {
-    if (auto e = check_section(*s, image::kCoreHeaderSize, size); !e.empty()) {
-      return fail(error, e);
-    }
+  const Section arg_types = typed ? read_section(img, "arg_types", image::kCoreArgTypesAt)
+                                  : Section{"arg_types", header, 0};
+  for (const Section* s : {&signature, &binary, &arg_types}) {
+    if (auto e = check_section(*s, header, size); !e.empty()) return fail(error, e);
   }
-  if (auto e = check_disjoint({signature, binary}); !e.empty()) return fail(error, e);
-  const CoreCallableView view{bytes_of(img, signature), bytes_of(img, binary)};
+  if (auto e = check_disjoint({signature, binary, arg_types}); !e.empty()) return fail(error, e);
+  CoreCallableView view{bytes_of(img, signature), bytes_of(img, binary), bytes_of(img, arg_types),
+                        std::nullopt};
+  if (typed) {
+    const uint32_t core = img.u32(image::kCoreCoreTypeAt);
+    if (core > static_cast<uint32_t>(CoreType::AIV) + 1) {
+      return fail(error, "core_type: " + std::to_string(core) +
+                             " is not 0 (not recorded), 1 (AIC) or 2 (AIV)");
+    }
+    if (core != image::kCoreTypeNone) view.core_type = static_cast<CoreType>(core - 1);
+    if (img.u32(image::kCoreReservedAt) != 0) return fail(error, "reserved: must be 0");
+  }
   if (auto e = detail::check_signature(view.signature); !e.empty()) return fail(error, e);
+  if (auto e = detail::check_arg_types(view.signature, view.arg_types); !e.empty()) {
+    return fail(error, e);
+  }
   if (auto e = detail::check_binary(view.binary); !e.empty()) return fail(error, e);
   if (auto e = check_digest(img, image::kCoreDigestAt); !e.empty()) return fail(error, e);
   if (out) *out = view;
@@ -145,14 +165,20 @@ bool parse_core_callable_image(const void* data, size_t size, CoreCallableView* 
 bool parse_chip_callable_image(const void* data, size_t size, ChipCallableView* out,
                                std::string* error) {
   const Image img{static_cast<const uint8_t*>(data), size};
-  if (auto e = check_header(img, image::kChipMagic, image::kChipHeaderSize, "ChipCallable");
+  size_t header = 0;
+  if (auto e = check_header(img, image::kChipMagic, image::kChipHeaderSize,
+                            image::kChipHeaderSizeTyped, "ChipCallable", &header);
       !e.empty()) {
     return fail(error, e);
   }
+  const bool typed = header == image::kChipHeaderSizeTyped;
+  // sections[0..3]: signature, func_name, binary, arg_types; then the table, the children.
   std::vector<Section> sections = {
       read_section(img, "signature", image::kChipSignatureAt),
       read_section(img, "func_name", image::kChipFuncNameAt),
       read_section(img, "binary", image::kChipBinaryAt),
+      typed ? read_section(img, "arg_types", image::kChipArgTypesAt)
+            : Section{"arg_types", header, 0},
   };
   const uint64_t table_offset = img.u64(image::kChipChildrenAt);
   const uint64_t child_count = img.u64(image::kChipChildrenAt + 8);
@@ -163,9 +189,7 @@ bool parse_chip_callable_image(const void* data, size_t size, ChipCallableView* 
   }
   sections.push_back({"children", table_offset, child_count * image::kEntrySize});
   for (const Section& s : sections) {
-    if (auto e = check_section(s, image::kChipHeaderSize, size); !e.empty()) {
-      return fail(error, e);
-    }
+    if (auto e = check_section(s, header, size); !e.empty()) return fail(error, e);
   }
   if (auto e = check_disjoint(sections); !e.empty()) return fail(error, e);
   // The table is in bounds: place every child image, then check that nothing overlaps
@@ -181,7 +205,7 @@ bool parse_chip_callable_image(const void* data, size_t size, ChipCallableView* 
                        img.u32(at + image::kEntryReservedAt)});
     Section child =
         read_section(img, "children[" + std::to_string(i) + "].image", at + image::kEntryImageAt);
-    if (auto e = check_section(child, image::kChipHeaderSize, size); !e.empty()) {
+    if (auto e = check_section(child, header, size); !e.empty()) {
       return fail(error, e);
     }
     sections.push_back(std::move(child));
@@ -205,11 +229,15 @@ bool parse_chip_callable_image(const void* data, size_t size, ChipCallableView* 
   view.func_name =
       std::string_view(reinterpret_cast<const char*>(name_bytes.data()), name_bytes.size());
   view.binary = bytes_of(img, sections[2]);
+  view.arg_types = bytes_of(img, sections[3]);
   if (auto e = detail::check_signature(view.signature); !e.empty()) return fail(error, e);
+  if (auto e = detail::check_arg_types(view.signature, view.arg_types); !e.empty()) {
+    return fail(error, e);
+  }
   if (auto e = detail::check_func_name(view.func_name); !e.empty()) return fail(error, e);
   if (auto e = detail::check_binary(view.binary); !e.empty()) return fail(error, e);
   for (size_t i = 0; i < entries.size(); ++i) {
-    const Section& s = sections[4 + i];
+    const Section& s = sections[5 + i];
     ChipCallableView::Child child{entries[i].func_id, {}, bytes_of(img, s)};
     std::string child_error;
     if (!parse_core_callable_image(img.data + s.offset, s.length, &child.callable, &child_error)) {

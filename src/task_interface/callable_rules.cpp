@@ -1,6 +1,7 @@
 // Content rules of callables: signatures, function names, func ids, binaries.
 #include "callable_rules.h"
 
+#include "image_format.h"
 #include "simpler/abi/chip_types.h"
 
 namespace simpler::detail {
@@ -34,6 +35,32 @@ std::string check_signature(std::span<const uint8_t> directions) {
   if (scalars > CHIP_MAX_SCALAR_ARGS) {
     return "signature: " + std::to_string(scalars) + " scalars exceed CHIP_MAX_SCALAR_ARGS (" +
            std::to_string(CHIP_MAX_SCALAR_ARGS) + ")";
+  }
+  return {};
+}
+
+std::string check_arg_types(std::span<const uint8_t> directions,
+                            std::span<const uint8_t> arg_types) {
+  if (arg_types.empty()) return {};
+  if (arg_types.size() != directions.size() * image::kArgTypeSize) {
+    return "arg_types: " + std::to_string(arg_types.size()) + " bytes, expected " +
+           std::to_string(directions.size() * image::kArgTypeSize) + " (2 per signature entry)";
+  }
+  for (size_t i = 0; i < directions.size(); ++i) {
+    const std::string field = "signature[" + std::to_string(i) + "]";
+    const uint8_t dtype = arg_types[i * image::kArgTypeSize];
+    const uint8_t rank = arg_types[i * image::kArgTypeSize + 1];
+    if (dtype != image::kAnyDataType && dtype >= CHIP_DT_COUNT) {
+      return field + ".dtype: " + std::to_string(dtype) + " is not a DataType";
+    }
+    if (directions[i] == CHIP_ARG_SCALAR && rank != 0) {
+      return field + ".rank: " + std::to_string(rank) +
+             " given for a SCALAR (scalars have no rank)";
+    }
+    if (rank > CHIP_TENSOR_MAX_DIMS) {
+      return field + ".rank: " + std::to_string(rank) + " is out of range (0 = any, 1.." +
+             std::to_string(CHIP_TENSOR_MAX_DIMS) + ")";
+    }
   }
   return {};
 }

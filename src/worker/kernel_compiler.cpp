@@ -96,17 +96,6 @@ bool image_is_usable(const std::vector<uint8_t>& image, std::string_view require
 
 }  // namespace
 
-const char* core_type_name(CoreType core) { return core == CoreType::AIC ? "aic" : "aiv"; }
-
-std::optional<CoreType> core_type_from_name(std::string_view name) {
-  std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (lower == "aic") return CoreType::AIC;
-  if (lower == "aiv") return CoreType::AIV;
-  return std::nullopt;
-}
-
 std::string default_kernel_compiler() { return SIMPLER_CXX; }
 std::string kernel_include_dir() { return SIMPLER_INCLUDE_DIR; }
 

@@ -27,6 +27,11 @@ struct RunRecord {
   std::atomic<bool> finished{false};
 };
 
+// Throws SignatureMismatch ("Worker.<api>: argument i ...") unless `args` fit the typed
+// entries of `specs`; called before anything is enqueued.
+void check_signature_types(const ChipStorageTaskArgs& args, const std::vector<ArgSpec>& specs,
+                           const char* api);
+
 struct WorkerCore {
   WorkerOptions options;
   ExecutionMode mode = ExecutionMode::PROGRAM;
@@ -47,6 +52,7 @@ struct WorkerCore {
   struct Registered {
     std::shared_ptr<const ChipCallable> callable;
     std::optional<CallableHandle> chip_handle;  // installed once READY
+    std::vector<ArgSpec> specs;                 // its (possibly typed) signature
   };
   uint64_t next_callable_token = 1;
   std::map<uint64_t, Registered> callables;
@@ -58,6 +64,8 @@ struct WorkerCore {
   std::mutex kernel_mu;
   std::vector<std::shared_ptr<const ChipCallable>> kernel_images;  // kept until teardown succeeds
   std::unordered_set<int64_t> minted_ids;
+  // The typed signature of each minted id that has one (untyped ids are absent).
+  std::unordered_map<int64_t, std::vector<ArgSpec>> typed_specs;
 
   // Kernel mode: a forked child must make no native call on the parent's context.
   void refuse_if_forked(const char* api) const;

@@ -1,4 +1,5 @@
 // simpler::Worker, kernel mode: prepare and launch on the caller's stream.
+#include <algorithm>
 #include <mutex>
 
 #include "process_guards.h"
@@ -51,6 +52,10 @@ int64_t Worker::kernel_prepare_callable(const ChipCallable& callable) {
   c.kernel_images.push_back(std::make_shared<const ChipCallable>(callable));
   const int64_t id = c.chip->kernel_prepare_callable(*c.kernel_images.back());
   c.minted_ids.insert(id);
+  std::vector<ArgSpec> specs = callable.arg_specs();
+  if (std::any_of(specs.begin(), specs.end(), [](const ArgSpec& s) { return s.typed(); })) {
+    c.typed_specs.emplace(id, std::move(specs));
+  }
   return id;
 }
 
@@ -77,6 +82,9 @@ void Worker::kernel_launch(int64_t callable_id, const ChipStorageTaskArgs& args,
   if (!c.minted_ids.contains(callable_id)) {
     throw std::invalid_argument("Worker.kernel_launch: callable_id " + std::to_string(callable_id) +
                                 " was not returned by this Worker's kernel_prepare_callable");
+  }
+  if (auto typed = c.typed_specs.find(callable_id); typed != c.typed_specs.end()) {
+    detail::check_signature_types(args, typed->second, "kernel_launch");
   }
   c.chip->kernel_launch(callable_id, args, caller_stream);
 }

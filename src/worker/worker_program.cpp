@@ -62,6 +62,14 @@ std::vector<std::pair<uint64_t, uint64_t>> host_ranges_of(const ChipStorageTaskA
 
 void Worker::require_program_api(const char* api) const { require_program_mode(*core_, api); }
 
+void detail::check_signature_types(const ChipStorageTaskArgs& args,
+                                   const std::vector<ArgSpec>& specs, const char* api) {
+  int64_t index = -1;
+  if (std::string why = check_typed_args(args, specs, &index); !why.empty()) {
+    throw SignatureMismatch(index, std::string("Worker.") + api + ": " + why);
+  }
+}
+
 void WorkerCore::complete_run(RunRecord& record) {
   if (record.finished.load()) return;
   in_flight.erase(record.run_id);
@@ -90,7 +98,8 @@ CallableHandle Worker::register_callable(const ChipCallable& callable) {
                              worker_state_name(state) +
                              "; register before or after init(), not after close()");
   }
-  WorkerCore::Registered reg{std::make_shared<const ChipCallable>(callable), std::nullopt};
+  WorkerCore::Registered reg{std::make_shared<const ChipCallable>(callable), std::nullopt,
+                             callable.arg_specs()};
   if (state == WorkerState::READY) reg.chip_handle = c.chip->register_callable(*reg.callable);
   const CallableHandle handle{c.next_callable_token++};
   c.callables.emplace(handle.token, std::move(reg));
@@ -131,6 +140,7 @@ void Worker::run(CallableHandle handle, const ChipStorageTaskArgs& args,
   std::lock_guard lock(c.program_mu);
   require_ready(c, "run");
   auto& reg = registered_callable(c, handle, "run");
+  detail::check_signature_types(args, reg.specs, "run");
   c.chip->run(*reg.chip_handle, args, config);
 }
 
@@ -142,6 +152,7 @@ RunHandle Worker::submit(CallableHandle handle, const ChipStorageTaskArgs& args,
   std::lock_guard lock(c.program_mu);
   require_ready(c, "submit");
   auto& reg = registered_callable(c, handle, "submit");
+  detail::check_signature_types(args, reg.specs, "submit");
   auto record = std::make_shared<RunRecord>();
   record->host_ranges = host_ranges_of(args);
   record->run_id = c.chip->submit(*reg.chip_handle, args, config);

@@ -192,6 +192,9 @@ TEST(CallableImage, HeaderErrors) {
   img = good;
   testing::put32(img, 4, 1);  // version 1 images had no digest
   EXPECT_NAMES(core_error(img), "version");
+  img = good;
+  testing::put32(img, 4, 4);  // 2 and 3 (typed) exist
+  EXPECT_NAMES(core_error(img), "version");
 
   // total_size must equal the byte count: a trailing byte or a short buffer is refused.
   img = good;

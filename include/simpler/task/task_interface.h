@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "simpler/abi/chip_types.h"
+#include "simpler/kernel/kernel_abi.h"
 
 namespace simpler {
 
@@ -37,11 +38,40 @@ enum class DataType : uint32_t {
 };
 enum class ArgDirection : uint32_t { SCALAR = 0, IN = 1, OUT = 2, INOUT = 3 };
 enum class AddressSpace : uint32_t { HOST = CHIP_SPACE_HOST, DEVICE = CHIP_SPACE_DEVICE };
+// The core type a kernel is compiled for (values of SimplerCoreType).
+enum class CoreType : uint32_t { AIC = SIMPLER_CORE_AIC, AIV = SIMPLER_CORE_AIV };
+const char* core_type_name(CoreType core);                           // "aic" / "aiv"
+std::optional<CoreType> core_type_from_name(std::string_view name);  // "aic"/"aiv" (any case)
+
+// One entry of a callable's signature: a direction and, optionally, what the kernel
+// expects there. An untyped entry (no dtype, rank 0) accepts anything of its kind.
+// For a tensor, `dtype` is its element type and `rank` its ndims (1..5, 0 = any); for a
+// scalar, `dtype` is the type the 64-bit pattern holds (bindings convert numbers to it)
+// and `rank` must be 0.
+struct ArgSpec {
+  ArgDirection direction = ArgDirection::IN;
+  std::optional<DataType> dtype;
+  uint32_t rank = 0;
+  bool typed() const { return dtype.has_value() || rank != 0; }
+};
+std::string arg_spec_text(const ArgSpec& spec);  // "IN FLOAT32[rank 2]", "SCALAR INT32", "OUT"
 
 // Bad input to any task-interface type. The message names the offending field.
 class TaskInterfaceError : public std::invalid_argument {
  public:
   using std::invalid_argument::invalid_argument;
+};
+
+// Call arguments that do not fit a typed signature (wrong dtype, rank or core type).
+// arg_index() is the argument's position in the signature (-1: not about one argument).
+class SignatureMismatch : public TaskInterfaceError {
+ public:
+  SignatureMismatch(int64_t arg_index, const std::string& message)
+      : TaskInterfaceError(message), arg_index_(arg_index) {}
+  int64_t arg_index() const noexcept { return arg_index_; }
+
+ private:
+  int64_t arg_index_;
 };
 
 bool is_valid_data_type(uint32_t raw);
@@ -76,6 +106,13 @@ uint64_t scalar_bits_from_i64(int64_t v);
 float scalar_bits_to_f32(uint64_t bits);
 double scalar_bits_to_f64(uint64_t bits);
 
+// Checks the tensors of `args` against the dtype/rank a typed signature declares (counts
+// and directions are the runtime's check). "" when they fit, else the reason naming the
+// first mismatching argument: "argument 1 (IN): expected dtype FLOAT32, given FLOAT64";
+// `*arg_index` is set to its position. Untyped entries accept anything.
+std::string check_typed_args(const ChipStorageTaskArgs& args, std::span<const ArgSpec> signature,
+                             int64_t* arg_index = nullptr);
+
 // ---- configuration -----------------------------------------------------------------
 struct CallConfig {
   bool enable_swimlane = false;
@@ -102,9 +139,12 @@ std::string validate_call_config(const SimplerCallConfig& c);
 struct CoreCallableView {
   std::span<const uint8_t> signature;  // ArgDirection values
   std::span<const uint8_t> binary;
+  std::span<const uint8_t> arg_types;  // empty (untyped) or 2 bytes per signature entry
+  std::optional<CoreType> core_type;   // the core the kernel was compiled for, if recorded
 };
 struct ChipCallableView {
   std::span<const uint8_t> signature;
+  std::span<const uint8_t> arg_types;  // empty (untyped) or 2 bytes per signature entry
   std::string_view func_name;
   std::span<const uint8_t> binary;
   struct Child {
@@ -122,14 +162,24 @@ bool parse_core_callable_image(const void* data, size_t size, CoreCallableView* 
 bool parse_chip_callable_image(const void* data, size_t size, ChipCallableView* out,
                                std::string* error);
 
+// The signature of a view as ArgSpecs (untyped entries when `arg_types` is empty).
+std::vector<ArgSpec> arg_specs_of(std::span<const uint8_t> signature,
+                                  std::span<const uint8_t> arg_types);
+
 class CoreCallable {
  public:
   static CoreCallable build(std::span<const ArgDirection> signature,
                             std::span<const uint8_t> binary);
+  // A typed signature and/or the core type the binary was compiled for. Untyped with no
+  // core type gives the same (version 1) image as the overload above.
+  static CoreCallable build(std::span<const ArgSpec> signature, std::span<const uint8_t> binary,
+                            std::optional<CoreType> core_type = std::nullopt);
   static CoreCallable from_bytes(std::span<const uint8_t> image);  // validates
   std::span<const uint8_t> bytes() const { return image_; }
   CoreCallableView view() const;
   std::vector<ArgDirection> signature() const;
+  std::vector<ArgSpec> arg_specs() const;
+  std::optional<CoreType> core_type() const;
 
  private:
   std::vector<uint8_t> image_;
@@ -140,10 +190,14 @@ class ChipCallable {
   static ChipCallable build(std::span<const ArgDirection> signature, std::string_view func_name,
                             std::span<const uint8_t> binary,
                             const std::vector<std::pair<int32_t, CoreCallable>>& children);
+  static ChipCallable build(std::span<const ArgSpec> signature, std::string_view func_name,
+                            std::span<const uint8_t> binary,
+                            const std::vector<std::pair<int32_t, CoreCallable>>& children);
   static ChipCallable from_bytes(std::span<const uint8_t> image);  // validates
   std::span<const uint8_t> bytes() const { return image_; }
   ChipCallableView view() const;
   std::vector<ArgDirection> signature() const;
+  std::vector<ArgSpec> arg_specs() const;
   std::string func_name() const;
 
  private:

@@ -21,13 +21,9 @@
 #include <vector>
 
 #include "simpler/kernel/kernel_abi.h"
+#include "simpler/task/task_interface.h"  // CoreType
 
 namespace simpler {
-
-// The core type a kernel is compiled for (values of SimplerCoreType).
-enum class CoreType : uint32_t { AIC = SIMPLER_CORE_AIC, AIV = SIMPLER_CORE_AIV };
-const char* core_type_name(CoreType core);                           // "aic" / "aiv"
-std::optional<CoreType> core_type_from_name(std::string_view name);  // "aic"/"aiv" (any case)
 
 // The compiler failed, could not be run, or produced an image without the required
 // entry symbol. what() says which, and includes the compiler's diagnostics;
