@@ -16,7 +16,9 @@ Thin Python names over the C++ types of ``include/simpler/task/task_interface.h`
     CoreCallable        ``CoreCallable.build(signature, binary)``: one kernel image
                         (signature entries: ``D.IN``, ``(D.IN, DataType.FLOAT32)``,
                         ``(D.IN, DataType.FLOAT32, 2)`` or ``ArgSpec``)
-    ChipCallable        ``ChipCallable.build(signature, func_name, binary, children)``
+    ChipCallable        ``ChipCallable.build(signature, func_name, binary, children)``;
+                        ``ChipCallable.from_kernel(core_callable, block_num=1)``: one kernel,
+                        its one-task orchestration generated
 
 Bad input raises ValueError or TypeError whose message names the field.
 
@@ -59,6 +61,11 @@ CallConfig = _ti.CallConfig
 ArgSpec = _ti.ArgSpec
 CoreCallable = _ti.CoreCallable
 ChipCallable = _ti.ChipCallable
+
+# ChipCallable.from_kernel(core_callable, block_num=1): a one-task program, no C++.
+if not hasattr(ChipCallable, "from_kernel"):
+    from simpler.single_kernel import from_kernel as _from_kernel
+    ChipCallable.from_kernel = staticmethod(_from_kernel)
 
 CHIP_TENSOR_MAX_DIMS: int = _ti.CHIP_TENSOR_MAX_DIMS
 CHIP_MAX_TENSOR_ARGS: int = _ti.CHIP_MAX_TENSOR_ARGS
