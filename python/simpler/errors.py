@@ -63,3 +63,8 @@ class SignatureMismatchError(SimplerError, ValueError, TypeError):
     def __init__(self, message: str, arg_index: int | None = None) -> None:
         super().__init__(message)
         self.arg_index: int | None = arg_index
+
+
+class DiagnosticsWarning(SimplerError, RuntimeWarning):
+    """A diagnostics file (CallConfig output_prefix) could not be written; the run and its
+    results are unaffected."""

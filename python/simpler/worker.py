@@ -33,6 +33,26 @@ _nw = _native.worker
 
 __all__ = ["Worker", "RunHandle"]
 
+
+def _prepare_output_dir(config: Any) -> None:
+    """Creates a config's output_prefix directory when a diagnostics switch is on.
+
+    A directory that cannot be created is a DiagnosticsWarning, never an error: the run
+    goes on and its results stand (the runtime also warns, on stderr, for each file it
+    could not write).
+    """
+    if config is None or not config.output_prefix:
+        return
+    if not (config.enable_swimlane or config.dump_args or config.dump_dep_graph
+            or config.enable_profiling):
+        return
+    try:
+        os.makedirs(config.output_prefix, exist_ok=True)
+    except OSError as e:
+        warnings.warn(f"simpler: diagnostics directory {config.output_prefix!r} cannot be "
+                      f"created ({e.strerror or e}); the run goes on without its diagnostics "
+                      f"files", _errors.DiagnosticsWarning, stacklevel=3)
+
 # Native workers of kernel-mode Workers that were garbage-collected (or alive at exit)
 # without close(): pinned for the rest of the process, never finalized on the collecting
 # thread.
@@ -151,6 +171,7 @@ class Worker:
     def init(self, prewarm_config: Any = None, *, config: Any = None) -> None:
         """Program mode: ``init(prewarm_config=None)``. Kernel mode: ``init(config=CallConfig(...))``
         on the device current on the calling thread."""
+        _prepare_output_dir(config)
         self._native.init(prewarm_config, config)
         if self.execution_mode == "kernel":
             self._pin = weakref.finalize(self, _pin_unclosed, self._native, self.device_id)
@@ -186,11 +207,13 @@ class Worker:
 
     def run(self, handle: Any, args: Any = None, config: Any = None) -> None:
         """Runs the callable and blocks until it finished; raises the run's error."""
+        _prepare_output_dir(config)
         self._native.run(handle, _args_or_empty(args), config)
 
     def submit(self, handle: Any, args: Any = None, config: Any = None) -> RunHandle:
         """Starts the callable and returns at once with a :class:`RunHandle`."""
         args = _args_or_empty(args)
+        _prepare_output_dir(config)
         run = RunHandle(self._native.submit(handle, args, config), args, self._pending)
         self._pending[id(run)] = args
         return run

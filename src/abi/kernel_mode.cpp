@@ -39,6 +39,7 @@ void KernelMode::commit(const SimplerCallConfig& config, size_t arena_bytes) {
     options.device = device_;
     options.config = config;
     options.build_graph_first = traits_.build_graph_first;
+    options.number_diagnostics = true;  // every launch is a run: keep each one's files
     std::string error;
     int status = Engine::create(options, &engine_, &error);
     if (status != SIMPLER_OK) fail(status, "creating the kernel-mode engine failed: " + error);

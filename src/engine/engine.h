@@ -35,6 +35,9 @@ struct EngineOptions {
   // host_build_graph: run the whole orchestration first (on the calling thread), then
   // dispatch the finished graph. Graph capacity overflow -> PTO_RUNTIME_ERR_CAPACITY_EXCEEDED.
   bool build_graph_first = false;
+  // Kernel mode: number each run's diagnostics files (launch-000001.<name>, ...) instead
+  // of overwriting them (run_diagnostics.h).
+  bool number_diagnostics = false;
 };
 
 // A ChipCallable's orchestration and kernels, loaded from bytes (private temp file,

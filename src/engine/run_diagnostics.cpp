@@ -2,7 +2,11 @@
 #include "run_diagnostics.h"
 
 #include <chrono>
+#include <cinttypes>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 
 namespace simpler::rt {
 namespace {
@@ -49,13 +53,31 @@ void RunDiagnostics::on_dependency(uint64_t from, uint64_t to) {
   edges_.push_back(GraphEdge{from, to});
 }
 
-bool RunDiagnostics::write(const RunFacts& facts, std::string* error) const {
+std::string RunDiagnostics::path_of(const char* name) const {
+  std::string file = name;
+  if (numbered_) {
+    char launch[32];
+    std::snprintf(launch, sizeof launch, "launch-%06" PRIu64 ".", written_runs_);
+    file = launch + file;
+  }
+  return (std::filesystem::path(prefix_) / file).string();
+}
+
+bool RunDiagnostics::write(const RunFacts& facts, std::string* error) {
+  if (flags_ == 0) return true;
+  ++written_runs_;
+  std::error_code ec;
+  std::filesystem::create_directories(prefix_, ec);
+  if (ec) {
+    *error = "cannot create the output_prefix directory " + prefix_ + ": " + ec.message();
+    return false;
+  }
   bool written = true;
   if (flags_ & SIMPLER_CFG_DUMP_ARGS) {
     written =
-        write_entry_args(prefix_ + "args.txt", *facts.args, *facts.signature, error) && written;
+        write_entry_args(path_of("args.txt"), *facts.args, *facts.signature, error) && written;
   }
-  if (graph_) written = write_dep_graph(prefix_ + "deps.dot", nodes_, edges_, error) && written;
+  if (graph_) written = write_dep_graph(path_of("deps.dot"), nodes_, edges_, error) && written;
   if (!trace_) return written;
   // Lane 0 (the caller's helping path) after the schedulers, as the files always listed it.
   std::vector<SwimlaneEvent> events;
@@ -64,7 +86,7 @@ bool RunDiagnostics::write(const RunFacts& facts, std::string* error) const {
     events.insert(events.end(), lane.begin(), lane.end());
   }
   if (flags_ & SIMPLER_CFG_SWIMLANE) {
-    written = write_swimlane(prefix_ + "swimlane.json", events, facts.start_ns, error) && written;
+    written = write_swimlane(path_of("swimlane.json"), events, facts.start_ns, error) && written;
   }
   if (flags_ & SIMPLER_CFG_PROFILING) {
     RunSummary summary;
@@ -75,7 +97,7 @@ bool RunDiagnostics::write(const RunFacts& facts, std::string* error) const {
     summary.run_ns = facts.end_ns - facts.start_ns;
     summary.orchestration_ns = facts.orchestration_ns;
     for (const SwimlaneEvent& e : events) summary.kernel_ns += e.end_ns - e.start_ns;
-    written = write_profile(prefix_ + "profile.json", summary, error) && written;
+    written = write_profile(path_of("profile.json"), summary, error) && written;
   }
   return written;
 }

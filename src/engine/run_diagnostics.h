@@ -7,6 +7,11 @@
 //   SIMPLER_CFG_DUMP_ARGS                         (nothing to record: the entry args)
 // The engine hands it to the run only for what is asked: block_observer() is null unless
 // a trace is recorded, graph_observer() unless the graph is.
+//
+// output_prefix names a directory, created when missing; the files are <dir>/args.txt,
+// <dir>/deps.dot, ... When `numbered` (kernel mode, where every launch is a run), each
+// run's files are <dir>/launch-<n>.<name> with n = 1, 2, ... per engine, zero-padded to
+// six digits, so a launch never overwrites the previous one's files.
 #pragma once
 
 #include <cstdint>
@@ -38,8 +43,10 @@ class RunDiagnostics final : public RunObserver {
   RunObserver* block_observer() { return trace_ ? this : nullptr; }
   RunObserver* graph_observer() { return graph_ ? this : nullptr; }
   // After the run (every lane quiescent): writes the requested files. False with `error`
-  // naming the file that could not be written (the others are still written).
-  bool write(const RunFacts& facts, std::string* error) const;
+  // naming what could not be written (the others are still written); the caller reports
+  // it as a warning: diagnostics never fail a run.
+  bool write(const RunFacts& facts, std::string* error);
+  void set_numbered(bool numbered) { numbered_ = numbered; }
 
   void set_up(uint32_t lanes) override;
   void on_entry(uint32_t lane, const BlockView& block) override;
@@ -53,7 +60,11 @@ class RunDiagnostics final : public RunObserver {
     int64_t entry_ns = 0;  // of the block running on this lane
   };
 
+  std::string path_of(const char* name) const;
+
   uint32_t flags_ = 0;
+  bool numbered_ = false;
+  uint64_t written_runs_ = 0;  // runs that wrote files (the launch number when numbered_)
   std::string prefix_;
   bool trace_ = false;
   bool graph_ = false;
