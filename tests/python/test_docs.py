@@ -1,0 +1,103 @@
+"""Docs are code (issue 17, item 1): every fenced block of README.md and docs/*.md runs.
+
+* A ```python block runs as written in a fresh temporary directory (not the repository
+  root), with ``simpler`` importable, each block on its own. A block that must not run is
+  fenced ```python no-run and says why: in the prose just before it, in a comment on its
+  first lines, or in a note on its page about the page's no-run blocks.
+* A ```cpp block is a translation unit: it compiles against simpler's headers (include
+  what you use). A deliberate fragment is fenced ```cpp fragment. A ```c block compiles as
+  C11 the same way.
+"""
+from __future__ import annotations
+
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```[ \t]*$", re.S | re.M)
+REASON_WORDS = ("not run", "no-run", "cannot run", "can't run", "not runnable", "sketch",
+                "needs ", "requires ", "placeholder", "fragment", "illustrat", "pseudo")
+
+
+def _blocks(kind: str):
+    """(doc, line, info, body) of every fenced block whose language is `kind`."""
+    out = []
+    for doc in DOCS:
+        text = doc.read_text()
+        for m in FENCE.finditer(text):
+            info = m.group(1).strip()
+            if (info.split()[0] if info else "") != kind:
+                continue
+            line = text.count("\n", 0, m.start()) + 1
+            out.append((doc, line, info, m.group(2), text[:m.start()]))
+    return out
+
+
+def _prose(text: str) -> str:
+    """The page without its fenced blocks."""
+    return FENCE.sub("", text)
+
+
+def _id(block) -> str:
+    doc, line, info, _, _ = block
+    return f"{doc.relative_to(ROOT)}:{line}"
+
+
+PYTHON = _blocks("python")
+CPP = _blocks("cpp")
+C = _blocks("c")
+
+
+def test_the_docs_have_blocks_to_check():
+    assert len(PYTHON) >= 5 and len(CPP) >= 3
+
+
+@pytest.mark.parametrize("block", PYTHON, ids=_id)
+def test_python_block_runs_as_written(block, tmp_path):
+    doc, line, info, body, before = block
+    if "no-run" in info.split():
+        prose = before.rstrip().rsplit("```", 1)[-1][-600:].lower()
+        comments = " ".join(ln for ln in body.splitlines()[:3] if ln.lstrip().startswith("#"))
+        doc_note = re.search(r"no-run[^`]{0,300}", _prose(doc.read_text()))
+        reasons = prose + " " + comments.lower() + " " + (doc_note.group(0).lower() if doc_note else "")
+        assert any(w in reasons for w in REASON_WORDS), (
+            f"{_id(block)}: a ```python no-run block must say why it does not run (in the "
+            "prose just before it, a comment on its first lines, or a note on the page about "
+            "its no-run blocks)")
+        pytest.skip("fenced no-run")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT / "python") + os.pathsep + env.get("PYTHONPATH", "")
+    result = subprocess.run([sys.executable, "-c", body], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, (
+        f"{_id(block)} failed (exit {result.returncode}):\n{result.stdout[-2000:]}\n"
+        f"{result.stderr[-4000:]}")
+
+
+def _compile(block, tmp_path, compiler, std, suffix):
+    doc, line, info, body, _ = block
+    if "fragment" in info.split():
+        pytest.skip("fenced fragment")
+    src = tmp_path / f"block{suffix}"
+    src.write_text(body)
+    cmd = [compiler, f"-std={std}", "-fsyntax-only", "-Wall", "-Werror",
+           "-I", str(ROOT / "include"), str(src)]
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, f"{_id(block)} does not compile:\n{result.stderr[-4000:]}"
+
+
+@pytest.mark.parametrize("block", CPP, ids=_id)
+def test_cpp_block_compiles_against_the_headers(block, tmp_path):
+    _compile(block, tmp_path, shutil.which("c++") or "g++", "c++20", ".cpp")
+
+
+@pytest.mark.parametrize("block", C, ids=_id)
+def test_c_block_compiles_against_the_headers(block, tmp_path):
+    _compile(block, tmp_path, shutil.which("cc") or "gcc", "c11", ".c")
