@@ -53,6 +53,7 @@ def _prepare_output_dir(config: Any) -> None:
                       f"created ({e.strerror or e}); the run goes on without its diagnostics "
                       f"files", _errors.DiagnosticsWarning, stacklevel=3)
 
+
 # Native workers of kernel-mode Workers that were garbage-collected (or alive at exit)
 # without close(): pinned for the rest of the process, never finalized on the collecting
 # thread.
