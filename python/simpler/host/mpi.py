@@ -198,22 +198,29 @@ class _Link:
 
 
 class _Call:
-    """A request to another rank, waiting for its reply."""
+    """A request to another rank; its reply comes on the ctrl communicator with the
+    request id as tag, received by the waiting thread itself (no hand-off)."""
 
-    def __init__(self, link: _Link, rank: int, what: str) -> None:
+    def __init__(self, link: _Link, rank: int, rid: int, what: str) -> None:
         self.link = link
         self.rank = rank
+        self.rid = rid
         self.what = what
-        self.event = threading.Event()
-        self.reply: Optional[tuple] = None
         self.data_request: Any = None
 
     def result(self) -> Any:
+        link = self.link
         if self.data_request is not None:
-            self.link.wait_request(self.data_request, self.rank, self.what)
-        self.link.wait_event(self.event, self.rank, self.what)
-        assert self.reply is not None
-        ok, payload = self.reply
+            link.wait_request(self.data_request, self.rank, self.what)
+        delay = 0.0
+        while True:
+            message = link.ctrl.improbe(source=self.rank, tag=self.rid)
+            if message is not None:
+                ok, payload = message.recv()
+                break
+            link.check(self.rank, self.what)
+            time.sleep(delay)
+            delay = min(max(delay * 2, 5e-6), 1e-3)
         if not ok:
             raise _rebuild(payload, self.rank)
         return payload
@@ -224,27 +231,13 @@ class _Client:
 
     def __init__(self, link: _Link) -> None:
         self.link = link
-        self._ids = itertools.count(1)
-        self._calls: Dict[int, _Call] = {}
-        self._lock = threading.Lock()
-        link.handlers["reply"] = self._on_reply
-
-    def _on_reply(self, source: int, message: tuple) -> None:
-        _, rid, ok, payload = message
-        with self._lock:
-            call = self._calls.pop(rid, None)
-        if call is not None:
-            call.reply = (ok, payload)
-            call.event.set()
 
     def start(self, rank: int, op: str, *args: Any, send: Any = None, recv_into: Any = None,
               tag: Optional[int] = None) -> _Call:
         link = self.link
         link.check(rank, op)
-        call = _Call(link, rank, f"{op} on rank {rank}")
-        rid = next(self._ids)
-        with self._lock:
-            self._calls[rid] = call
+        rid = link.new_tag()
+        call = _Call(link, rank, rid, f"{op} on rank {rank}")
         if (send is not None or recv_into is not None) and tag is None:
             tag = link.new_tag()
         if recv_into is not None:
@@ -293,9 +286,14 @@ class _Server:
 
     def _reply(self, rid: int, fn: Callable[[], Any]) -> None:
         try:
-            self.link.send(0, ("reply", rid, True, fn()))
+            result = (True, fn())
         except BaseException as error:  # noqa: BLE001 - sent to rank 0
-            self.link.send(0, ("reply", rid, False, _describe(error)))
+            result = (False, _describe(error))
+        self._answer(rid, *result)
+
+    def _answer(self, rid: int, ok: bool, payload: Any) -> None:
+        # Straight to the waiting thread of rank 0: the reply's tag is the request id.
+        self.link.ctrl.send((ok, payload), dest=0, tag=rid)
 
     def _on_request(self, source: int, message: tuple) -> None:
         _, rid, op, args, tag = message
@@ -318,7 +316,7 @@ class _Server:
             try:
                 staging, direct = _landing(local, slot, dst, nbytes)
             except BaseException as error:  # noqa: BLE001 - sent to rank 0
-                link.send(0, ("reply", rid, False, _describe(error)))
+                self._answer(rid, False, _describe(error))
                 return
             request = link.data.Irecv(staging, source=source, tag=tag)
             link.progress(request, lambda: self._reply(
@@ -329,7 +327,7 @@ class _Server:
             try:
                 staging = _outgoing(local, slot, src, nbytes)
             except BaseException as error:  # noqa: BLE001 - sent to rank 0
-                link.send(0, ("reply", rid, False, _describe(error)))
+                self._answer(rid, False, _describe(error))
                 return
             request = link.data.Isend(staging, dest=dest, tag=tag)
             link.progress(request, lambda: self._reply(rid, lambda: staging.nbytes))
@@ -345,7 +343,7 @@ class _Server:
             slot = args[0]
             self._queues[slot].put(lambda: self._reply(rid, lambda: getattr(local, op)(*args)))
         else:
-            link.send(0, ("reply", rid, False, ("ValueError", f"unknown request {op!r}", None)))
+            self._answer(rid, False, ("ValueError", f"unknown request {op!r}", None))
 
 
 def _landing(local: LocalTransport, slot: int, dst: int, nbytes: int) -> Tuple[Any, bool]:
