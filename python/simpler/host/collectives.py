@@ -67,9 +67,12 @@ def chunks(n: int, g: int) -> List[Tuple[int, int]]:
 class _Array:
     """One array argument: its host range, element count and dtype."""
 
-    def __init__(self, array: Any, what: str, dtype: Any) -> None:
+    def __init__(self, array: Any, what: str, dtype: Any, allow_empty: bool = False) -> None:
         from simpler.task_interface import DataType
-        self.array, self.lo, self.hi = host_range(array, what)
+        if allow_empty and isinstance(array, np.ndarray) and array.size == 0:
+            self.array, self.lo, self.hi = array, 0, 0   # an empty chunk: nothing to stage
+        else:
+            self.array, self.lo, self.hi = host_range(array, what)
         if dtype is None:
             try:
                 dtype = DataType.from_numpy(self.array.dtype)
@@ -100,11 +103,13 @@ class Collective:
             raise ValueError(f"{self.api}: a chip appears twice in the group {chips}")
         self.g = len(self.slots)
 
-    def arrays(self, values: Sequence[Any], name: str, dtype: Any) -> List[_Array]:
+    def arrays(self, values: Sequence[Any], name: str, dtype: Any,
+               allow_empty: bool = False) -> List[_Array]:
         if not isinstance(values, (list, tuple)) or len(values) != self.g:
             raise ValueError(f"{self.api}: {name} must be a list of {self.g} arrays (one per chip "
                              f"of the group), got {_count(values)}")
-        out = [_Array(v, f"{self.api} {name}[{i}]", dtype) for i, v in enumerate(values)]
+        out = [_Array(v, f"{self.api} {name}[{i}]", dtype, allow_empty)
+               for i, v in enumerate(values)]
         for i, a in enumerate(out):
             self.owner._check_fits(self.slots[i], a.hi - a.lo, f"{self.api} {name}[{i}]")
         if len({a.dtype for a in out}) != 1:
@@ -134,7 +139,7 @@ class Collective:
 
     @staticmethod
     def disjoint(*groups: Sequence[_Array]) -> None:
-        flat = [a for group in groups for a in group]
+        flat = [a for group in groups for a in group if a.hi > a.lo]
         for i, a in enumerate(flat):
             for b in flat[i + 1:]:
                 if a is not b and a.lo < b.hi and b.lo < a.hi and a.array is not b.array:
@@ -149,16 +154,19 @@ class Collective:
             accesses = [(a.array, a.lo, a.hi, True, True) for a in reads]
         else:
             accesses = ([(a.array, a.lo, a.hi, True, False) for a in reads]
-                        + [(a.array, a.lo, a.hi, False, True) for a in writes])
+                        + [(a.array, a.lo, a.hi, False, True) for a in writes if a.hi > a.lo])
         task = run.new_task(self.slots, self.kind, accesses)
         step = Step(run, task, self.slots)
         for r, slot in enumerate(self.slots):
             if reads:
                 step.inputs.append(run.stage(task, slot, reads[r].lo, reads[r].hi, True))
-            if writes:
-                step.outputs.append(run.stage(task, slot, writes[r].lo, writes[r].hi, False))
+            if writes:   # an empty output chunk (fewer elements than chips) has no buffer
+                w = writes[r]
+                step.outputs.append(run.stage(task, slot, w.lo, w.hi, False) if w.hi > w.lo
+                                    else None)
         for buf in (step.inputs if inout else step.outputs):
-            run.residency.record_write(buf)
+            if buf is not None:
+                run.residency.record_write(buf)
         step.dtype = int((reads or writes)[0].dtype)
         step.esize = (reads or writes)[0].dtype.element_size
         task.slot_body = lambda t, slot: body(step, self.slots.index(slot))
@@ -256,8 +264,9 @@ def ring_reduce_scatter(op: int, n: int) -> Callable[[Step, int], None]:
                 s.sync()
             off, size = parts[r]
             out = s.outputs[r]
-            s.run.transport.copy_peer(s.slots[r], out.addr(out.lo), s.slots[r],
-                                      work + off * s.esize, size * s.esize)
+            if size > 0:
+                s.run.transport.copy_peer(s.slots[r], out.addr(out.lo), s.slots[r],
+                                          work + off * s.esize, size * s.esize)
             s.sync()                    # nobody frees its work buffer while a peer reads it
     return body
 
@@ -301,6 +310,8 @@ def pairwise_all_to_all(n: int) -> Callable[[Step, int], None]:
         g, parts = s.g, chunks(n, s.g)
         out = s.outputs[r]
         off_r, size_r = parts[r]
+        if size_r == 0:
+            return                      # an empty chunk: nothing comes to this chip
         for step in range(g):           # step 0 is this chip's own chunk (a local copy)
             src = (r - step) % g
             dst = out.addr(out.lo) + src * size_r * s.esize
@@ -329,19 +340,12 @@ def submit_all_reduce(owner: Any, run: HostRun, tensors: Sequence[Any], op: str,
     return c.submit(arrays, [], True, ring_all_reduce(code, n))
 
 
-def _nonempty_chunks(c: Collective, n: int) -> None:
-    if n < c.g:
-        raise ValueError(f"{c.api}: {n} elements over {c.g} chips leave a chip an empty chunk; "
-                         "use at least one element per chip")
-
-
 def submit_reduce_scatter(owner: Any, run: HostRun, inputs: Sequence[Any], outputs: Sequence[Any],
                           op: str, chips: Optional[Sequence[Any]], dtype: Any) -> int:
     c = Collective(owner, run, "reduce_scatter", chips)
     ins = c.arrays(inputs, "inputs", dtype)
-    outs = c.arrays(outputs, "outputs", dtype)
+    outs = c.arrays(outputs, "outputs", dtype, allow_empty=True)
     n = c.same_size(ins, "inputs")
-    _nonempty_chunks(c, n)
     c.expect_sizes(outs, [size for _, size in chunks(n, c.g)], "outputs")
     code = c.reducible(ins, op)
     c.disjoint(ins, outs)
@@ -374,9 +378,8 @@ def submit_all_to_all(owner: Any, run: HostRun, inputs: Sequence[Any], outputs: 
                       chips: Optional[Sequence[Any]], dtype: Any) -> int:
     c = Collective(owner, run, "all_to_all", chips)
     ins = c.arrays(inputs, "inputs", dtype)
-    outs = c.arrays(outputs, "outputs", dtype)
+    outs = c.arrays(outputs, "outputs", dtype, allow_empty=True)
     n = c.same_size(ins, "inputs")
-    _nonempty_chunks(c, n)
     c.expect_sizes(outs, [c.g * size for _, size in chunks(n, c.g)], "outputs")
     c.disjoint(ins, outs)
     return c.submit(ins, outs, False, pairwise_all_to_all(n))
