@@ -311,3 +311,27 @@ def test_close_completes_runs_in_flight(add_scalar_callable):
     np.testing.assert_array_equal(y, x + 1)
     with pytest.raises(RuntimeError, match="CLOSED"):
         w.run(lambda o, a: None)
+
+
+def test_close_waits_for_a_run_on_another_thread(add_scalar_callable):
+    import threading
+    w = Worker(level=3, device_ids=[0, 1])
+    add = w.register(add_scalar_callable)
+    w.init()
+    x = np.arange(N, dtype=np.float32)
+    ys = [np.zeros_like(x) for _ in range(8)]
+    started = threading.Event()
+
+    def orch(o, a):
+        started.set()
+        for i, y in enumerate(ys):
+            o.submit(add, x, y, float(i))
+
+    runner = threading.Thread(target=w.run, args=(orch,))
+    runner.start()
+    started.wait(30)
+    w.close()                                  # waits for the run, then tears down
+    runner.join(30)
+    assert w.state == "CLOSED"
+    for i, y in enumerate(ys):
+        np.testing.assert_array_equal(y, x + i)

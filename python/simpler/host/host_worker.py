@@ -184,7 +184,8 @@ class HostWorker(Worker):
                 return
             for run in list(self._in_flight):
                 run._join()
-            failures = self._transport.close()
+            with self._run_lock:          # a run() on another thread finishes first
+                failures = self._transport.close()
             self._reduce_ready = False
             if failures:
                 named = {self._chips[slot]: e for slot, e in failures.items()}

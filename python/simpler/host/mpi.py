@@ -647,6 +647,8 @@ class MpiWorker(HostWorker):
         assert link is not None
         for run in list(self._in_flight):
             run._join()
+        self._run_lock.acquire()          # a run() on another thread finishes first
+        self._run_lock.release()
         reports: Dict[int, Any] = {}
         arrived = threading.Event()
 
