@@ -16,7 +16,8 @@ ChipCallableView parse_callable(const void* image, size_t size) {
   return view;
 }
 
-ResidentCallable make_resident(const uint8_t* bytes, size_t size) {
+ResidentCallable make_resident(const uint8_t* bytes, size_t size,
+                               const ResidentCallable* same_image) {
   ResidentCallable c;
   c.bytes = bytes;
   c.size = size;
@@ -24,8 +25,14 @@ ResidentCallable make_resident(const uint8_t* bytes, size_t size) {
   c.signature.reserve(c.view.signature.size());
   for (uint8_t d : c.view.signature) c.signature.push_back(static_cast<ArgDirection>(d));
   if (!c.view.arg_types.empty()) c.typed = arg_specs_of(c.view.signature, c.view.arg_types);
+  if (same_image != nullptr && same_image->program) {
+    c.program = same_image->program;
+    return c;
+  }
   std::string error;
-  int status = LoadedProgram::load(c.view, &c.program, &error);
+  std::unique_ptr<LoadedProgram> program;
+  int status = LoadedProgram::load(c.view, &program, &error);
+  c.program = std::move(program);
   if (status != SIMPLER_OK) {
     fail(status,
          "loading the ChipCallable '" + std::string(c.view.func_name) + "' failed: " + error);

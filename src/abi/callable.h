@@ -22,11 +22,14 @@ struct ResidentCallable {
   ChipCallableView view;  // views into `bytes`
   std::vector<ArgDirection> signature;
   std::vector<ArgSpec> typed;  // the typed signature; empty when no entry is typed
-  std::unique_ptr<LoadedProgram> program;
+  // Shared by residents whose images are byte-identical (one load, many ids).
+  std::shared_ptr<const LoadedProgram> program;
 };
 
-// Parses the uploaded copy at `bytes` and loads its program. Throws AbiError: the load
-// failure keeps LoadedProgram::load's own status.
-ResidentCallable make_resident(const uint8_t* bytes, size_t size);
+// Parses the uploaded copy at `bytes` and loads its program, or reuses the program of
+// `same_image` (a resident with byte-identical bytes) when given. Throws AbiError: the
+// load failure keeps LoadedProgram::load's own status.
+ResidentCallable make_resident(const uint8_t* bytes, size_t size,
+                               const ResidentCallable* same_image = nullptr);
 
 }  // namespace simpler::rt::host

@@ -2,8 +2,10 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <new>
 #include <string>
+#include <string_view>
 
 #include "abi/abi_error.h"
 #include "abi/arg_check.h"
@@ -34,7 +36,7 @@ KernelMode::~KernelMode() = default;
 void KernelMode::commit(const SimplerCallConfig& config, size_t arena_bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
   try {
-    arena_.commit(arena_bytes);
+    arena_.commit(KernelLimits::kArenaBlockBytes, arena_bytes);
     EngineOptions options;
     options.device = device_;
     options.config = config;
@@ -85,15 +87,25 @@ int64_t KernelMode::prepare(const void* image, size_t size) {
                                                       std::to_string(KernelLimits::kMaxCallables) +
                                                       " callables, the kernel-mode limit");
   }
-  const size_t mark = arena_.used();
+  // Byte-identical images get their own id and upload but share one loaded program.
+  const size_t hash =
+      std::hash<std::string_view>{}(std::string_view(static_cast<const char*>(image), size));
+  const ResidentCallable* same_image = nullptr;
+  const auto [first, last] = ids_by_hash_.equal_range(hash);
+  for (auto it = first; it != last && same_image == nullptr; ++it) {
+    const ResidentCallable& other = callables_[it->second];
+    if (other.size == size && std::memcmp(other.bytes, image, size) == 0) same_image = &other;
+  }
+  const CodeArena::Mark mark = arena_.mark();
   const uint8_t* uploaded = arena_.upload(image, size);
   try {
-    callables_.push_back(make_resident(uploaded, size));
+    callables_.push_back(make_resident(uploaded, size, same_image));
   } catch (const AbiError&) {
     arena_.rollback(mark);
     phase_ = Phase::Poisoned;
     throw;
   }
+  ids_by_hash_.emplace(hash, callables_.size() - 1);
   return static_cast<int64_t>(callables_.size() - 1);
 }
 
@@ -184,6 +196,7 @@ bool KernelMode::holds_resources_locked() const {
 
 int KernelMode::release_all() {
   callables_.clear();  // host side: unloads the programs that point into the arena
+  ids_by_hash_.clear();
   int status = arena_.release();
   if (status != SIMPLER_OK) return status;
   if (engine_) {

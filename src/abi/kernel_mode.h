@@ -16,7 +16,9 @@
 #include <string>
 #include <vector>
 
+#include <unordered_map>
 #include "abi/build_traits.h"
+
 #include "abi/callable.h"
 #include "abi/code_arena.h"
 #include "abi/device_claims.h"
@@ -29,11 +31,14 @@
 namespace simpler::rt::host {
 
 struct KernelLimits {
-  static constexpr int64_t kMaxCallables = 256;                   // ids are 0..255
-  static constexpr size_t kDefaultArenaBytes = size_t{32} << 20;  // 32 MiB
+  static constexpr int64_t kMaxCallables = 8192;                 // ids are 0..8191
+  static constexpr size_t kDefaultArenaBytes = size_t{1} << 30;  // limit: 1 GiB
+  static constexpr size_t kArenaBlockBytes = size_t{4} << 20;    // committed per block
   static constexpr size_t kMinArenaBytes = 4096;
-  // SIMPLER_KERNEL_CODE_ARENA_BYTES overrides the arena size. Throws AbiError
-  // INVALID_ARGUMENT naming the variable when it is not a number >= kMinArenaBytes.
+  // SIMPLER_KERNEL_CODE_ARENA_BYTES overrides the arena's limit (the first block is
+  // min(kArenaBlockBytes, limit); more blocks are added as callables are prepared).
+  // Throws AbiError INVALID_ARGUMENT naming the variable when it is not a number
+  // >= kMinArenaBytes.
   static size_t arena_bytes_from_environment();
 };
 
@@ -78,6 +83,8 @@ class KernelMode {
   CodeArena arena_;
   std::unique_ptr<Engine> engine_;
   std::vector<ResidentCallable> callables_;  // index == id
+  // Content hash -> ids with that hash, to share the loaded program of identical images.
+  std::unordered_multimap<size_t, size_t> ids_by_hash_;
 
   LaunchPool pool_;
   std::atomic<uint64_t> in_flight_{0};

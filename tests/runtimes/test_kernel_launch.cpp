@@ -153,7 +153,7 @@ TEST_F(KernelLaunch, RefusedLaunchesEnqueueNothing) {
   // Ids: never minted, out of range.
   EXPECT_STATUS(PTO_RUNTIME_ERR_CALLABLE_NOT_RESIDENT,
                 tmr.kernel_launch(ctx(), id + 1, &args, stream_));
-  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, tmr.kernel_launch(ctx(), 1000, &args, stream_));
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, tmr.kernel_launch(ctx(), 100000, &args, stream_));
   EXPECT_EQ(call_count("launch"), 0u);
   EXPECT_STATUS(SIMPLER_OK, sim_stream_query(stream_));
   // A valid launch afterwards is correct.
@@ -261,13 +261,16 @@ TEST_F(KernelLaunch, ArenaLimitsKeepExistingResidents) {
   EXPECT_EQ(download(y), std::vector<float>(kN, 5.0f));
 }
 
+// A context holds 8,192 callables; the code arena grows block by block as they arrive.
 TEST_F(KernelLaunch, CallableCountLimitKeepsExistingResidents) {
   std::vector<uint8_t> image = image_of(programs::add_scalar());
+  const uint64_t committed_at_init = committed(tmr, ctx());
   int64_t id = -1;
-  for (int64_t i = 0; i < 256; ++i) {
+  for (int64_t i = 0; i < 8192; ++i) {
     ASSERT_STATUS(SIMPLER_OK, tmr.kernel_prepare(ctx(), image.data(), image.size(), &id)) << i;
     ASSERT_EQ(id, i);
   }
+  EXPECT_GE(committed(tmr, ctx()), committed_at_init + 8192 * image.size());
   EXPECT_STATUS(PTO_RUNTIME_ERR_CALLABLE_COUNT_EXCEEDED,
                 tmr.kernel_prepare(ctx(), image.data(), image.size(), &id));
   EXPECT_EQ(id, -1);
@@ -275,7 +278,10 @@ TEST_F(KernelLaunch, CallableCountLimitKeepsExistingResidents) {
   std::vector<float> host_x(kN, 1.0f);
   x.upload(host_x.data(), kBytes);
   ChipStorageTaskArgs args = add_scalar_args(x, y, 2.0f);
-  ASSERT_STATUS(SIMPLER_OK, tmr.kernel_launch(ctx(), 255, &args, stream_));
+  ASSERT_STATUS(SIMPLER_OK, tmr.kernel_launch(ctx(), 0, &args, stream_));
+  ASSERT_STATUS(SIMPLER_OK, sim_stream_synchronize(stream_));
+  EXPECT_EQ(download(y), std::vector<float>(kN, 3.0f));
+  ASSERT_STATUS(SIMPLER_OK, tmr.kernel_launch(ctx(), 8191, &args, stream_));
   ASSERT_STATUS(SIMPLER_OK, sim_stream_synchronize(stream_));
   EXPECT_EQ(download(y), std::vector<float>(kN, 3.0f));
 }

@@ -187,7 +187,7 @@ TEST_F(KernelLifecycle, PrepareRefusesBadImagesWithMinusOneAndKeepsTheContextUsa
   ASSERT_STATUS(SIMPLER_OK, sim_stream_create(&stream));
   EXPECT_STATUS(PTO_RUNTIME_ERR_CALLABLE_NOT_RESIDENT, tmr.kernel_launch(ctx, 0, &args, stream));
   EXPECT_STATUS(PTO_RUNTIME_ERR_CALLABLE_NOT_RESIDENT, tmr.kernel_launch(ctx, 255, &args, stream));
-  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, tmr.kernel_launch(ctx, 256, &args, stream));
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, tmr.kernel_launch(ctx, 8192, &args, stream));
   EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, tmr.kernel_launch(ctx, -1, &args, stream));
   EXPECT_STATUS(SIMPLER_OK, sim_stream_destroy(stream));
 }
