@@ -68,3 +68,28 @@ class SignatureMismatchError(SimplerError, ValueError, TypeError):
 class DiagnosticsWarning(SimplerError, RuntimeWarning):
     """A diagnostics file (CallConfig output_prefix) could not be written; the run and its
     results are unaffected."""
+
+
+class SimplerValueError(SimplerError, ValueError):
+    """A value was refused (bad argument, bad config field, bad image); the message names it."""
+
+
+class SimplerTypeError(SimplerError, TypeError):
+    """An argument of the wrong type; the message names it and what was expected."""
+
+
+class SimplerRuntimeError(SimplerError, RuntimeError):
+    """A call made in the wrong state or mode (e.g. "Worker.run: requires an initialized
+    (READY) worker"); the message says what to do."""
+
+
+class WorkerTimeoutError(SimplerError, TimeoutError):
+    """A bounded wait expired (RunHandle.wait, Worker.close past its grace period)."""
+
+
+class NotImplementedYetError(SimplerError, NotImplementedError):
+    """A documented capability that this build does not implement yet."""
+
+
+class RuntimeBuildNotFoundError(SimplerError, FileNotFoundError):
+    """The runtime build's files are missing; the message names the path looked for."""

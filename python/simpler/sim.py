@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from simpler import _native
+from simpler.errors import SimplerTypeError, SimplerValueError
 
 _sim = _native.sim
 
@@ -68,14 +69,14 @@ class Topology:
 def _check_nbytes(nbytes: int) -> int:
     nbytes = int(nbytes)
     if nbytes < 0:
-        raise ValueError(f"nbytes must be >= 0, got {nbytes}")
+        raise SimplerValueError(f"nbytes must be >= 0, got {nbytes}")
     return nbytes
 
 
 def _check_byte_value(value: int) -> int:
     value = int(value)
     if not 0 <= value <= 255:
-        raise ValueError(f"memset value must be a byte in [0, 255], got {value}")
+        raise SimplerValueError(f"memset value must be a byte in [0, 255], got {value}")
     return value
 
 
@@ -256,7 +257,7 @@ class Stream:
         An exception it raises goes to sys.unraisablehook (host functions have no status).
         """
         if not callable(fn):
-            raise TypeError(f"host_func needs a callable, got {type(fn).__name__}")
+            raise SimplerTypeError(f"host_func needs a callable, got {type(fn).__name__}")
         _sim.launch_host_func(self._handle, fn)
         self._keepalive.append(fn)
 

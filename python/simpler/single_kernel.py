@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Optional
 
 from simpler import _native
+from simpler.errors import SimplerTypeError, SimplerValueError
 
 ENTRY = "simpler_single_kernel"
 MAX_BLOCK_NUM = 65535  # the runtime's SPMD limit per task (src/engine/engine_defaults.h)
@@ -60,25 +61,25 @@ def from_kernel(core_callable, block_num: int = 1, *, core_type: Optional[str] =
     """
     ti = _native.task_interface
     if not isinstance(core_callable, ti.CoreCallable):
-        raise TypeError("ChipCallable.from_kernel: expected a CoreCallable, got "
-                        f"{type(core_callable).__name__}")
+        raise SimplerTypeError("ChipCallable.from_kernel: expected a CoreCallable, got "
+                               f"{type(core_callable).__name__}")
     if isinstance(block_num, bool) or not isinstance(block_num, int):
-        raise TypeError(f"ChipCallable.from_kernel: block_num must be an int, got "
-                        f"{type(block_num).__name__}")
+        raise SimplerTypeError(f"ChipCallable.from_kernel: block_num must be an int, got "
+                               f"{type(block_num).__name__}")
     if not 1 <= block_num <= MAX_BLOCK_NUM:
-        raise ValueError(f"ChipCallable.from_kernel: block_num {block_num} is out of range "
-                         f"(1..{MAX_BLOCK_NUM})")
+        raise SimplerValueError(f"ChipCallable.from_kernel: block_num {block_num} is out of range "
+                                f"(1..{MAX_BLOCK_NUM})")
     recorded = core_callable.core_type
     core = (core_type or recorded or "").lower()
     if core not in ("aic", "aiv"):
-        raise ValueError("ChipCallable.from_kernel: the CoreCallable does not record its core "
-                         "type; pass core_type='aic' or 'aiv' (KernelCompiler.compile_kernel "
-                         "results record it)" if not (core_type or recorded)
-                         else f"ChipCallable.from_kernel: core_type must be 'aic' or 'aiv', "
-                              f"got {core_type!r}")
+        raise SimplerValueError("ChipCallable.from_kernel: the CoreCallable does not record its core "
+                                "type; pass core_type='aic' or 'aiv' (KernelCompiler.compile_kernel "
+                                "results record it)" if not (core_type or recorded)
+                                else f"ChipCallable.from_kernel: core_type must be 'aic' or 'aiv', "
+                                     f"got {core_type!r}")
     if recorded and core != recorded:
-        raise ValueError(f"ChipCallable.from_kernel: core_type {core!r} contradicts the "
-                         f"kernel, which was compiled for {recorded!r}")
+        raise SimplerValueError(f"ChipCallable.from_kernel: core_type {core!r} contradicts the "
+                                f"kernel, which was compiled for {recorded!r}")
     if compiler is None:
         from simpler.kernel_compiler import KernelCompiler
         compiler = KernelCompiler()

@@ -28,6 +28,7 @@ from typing import Any, List, Optional
 
 from simpler import _native
 from simpler import errors as _errors  # noqa: F401  (the native error translator imports it)
+from simpler.errors import SimplerTypeError, SimplerValueError
 
 _nw = _native.worker
 
@@ -124,11 +125,11 @@ class Worker:
                  enable_sdma: bool = False, lib_dir: Optional["os.PathLike[str] | str"] = None) -> None:
         for name, value in (("level", level), ("device_id", device_id)):
             if not isinstance(value, int) or isinstance(value, bool):
-                raise TypeError(f"Worker: {name} must be an int, got {type(value).__name__}")
+                raise SimplerTypeError(f"Worker: {name} must be an int, got {type(value).__name__}")
         for name, value in (("platform", platform), ("runtime", runtime),
                             ("execution_mode", execution_mode)):
             if not isinstance(value, str):
-                raise TypeError(f"Worker: {name} must be a str, got {type(value).__name__}")
+                raise SimplerTypeError(f"Worker: {name} must be a str, got {type(value).__name__}")
         self._native = _nw.Worker(level, device_id, platform, runtime, execution_mode,
                                   bool(enable_sdma), os.fspath(lib_dir) if lib_dir else "")
         self._pin: Optional[weakref.finalize] = None
@@ -244,11 +245,11 @@ class Worker:
         if shape is None:
             shape = getattr(array, "shape", None)
             if shape is None:
-                raise ValueError("Worker.make_tensor_arg: shape is required for a raw buffer")
+                raise SimplerValueError("Worker.make_tensor_arg: shape is required for a raw buffer")
         if dtype is None:
             np_dtype = getattr(array, "dtype", None)
             if np_dtype is None:
-                raise ValueError("Worker.make_tensor_arg: dtype is required for a raw buffer")
+                raise SimplerValueError("Worker.make_tensor_arg: dtype is required for a raw buffer")
             dtype = DataType.from_numpy(np_dtype)
         return self._native.make_tensor_arg(array, [int(d) for d in shape], dtype)
 

@@ -25,7 +25,12 @@ void translate_tool_errors(std::exception_ptr error) {
   try {
     if (error) std::rethrow_exception(error);
   } catch (const RuntimeBuildNotFound& e) {
-    PyErr_SetString(PyExc_FileNotFoundError, e.what());
+    try {
+      py::object type = py::module_::import("simpler.errors").attr("RuntimeBuildNotFoundError");
+      PyErr_SetObject(type.ptr(), type(e.what()).ptr());
+    } catch (py::error_already_set&) {
+      PyErr_SetString(PyExc_FileNotFoundError, e.what());
+    }
   } catch (const KernelCompileError& e) {
     try {
       py::object type = py::module_::import("simpler.kernel_compiler").attr("KernelCompileError");

@@ -36,9 +36,11 @@ void translate_worker_errors(std::exception_ptr p) {
     if (e.arg_index() >= 0) index = py::int_(e.arg_index());
     PyErr_SetObject(cls.ptr(), cls(e.what(), index).ptr());
   } catch (const WorkerTimeoutError& e) {
-    PyErr_SetString(PyExc_TimeoutError, e.what());
+    py::object cls = py::module_::import("simpler.errors").attr("WorkerTimeoutError");
+    PyErr_SetObject(cls.ptr(), cls(e.what()).ptr());
   } catch (const NotImplementedYet& e) {
-    PyErr_SetString(PyExc_NotImplementedError, e.what());
+    py::object cls = py::module_::import("simpler.errors").attr("NotImplementedYetError");
+    PyErr_SetObject(cls.ptr(), cls(e.what()).ptr());
   }
 }
 

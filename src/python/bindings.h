@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 
 namespace simpler::python {
+void bind_errors(pybind11::module_& m);          // bind_errors.cpp: errors under SimplerError
 void bind_status(pybind11::module_& m);          // bind_status.cpp: status codes and names
 void bind_task_interface(pybind11::module_& m);  // bind_task_interface.cpp
 void bind_sim(pybind11::module_& m);             // bind_sim.cpp: simpler.sim driver calls

@@ -5,6 +5,7 @@
 
 PYBIND11_MODULE(_native, m) {
   m.doc() = "simpler native layer (task interface, simulated driver, workers)";
+  simpler::python::bind_errors(m);  // first: the layers' own translators take precedence
   simpler::python::bind_status(m);
   simpler::python::bind_task_interface(m);
   simpler::python::bind_sim(m);

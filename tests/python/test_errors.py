@@ -1,0 +1,48 @@
+"""Every simpler exception derives from SimplerError (issue 17, item 5) and keeps the
+builtin base existing except clauses catch."""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+import simpler.errors as errors
+from simpler import KernelCompiler, Worker, find_build
+from simpler.errors import SimplerError
+from simpler.kernel_compiler import KernelCompileError
+from simpler.task_interface import ArgDirection as D, CallConfig, ChipTensor, CoreCallable
+
+
+def test_every_class_in_simpler_errors_is_a_simpler_error():
+    classes = [c for _, c in inspect.getmembers(errors, inspect.isclass)
+               if c.__module__ == "simpler.errors"]
+    assert len(classes) >= 10
+    for cls in classes:
+        assert issubclass(cls, SimplerError), cls
+    assert issubclass(KernelCompileError, SimplerError) and issubclass(KernelCompileError, RuntimeError)
+
+
+@pytest.mark.parametrize("call, builtin", [
+    (lambda: ChipTensor.from_array(np.zeros((1,) * 6, np.float32)), ValueError),   # bad input
+    (lambda: CoreCallable.build([D.IN], b""), ValueError),                         # empty binary
+    (lambda: CoreCallable.build("not a signature", b"k"), TypeError),              # wrong type
+    (lambda: CallConfig(aicpu_thread_num=1).validate(), ValueError),               # bad field
+    (lambda: Worker(level=2).malloc(16), RuntimeError),                            # wrong state
+    (lambda: Worker(level=7), ValueError),                                         # bad level
+    (lambda: find_build("a2a3sim", "tensormap_and_ringbuffer", lib_dir="/nonexistent"),
+     FileNotFoundError),
+    (lambda: KernelCompiler(use_cache=False).compile_kernel("not C++", "aiv"), RuntimeError),
+])
+def test_native_and_python_refusals_are_simpler_errors_with_their_builtin_base(call, builtin):
+    with pytest.raises(SimplerError) as err:
+        call()
+    assert isinstance(err.value, builtin), type(err.value).__mro__
+
+
+def test_status_carrying_errors_have_code_and_status_name():
+    err = errors.ChipWorkerError("x failed", errors.PTO_RUNTIME_ERR_INVALID_STATE)
+    assert err.code == errors.PTO_RUNTIME_ERR_INVALID_STATE
+    assert err.status_name == "PTO_RUNTIME_ERR_INVALID_STATE"
+    plain = errors.SimplerValueError("bad")
+    assert plain.code is None and plain.status_name == ""
