@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# Configures and builds simpler. Usage: scripts/build.sh [--sanitize=address|thread]
+# Configures and builds simpler.
+# Usage: scripts/build.sh [--sanitize=address|thread] [--target=NAME ...]
+#   --target=NAME (repeatable) builds only those CMake targets (and what they need)
 #   default      -> build/        (Release with debug info, Python module into python/simpler)
 #   address      -> build-asan/   (ASan + UBSan, C++ only)
 #   thread       -> build-tsan/   (TSan, C++ only)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 sanitize=""
+targets=()
 for a in "$@"; do
   case "$a" in
     --sanitize=*) sanitize="${a#--sanitize=}" ;;
+    --target=*) targets+=(--target "${a#--target=}") ;;
     *) echo "build.sh: unknown argument $a" >&2; exit 2 ;;
   esac
 done
@@ -19,5 +23,5 @@ case "$sanitize" in
   *) echo "build.sh: --sanitize must be address or thread" >&2; exit 2 ;;
 esac
 cmake -S "$here" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${extra[@]}" >/dev/null
-cmake --build "$dir" -j "$(nproc)"
+cmake --build "$dir" -j "$(nproc)" "${targets[@]}"
 echo "$dir"
