@@ -9,15 +9,18 @@
 ``compile_kernel`` returns a :class:`KernelBinary`: ``bytes`` that remember the core type
 they were compiled for, so ``CoreCallable.build(signature, kernel)`` records it.
 Keyword options: ``compiler`` (default: the C++ compiler that built simpler),
-``include_dirs``, ``extra_flags``, ``use_cache``. ``compiler.stats`` counts compiler runs
-and cache hits. See docs/kernels.md for what the sources see.
+``include_dirs``, ``extra_flags``, ``use_cache``, ``timeout_seconds`` (0: the
+``$SIMPLER_KERNEL_COMPILE_TIMEOUT`` seconds, else 120; the compiler's process group is
+killed when it expires). ``compiler.stats`` counts compiler runs and cache hits. See
+docs/kernels.md for what the sources see and how the cache is kept safe.
 """
 from __future__ import annotations
 
 from simpler import _native
 from simpler.errors import SimplerError
 
-__all__ = ["KernelCompiler", "KernelCompileError", "KernelBinary", "kernel_include_dir"]
+__all__ = ["KernelCompiler", "KernelCompileError", "KernelCacheError", "KernelBinary",
+           "kernel_include_dir"]
 
 
 class KernelCompileError(SimplerError, RuntimeError):
@@ -30,6 +33,12 @@ class KernelCompileError(SimplerError, RuntimeError):
     def __init__(self, message: str, stderr: str = "") -> None:
         super().__init__(message)
         self.stderr: str = stderr
+
+
+class KernelCacheError(KernelCompileError):
+    """The cache directory or an entry is owned by another user or writable by group/others,
+    so nothing is read from it; the message says what to do (chmod 700 it, delete the
+    entry, or choose another cache directory)."""
 
 
 class KernelBinary(bytes):

@@ -1,22 +1,21 @@
-// Loading a shared object from bytes through a private, immediately unlinked temp file.
+// Loading a shared object from bytes through an anonymous file (memfd_create): nothing is
+// ever created in $TMPDIR (a process that dies mid-load leaves no file behind) and a
+// noexec /tmp does not matter. dlopen maps it through /proc/self/fd/N.
 #include "shared_object.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
-#include <vector>
+#include <string>
 
 namespace simpler::rt {
 namespace {
 
-std::string temp_dir() {
-  const char* dir = std::getenv("TMPDIR");
-  return (dir != nullptr && dir[0] != '\0') ? dir : "/tmp";
-}
+std::string fd_path(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
 
 bool write_all(int fd, const uint8_t* data, size_t size) {
   while (size > 0) {
@@ -33,15 +32,32 @@ bool write_all(int fd, const uint8_t* data, size_t size) {
 
 }  // namespace
 
-SharedObject::~SharedObject() {
-  if (handle_ != nullptr) dlclose(handle_);
+SharedObject::~SharedObject() { release(); }
+
+void SharedObject::release() noexcept {
+  if (handle_ != nullptr) {
+    dlclose(handle_);
+    handle_ = nullptr;
+    // Still loaded (e.g. a C++ unique symbol made it NODELETE): the loader keeps matching
+    // its name, so the descriptor number must never name another image.
+    void* still = dlopen(fd_path(fd_).c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (still != nullptr) {
+      dlclose(still);
+      fd_ = -1;  // deliberately kept open
+      return;
+    }
+  }
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
 }
 
 SharedObject& SharedObject::operator=(SharedObject&& other) noexcept {
   if (this != &other) {
-    if (handle_ != nullptr) dlclose(handle_);
+    release();
     handle_ = other.handle_;
+    fd_ = other.fd_;
     other.handle_ = nullptr;
+    other.fd_ = -1;
   }
   return *this;
 }
@@ -51,33 +67,32 @@ bool SharedObject::load(std::span<const uint8_t> bytes, SharedObject* out, std::
     *error = "the image is empty (0 bytes)";
     return false;
   }
-  std::string path_template = temp_dir() + "/simpler-image-XXXXXX";
-  std::vector<char> path(path_template.begin(), path_template.end());
-  path.push_back('\0');
-  const int fd = mkstemp(path.data());  // creates the file with mode 0600
+  // Sealed against writes before dlopen: the mapped image cannot change under the loader.
+  const int fd = ::memfd_create("simpler-image", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) {
-    *error = "cannot create a temp file in " + temp_dir() + ": " + std::strerror(errno) +
-             " (set TMPDIR to a writable directory)";
+    *error = std::string("cannot create an anonymous file for the image (memfd_create): ") +
+             std::strerror(errno);
     return false;
   }
   const bool written = write_all(fd, bytes.data(), bytes.size());
   const int write_errno = errno;
-  const bool closed = ::close(fd) == 0;
-  if (!written || !closed) {
-    ::unlink(path.data());
-    *error = std::string("cannot write the image to a temp file: ") +
-             std::strerror(written ? errno : write_errno);
+  if (!written) {
+    ::close(fd);
+    *error =
+        std::string("cannot write the image to its anonymous file: ") + std::strerror(write_errno);
     return false;
   }
-  void* handle = dlopen(path.data(), RTLD_NOW | RTLD_LOCAL);
-  const char* dl_error = handle == nullptr ? dlerror() : nullptr;
-  ::unlink(path.data());  // the mapping keeps the file alive; the name goes now
+  (void)::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+  void* handle = dlopen(fd_path(fd).c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
+    const char* dl_error = dlerror();
+    ::close(fd);
     *error = std::string("dlopen failed: ") + (dl_error != nullptr ? dl_error : "unknown error");
     return false;
   }
   *out = SharedObject();
   out->handle_ = handle;
+  out->fd_ = fd;
   return true;
 }
 

@@ -19,7 +19,8 @@ namespace simpler::python {
 namespace {
 
 // RuntimeBuildNotFound -> FileNotFoundError (what() names the path);
-// KernelCompileError -> simpler.kernel_compiler.KernelCompileError with .stderr.
+// KernelCompileError -> simpler.kernel_compiler.KernelCompileError with .stderr
+// (KernelCacheError -> its subclass KernelCacheError).
 // std::invalid_argument already becomes ValueError through pybind11's defaults.
 void translate_tool_errors(std::exception_ptr error) {
   try {
@@ -33,7 +34,10 @@ void translate_tool_errors(std::exception_ptr error) {
     }
   } catch (const KernelCompileError& e) {
     try {
-      py::object type = py::module_::import("simpler.kernel_compiler").attr("KernelCompileError");
+      const char* name = dynamic_cast<const KernelCacheError*>(&e) != nullptr
+                             ? "KernelCacheError"
+                             : "KernelCompileError";
+      py::object type = py::module_::import("simpler.kernel_compiler").attr(name);
       py::object instance = type(e.what(), e.compiler_stderr());
       PyErr_SetObject(type.ptr(), instance.ptr());
     } catch (py::error_already_set&) {
@@ -112,8 +116,10 @@ void bind_kernel_compiler(py::module_& m) {
       .def(py::init([](const std::optional<std::filesystem::path>& cache_dir,
                        const std::optional<std::filesystem::path>& compiler,
                        const std::vector<std::filesystem::path>& include_dirs,
-                       const std::vector<std::string>& extra_flags, bool use_cache) {
+                       const std::vector<std::string>& extra_flags, bool use_cache,
+                       double timeout_seconds) {
              KernelCompilerOptions options;
+             options.timeout_seconds = timeout_seconds;
              if (cache_dir) options.cache_dir = cache_dir->string();
              if (compiler) options.compiler = compiler->string();
              for (const auto& dir : include_dirs) options.include_dirs.push_back(dir.string());
@@ -123,7 +129,8 @@ void bind_kernel_compiler(py::module_& m) {
            }),
            py::arg("cache_dir") = py::none(), py::kw_only(), py::arg("compiler") = py::none(),
            py::arg("include_dirs") = std::vector<std::filesystem::path>{},
-           py::arg("extra_flags") = std::vector<std::string>{}, py::arg("use_cache") = true)
+           py::arg("extra_flags") = std::vector<std::string>{}, py::arg("use_cache") = true,
+           py::arg("timeout_seconds") = 0.0)
       .def(
           "compile_kernel",
           [](const KernelCompiler& self, const std::string& source, const std::string& core_type) {
@@ -153,6 +160,7 @@ void bind_kernel_compiler(py::module_& m) {
       .def_property_readonly("compiler", &KernelCompiler::compiler)
       .def_property_readonly("cache_dir", &KernelCompiler::cache_dir)
       .def_property_readonly("use_cache", &KernelCompiler::use_cache)
+      .def_property_readonly("timeout_seconds", &KernelCompiler::timeout_seconds)
       .def_property_readonly("stats", [](const KernelCompiler& self) {
         const KernelCompilerStats s = self.stats();
         py::dict d;

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "kernel_compiler_cache.h"
 #include "kernel_compiler_elf.h"
 #include "kernel_compiler_files.h"
 #include "kernel_compiler_process.h"
@@ -27,7 +28,7 @@ namespace simpler {
 namespace {
 
 // Bump when the meaning of a cache entry changes (flags layout, checks).
-constexpr std::string_view kCacheFormat = "simpler-kernel-cache-v1";
+constexpr std::string_view kCacheFormat = "simpler-kernel-cache-v2";
 // Compiler output quoted in an exception message; the full text stays in .stderr.
 constexpr size_t kMessageOutputLimit = 8000;
 
@@ -78,6 +79,23 @@ std::string digest_headers(const std::string& include_dir) {
   return hash.finish_hex();
 }
 
+double resolve_timeout(double option) {
+  if (option < 0 || option != option) {
+    throw std::invalid_argument("KernelCompiler: timeout_seconds must be > 0 (0 = default), got " +
+                                std::to_string(option));
+  }
+  if (option > 0) return option;
+  const std::string env = env_or_empty("SIMPLER_KERNEL_COMPILE_TIMEOUT");
+  if (env.empty()) return kDefaultCompileTimeoutSeconds;
+  char* end = nullptr;
+  const double seconds = std::strtod(env.c_str(), &end);
+  if (end == env.c_str() || *end != '\0' || !(seconds > 0)) {
+    throw std::invalid_argument("SIMPLER_KERNEL_COMPILE_TIMEOUT='" + env +
+                                "' is not a number of seconds > 0");
+  }
+  return seconds;
+}
+
 std::string quoted_output(const std::string& output) {
   if (output.empty()) return "(the compiler printed nothing)";
   if (output.size() <= kMessageOutputLimit) return output;
@@ -117,6 +135,7 @@ KernelCompiler::KernelCompiler(KernelCompilerOptions options) : options_(std::mo
           "HOME, or disable the cache (use_cache=false)");
     }
   }
+  options_.timeout_seconds = resolve_timeout(options_.timeout_seconds);
   compiler_identity_ = compiler_identity(options_.compiler);
   headers_digest_ = digest_headers(kernel_include_dir());
 }
@@ -168,31 +187,46 @@ std::vector<uint8_t> KernelCompiler::compile(std::string_view source, ImageKind 
   key_hash.update_field(headers_digest_);
   key_hash.update_field(source);
   const std::string key = key_hash.finish_hex();
+  const std::filesystem::path cache_dir(options_.cache_dir);
   const std::filesystem::path cached =
-      options_.use_cache ? std::filesystem::path(options_.cache_dir) / (key + ".so")
-                         : std::filesystem::path();
+      options_.use_cache ? cache_dir / (key + ".kentry") : std::filesystem::path();
 
   if (options_.use_cache) {
-    if (auto image = kc::read_file(cached); image && image_is_usable(*image, required_symbol)) {
+    kc::check_cache_dir(cache_dir);  // throws KernelCacheError: nothing is read from it
+    if (auto image = kc::load_entry(cached); image && image_is_usable(*image, required_symbol)) {
       ++cache_hits_;
       return std::move(*image);
     }
   }
 
   std::vector<uint8_t> image;
+  std::vector<kc::Dependency> deps;
   std::string compiler_output;
   {
     kc::TempDir temp;  // removed on every path out of this block
     const std::filesystem::path source_file = temp.path() / "source.cpp";
     const std::filesystem::path output_file = temp.path() / "image.so";
+    const std::filesystem::path deps_file = temp.path() / "image.d";
     kc::write_file(source_file, source);
 
     std::vector<std::string> argv{options_.compiler};
     argv.insert(argv.end(), flags.begin(), flags.end());
-    argv.insert(argv.end(), {"-o", output_file.string(), source_file.string()});
+    // -MD: the files the compile read, so the cache entry can check them on a lookup.
+    argv.insert(argv.end(), {"-MD", "-MF", deps_file.string(), "-o", output_file.string(),
+                             source_file.string()});
     ++compiler_runs_;
-    kc::ProcessResult run = kc::run_process(argv, temp.path() / "compiler.log");
+    kc::ProcessResult run =
+        kc::run_process(argv, temp.path() / "compiler.log", options_.timeout_seconds);
     compiler_output = std::move(run.output);
+    if (run.timed_out) {
+      throw KernelCompileError(
+          std::string(what) + " compilation timed out after " +
+              std::to_string(options_.timeout_seconds) +
+              " s; the compiler's process group was killed (raise timeout_seconds or "
+              "SIMPLER_KERNEL_COMPILE_TIMEOUT if the source is just slow to build):\n" +
+              quoted_output(compiler_output),
+          compiler_output);
+    }
     if (!run.started) {
       throw KernelCompileError(std::string("cannot compile the ") + what + ": " + compiler_output +
                                    " (set the compiler option to a working C++ compiler)",
@@ -211,6 +245,11 @@ std::vector<uint8_t> KernelCompiler::compile(std::string_view source, ImageKind 
           compiler_output);
     }
     image = std::move(*produced);
+    if (options_.use_cache) {
+      std::error_code ec;
+      const std::filesystem::path cwd = std::filesystem::current_path(ec);
+      deps = kc::read_dependencies(kc::read_text_file(deps_file).value_or(""), cwd, source_file);
+    }
   }
 
   std::string elf_error;
@@ -231,9 +270,10 @@ std::vector<uint8_t> KernelCompiler::compile(std::string_view source, ImageKind 
   }
 
   if (options_.use_cache) {
-    std::error_code ec;
-    std::filesystem::create_directories(options_.cache_dir, ec);
-    if (ec || !kc::write_file_atomically(cached, image)) ++cache_write_failures_;
+    kc::check_cache_dir(cache_dir);  // it may have appeared meanwhile
+    if (!kc::create_private_dirs(cache_dir) || !kc::store_entry(cached, image, deps)) {
+      ++cache_write_failures_;
+    }
   }
   return image;
 }

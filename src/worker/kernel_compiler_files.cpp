@@ -83,7 +83,7 @@ bool write_file_atomically(const std::filesystem::path& path, std::span<const ui
   std::string temp = path.string() + ".tmp.XXXXXX";
   const int fd = ::mkostemp(temp.data(), O_CLOEXEC);
   if (fd < 0) return false;
-  bool ok = ::fchmod(fd, 0644) == 0 && write_all(fd, data.data(), data.size());
+  bool ok = ::fchmod(fd, 0600) == 0 && write_all(fd, data.data(), data.size());
   ok = (::close(fd) == 0) && ok;
   ok = ok && ::rename(temp.c_str(), path.c_str()) == 0;
   if (!ok) ::unlink(temp.c_str());

@@ -9,6 +9,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -66,8 +68,22 @@ const std::vector<std::string>& known_runtimes() {
 
 std::string default_lib_dir() {
   const char* env = std::getenv("SIMPLER_LIB_DIR");
-  if (env != nullptr && env[0] != '\0') return env;
-  return SIMPLER_DEFAULT_LIB_DIR;
+  if (env == nullptr || env[0] == '\0') return SIMPLER_DEFAULT_LIB_DIR;
+  // A relative value is resolved once, against the working directory of the first read of
+  // that value, so a later chdir (before init, say) cannot move it.
+  static std::mutex mu;
+  static auto* resolved = new std::map<std::string, std::string>();  // process lifetime
+  std::lock_guard lock(mu);
+  auto [it, inserted] = resolved->try_emplace(env);
+  if (inserted) it->second = absolute_lib_dir(env);
+  return it->second;
+}
+
+std::string absolute_lib_dir(const std::string& dir) {
+  if (dir.empty()) return dir;
+  std::error_code ec;
+  const std::filesystem::path absolute = std::filesystem::absolute(dir, ec);
+  return ec ? dir : absolute.lexically_normal().string();
 }
 
 RuntimeBins find_runtime_build(std::string_view platform, std::string_view runtime,

@@ -70,6 +70,9 @@ static ExecutionMode validated_mode(const WorkerOptions& o) {
 
 Worker::Worker(WorkerOptions options) : core_(std::make_shared<WorkerCore>()) {
   core_->mode = validated_mode(options);
+  // Where the runtime builds live, resolved now (a relative lib_dir or $SIMPLER_LIB_DIR
+  // is taken against today's working directory, not the one at init).
+  core_->lib_dir = options.lib_dir.empty() ? default_lib_dir() : absolute_lib_dir(options.lib_dir);
   core_->options = std::move(options);
 }
 
@@ -130,8 +133,7 @@ bool Worker::kernel_mode_supported() {
   std::lock_guard lock(c.lifecycle_mu);
   if (c.kernel_supported_cache) return *c.kernel_supported_cache;
   // Errors (a missing build) propagate and are not cached.
-  const RuntimeBins bins =
-      find_runtime_build(c.options.platform, c.options.runtime, c.options.lib_dir);
+  const RuntimeBins bins = find_runtime_build(c.options.platform, c.options.runtime, c.lib_dir);
   const bool supported = ChipWorker::probe_kernel_mode_supported(bins);
   c.kernel_supported_cache = supported;
   return supported;
@@ -176,8 +178,7 @@ void Worker::init(const std::optional<CallConfig>& prewarm_config,
     if (prewarm_config) prewarm_config->validate();
   }
   // A missing or unknown build is refused before anything is created (state stays NEW).
-  const RuntimeBins bins =
-      find_runtime_build(c.options.platform, c.options.runtime, c.options.lib_dir);
+  const RuntimeBins bins = find_runtime_build(c.options.platform, c.options.runtime, c.lib_dir);
 
   auto chip = std::make_unique<ChipWorker>();
   try {

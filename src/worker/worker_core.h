@@ -34,6 +34,7 @@ void check_signature_types(const ChipStorageTaskArgs& args, const std::vector<Ar
 
 struct WorkerCore {
   WorkerOptions options;
+  std::string lib_dir;  // options.lib_dir or $SIMPLER_LIB_DIR, absolute (resolved at construction)
   ExecutionMode mode = ExecutionMode::PROGRAM;
   std::atomic<WorkerState> state{WorkerState::NEW};
   std::atomic<int64_t> close_grace_ms{10'000};

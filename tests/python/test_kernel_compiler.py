@@ -101,7 +101,7 @@ def test_rerun_is_served_from_the_cache(tmp_path):
     assert rerun.compile_kernel(ADD_ONE, "aiv") == first
     assert rerun.stats["compiler_runs"] == 0 and rerun.stats["cache_hits"] == 1
     entries = sorted(p.name for p in cache.iterdir())
-    assert len(entries) == 1 and entries[0].endswith(".so")  # no temp files left
+    assert len(entries) == 1 and entries[0].endswith(".kentry")  # no temp files left
 
 
 def test_cache_dir_defaults_to_the_environment(tmp_path, monkeypatch):
@@ -135,3 +135,43 @@ def test_unrunnable_compiler(tmp_path):
     with pytest.raises(KernelCompileError, match="/nonexistent/c\\+\\+") as err:
         compiler.compile_kernel(ADD_ONE)
     assert err.value.stderr == ""
+
+
+def test_cache_trust_and_header_edits(tmp_path):
+    """Issue 13/16: an edited include is never served stale; a cache directory others can
+    write is refused with a KernelCacheError saying what to do; new directories are 0700."""
+    import os
+    import stat
+
+    from simpler.kernel_compiler import KernelCacheError
+
+    include = tmp_path / "inc"
+    include.mkdir()
+    (include / "value.h").write_text("#define VALUE 1\n")
+    source = ('#include "simpler/kernel/kernel_abi.h"\n#include "value.h"\n'
+              'extern "C" void kernel_entry(int64_t* args) { (void)args; (void)VALUE; }\n')
+    cache = tmp_path / "a" / "cache"
+    compiler = KernelCompiler(cache, include_dirs=[include])
+    first = compiler.compile_kernel(source, "aiv")
+    (include / "value.h").write_text("#define VALUE 2 /* edited */\n")
+    compiler.compile_kernel(source, "aiv")
+    assert compiler.stats["compiler_runs"] == 2 and compiler.stats["cache_hits"] == 0
+    assert stat.S_IMODE(os.stat(cache).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(tmp_path / "a").st_mode) == 0o700
+    os.chmod(cache, 0o777)
+    with pytest.raises(KernelCacheError, match="chmod 700"):
+        compiler.compile_kernel(source, "aiv")
+    os.chmod(cache, 0o700)
+    assert compiler.compile_kernel(source, "aiv") != b"" and first != b""
+
+
+def test_compile_timeout_kills_the_compiler(tmp_path):
+    hung = tmp_path / "hung-cc"
+    hung.write_text("#!/bin/sh\nsleep 300 &\nwait\n")
+    hung.chmod(0o755)
+    compiler = KernelCompiler(tmp_path / "cache", compiler=hung, timeout_seconds=0.3)
+    assert compiler.timeout_seconds == 0.3
+    with pytest.raises(KernelCompileError, match="timed out"):
+        compiler.compile_kernel(ADD_ONE, "aiv")
+    with pytest.raises(ValueError, match="timeout_seconds"):
+        KernelCompiler(tmp_path / "cache", timeout_seconds=-1)

@@ -7,9 +7,14 @@
 // for CoreCallable::build / ChipCallable::build.
 //
 // Results are cached on disk by a SHA-256 of everything that determines the output
-// (compiler identity, flags, core type, simpler's ABI headers, the source), so a rerun
-// does not invoke the compiler. Cache entries are written atomically (temp file + rename);
-// a cache that cannot be written only costs a recompile next time.
+// (compiler identity, flags, core type, simpler's ABI headers, the source), and each entry
+// records the content digest of every header the compile read (-MD): editing any
+// included header, in simpler or in a user include dir, misses the cache. An entry also
+// carries its image's digest, checked before the image is returned. Entries are written
+// atomically (temp file + rename), mode 0600, in directories created 0700; a cache
+// directory or entry that another user owns or could write is refused (KernelCacheError).
+// A cache that cannot be written only costs a recompile next time. Every compile runs
+// under a timeout that kills the compiler's whole process group.
 #pragma once
 
 #include <atomic>
@@ -38,12 +43,26 @@ class KernelCompileError : public std::runtime_error {
   std::string compiler_stderr_;
 };
 
+// The cache directory or an entry could have been written by someone else (owned by
+// another user, or group/world-writable): nothing from it is used. what() says what to do.
+class KernelCacheError : public KernelCompileError {
+ public:
+  explicit KernelCacheError(const std::string& message) : KernelCompileError(message, "") {}
+};
+
+// Compile timeout when neither the option nor $SIMPLER_KERNEL_COMPILE_TIMEOUT sets one.
+inline constexpr double kDefaultCompileTimeoutSeconds = 120.0;
+
 struct KernelCompilerOptions {
   std::string compiler;                   // empty: the C++ compiler that built simpler
   std::vector<std::string> include_dirs;  // searched after simpler's include/
   std::string cache_dir;                 // empty: $SIMPLER_CACHE_DIR, else ~/.cache/simpler/kernels
   std::vector<std::string> extra_flags;  // appended after the fixed flags
   bool use_cache = true;                 // false: always compile, never touch the cache
+  // Seconds one compiler run may take before its process group is killed
+  // (KernelCompileError "timed out"). 0: $SIMPLER_KERNEL_COMPILE_TIMEOUT, else
+  // kDefaultCompileTimeoutSeconds. Negative: std::invalid_argument.
+  double timeout_seconds = 0;
 };
 
 struct KernelCompilerStats {
@@ -59,7 +78,7 @@ struct KernelCompilerStats {
 class KernelCompiler {
  public:
   // Throws std::invalid_argument if no cache directory can be determined (use_cache and
-  // neither cache_dir, $SIMPLER_CACHE_DIR nor $HOME is set).
+  // neither cache_dir, $SIMPLER_CACHE_DIR nor $HOME is set) or the timeout is invalid.
   explicit KernelCompiler(KernelCompilerOptions options = {});
 
   // The image must export extern "C" void kernel_entry(int64_t* args); otherwise
@@ -72,6 +91,7 @@ class KernelCompiler {
   const std::string& compiler() const { return options_.compiler; }
   const std::string& cache_dir() const { return options_.cache_dir; }
   bool use_cache() const { return options_.use_cache; }
+  double timeout_seconds() const { return options_.timeout_seconds; }  // resolved
   KernelCompilerStats stats() const;
 
  private:

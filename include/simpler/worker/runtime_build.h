@@ -33,8 +33,11 @@ const std::vector<std::string>& known_platforms();  // {"a2a3sim", "a2a3"}
 const std::vector<std::string>&
 known_runtimes();  // {"tensormap_and_ringbuffer", "host_build_graph"}
 // Directory holding libsimpler_sim.so and runtimes/: $SIMPLER_LIB_DIR if set, else the
-// build's lib directory.
+// build's lib directory. A relative $SIMPLER_LIB_DIR is made absolute once, against the
+// working directory of the first read of that value (a later chdir does not move it).
 std::string default_lib_dir();
+// `dir` made absolute against the current working directory ("" stays "").
+std::string absolute_lib_dir(const std::string& dir);
 // Unknown platform/runtime -> std::invalid_argument listing the valid ones; "a2a3"
 // (hardware) -> std::invalid_argument saying this build has only the simulator and needs
 // a CANN build for hardware; a missing file -> RuntimeBuildNotFound naming the path.

@@ -124,6 +124,24 @@ TEST(RuntimeBuild, EnvironmentOverridesTheDefaultLibDir) {
   EXPECT_EQ(bins.sim_context_path, (dir.path() / "libsimpler_sim.so").string());
 }
 
+TEST(RuntimeBuild, ARelativeLibDirIsResolvedOnceWhenRead) {
+  ScratchDir dir;
+  make_fake_build(dir.path() / "builds" / "lib", "tensormap_and_ringbuffer");
+  const std::filesystem::path old_cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir.path() / "builds");
+  // A value no other test used, so this is its first read.
+  ScopedEnv env("SIMPLER_LIB_DIR", "./lib/../lib");
+  const std::string resolved = default_lib_dir();
+  std::filesystem::current_path(dir.path());  // e.g. the framework chdirs before init
+  EXPECT_EQ(default_lib_dir(), resolved);
+  EXPECT_EQ(resolved, (dir.path() / "builds" / "lib").string());
+  const RuntimeBins bins = find_runtime_build("a2a3sim", "tensormap_and_ringbuffer");
+  EXPECT_EQ(bins.sim_context_path, (dir.path() / "builds" / "lib" / "libsimpler_sim.so").string());
+  std::filesystem::current_path(old_cwd);
+  EXPECT_EQ(absolute_lib_dir(""), "");
+  EXPECT_EQ(absolute_lib_dir("/abs/x"), "/abs/x");
+}
+
 TEST(RuntimeBuild, DefaultLibDirIsTheBuildsLibDirectory) {
   ScopedEnv env("SIMPLER_LIB_DIR", std::nullopt);
   const std::filesystem::path dir = default_lib_dir();
