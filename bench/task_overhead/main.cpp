@@ -59,6 +59,7 @@ struct Options {
   int reps = 9;
   std::string only;  // --pattern KEY: run one row (for profiling)
   bool scaling = false;
+  bool simpler_only = false;   // --simpler-only: no peers, no floor (for profiling)
   uint64_t largest = 1000000;  // --scaling: the largest run (--quick: 100,000)
 };
 
@@ -108,11 +109,14 @@ Options parse(int argc, char** argv) {
       o.only = argv[++i];
     } else if (a == "--scaling") {
       o.scaling = true;
+    } else if (a == "--simpler-only") {
+      o.simpler_only = true;
     } else {
-      std::fprintf(stderr,
-                   "usage: %s [--tasks N] [--reps R] [--quick] [--scaling] [--pattern "
-                   "chain|fan-in|chains8|distinct|deps1|deps2|deps3]\n",
-                   argv[0]);
+      std::fprintf(
+          stderr,
+          "usage: %s [--tasks N] [--reps R] [--quick] [--scaling] [--simpler-only] [--pattern "
+          "chain|fan-in|chains8|distinct|deps1|deps2|deps3]\n",
+          argv[0]);
       std::exit(2);
     }
   }
@@ -147,6 +151,15 @@ Result measure(SimplerPatternRunner& runner, SerialFloor& floor, Peers& peers, i
       q_empty;
   // Warm up: first touch of rings, slot pages, task pools.
   runner.run(pattern, tasks);
+  if (o.simpler_only) {
+    for (int r = 0; r < o.reps; ++r) {
+      s_full.push_back(runner.run(pattern, tasks));
+      s_empty.push_back(runner.run(pattern, 0));
+    }
+    Result res;
+    res.simpler_ns = per_task(s_full, s_empty, tasks);
+    return res;
+  }
   floor.run(pattern, tasks);
   run_omp_pattern(pattern, tasks, slots, kPeerThreads, 1);
 #if SIMPLER_BENCH_HAVE_TBB
@@ -197,6 +210,10 @@ int run_table(SimplerPatternRunner& runner, SerialFloor& floor, Peers& peers, co
     if (!o.only.empty() && o.only != row.key) continue;
     const Result r = measure(runner, floor, peers, row.pattern, o);
     results[row.pattern] = r;
+    if (o.simpler_only) {
+      std::printf("%-26s %9.1f\n", row.name, r.simpler_ns);
+      continue;
+    }
     const double best = r.tbb_ns > 0 ? std::min(r.tbb_ns, r.omp_ns) : r.omp_ns;
     char target[32];
     std::snprintf(target, sizeof target, "<=%.1fx %s", row.target,

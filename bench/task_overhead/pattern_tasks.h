@@ -74,7 +74,8 @@ int for_each_pattern_task(int pattern, uint64_t n, uint32_t k, F&& f) {
         if (rc != 0) break;
         t.kernel = BENCH_KERNEL_IN8_OUT;
         t.count = BENCH_FAN_IN_WIDTH + 1;
-        for (uint32_t j = 0; j < BENCH_FAN_IN_WIDTH; ++j) t.access[j] = SlotAccess{SlotMode::In, g + j};
+        for (uint32_t j = 0; j < BENCH_FAN_IN_WIDTH; ++j)
+          t.access[j] = SlotAccess{SlotMode::In, g + j};
         t.access[BENCH_FAN_IN_WIDTH] = SlotAccess{SlotMode::Out, g + BENCH_FAN_IN_WIDTH};
         rc = f(t);
       }
@@ -89,7 +90,8 @@ int for_each_pattern_task(int pattern, uint64_t n, uint32_t k, F&& f) {
     case BENCH_DEPS2:
     case BENCH_DEPS3:
     case BENCH_DEPSK: {
-      const uint32_t deps = pattern == BENCH_DEPSK ? k : static_cast<uint32_t>(bench_pattern_deps(pattern));
+      const uint32_t deps =
+          pattern == BENCH_DEPSK ? k : static_cast<uint32_t>(bench_pattern_deps(pattern));
       const uint64_t base = pattern == BENCH_DEPSK ? BENCH_MAX_DEPS : BENCH_DEPS_BASE;
       const int32_t kernel = pattern == BENCH_DEPSK
                                  ? BENCH_KERNEL_OUT_INK + static_cast<int32_t>(deps)

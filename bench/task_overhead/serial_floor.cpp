@@ -28,7 +28,8 @@ rt::AccessKind kind_of(SlotMode mode) {
 
 }  // namespace
 
-SerialFloor::SerialFloor(uint64_t window) : window_(window), map_(4 * window * (BENCH_MAX_DEPS + 1)) {
+SerialFloor::SerialFloor(uint64_t window)
+    : window_(window), map_(4 * window * (BENCH_MAX_DEPS + 1)) {
   deps_.reserve(64);
 }
 

@@ -30,7 +30,7 @@ void complete(ChipState& chip, TaskSlot& task) {
       chip.awaited_task.load(std::memory_order_relaxed) == id) {
     chip.orchestrator_parker.wake_all();
   }
-  if (released > 1) chip.scheduler_parker.notify(released - 1);
+  if (released > 1) chip.wake_schedulers(released - 1);
 }
 
 }  // namespace
@@ -40,7 +40,7 @@ uint32_t claim_block(ChipState& chip, TaskSlot& task) {
   task.next_block.store(block + 1, std::memory_order_relaxed);
   if (block + 1 < task.block_num) {
     chip.enqueue_ready(task);  // the remaining blocks go to whichever core is free
-    chip.scheduler_parker.notify_one();
+    chip.wake_schedulers(1);
   }
   return block;
 }

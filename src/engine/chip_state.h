@@ -32,8 +32,12 @@ struct ChipState {
   std::atomic<uint64_t> awaited_task{0};
   Edge closed_fanout{nullptr, nullptr};  // address marks a completed task's fanout list
   std::atomic<bool> shutdown{false};
-  // Per core type, indexed by core id: 1 while a scheduler's mailbox or the helping
-  // orchestrator runs a block on that core, so no core ever runs two blocks at once.
+  // No more runnable threads than hardware threads: at most max_awake schedulers are
+  // awake (running or spinning) at once, the caller of execute() being the other one.
+  int32_t max_awake = 1;
+  std::atomic<int32_t> awake{0};
+  // Per core type, indexed by core id: 1 while a dispatcher (dispatcher.h) runs a block
+  // on that core, so no core ever runs two blocks at once.
   std::unique_ptr<std::atomic<uint32_t>[]> core_claimed[kCoreTypeCount];
   uint32_t core_count[kCoreTypeCount] = {0, 0};
 
@@ -61,6 +65,23 @@ struct ChipState {
   void release_core(uint32_t type, uint32_t id) {
     core_claimed[type][id].store(0, std::memory_order_release);
   }
+  bool try_enter_awake() {
+    int32_t n = awake.load(std::memory_order_relaxed);
+    while (n < max_awake) {
+      if (awake.compare_exchange_weak(n, n + 1, std::memory_order_seq_cst)) return true;
+    }
+    return false;
+  }
+  void leave_awake() { awake.fetch_sub(1, std::memory_order_seq_cst); }
+  int32_t awake_schedulers() const { return awake.load(std::memory_order_seq_cst); }
+  // After publishing ready work: wakes up to `count` parked schedulers, but only while the
+  // awake budget has room (a scheduler woken beyond it would go straight back to sleep;
+  // the awake ones re-check the queues before they park).
+  void wake_schedulers(int count) {
+    if (awake_schedulers() < max_awake) scheduler_parker.notify(count);
+  }
+  // Ready blocks queued of either type (a hint).
+  uint64_t ready_depth() const { return ready[0].size_hint() + ready[1].size_hint(); }
   bool has_ready() const { return !ready[0].looks_empty() || !ready[1].looks_empty(); }
 
   TaskSlot& slot(uint64_t id) { return slots[id & window_mask]; }

@@ -183,15 +183,16 @@ int Engine::create(const EngineOptions& options, std::unique_ptr<Engine>* out, s
     sizes.tensormap_capacity = or_default(config.tensormap_capacity, kDefaultTensorMapCapacity);
     impl->orchestrator = std::make_unique<Orchestrator>(chip, sizes);
 
-    const int32_t per = topology.clusters / scheduler_count;
-    const int32_t extra = topology.clusters % scheduler_count;
-    int32_t first = 0;
+    // No more runnable threads than hardware threads: the caller of execute() is one,
+    // so at most hardware - 1 schedulers are awake at once (the rest stay parked).
+    const int32_t hardware =
+        static_cast<int32_t>(std::max(2u, std::thread::hardware_concurrency()));
+    chip.max_awake = std::max(1, std::min(scheduler_count, hardware - 1));
     for (int32_t i = 0; i < scheduler_count; ++i) {
-      const int32_t count = per + (i < extra ? 1 : 0);
-      // Lane 0 is the caller of execute() (the helping orchestrator), schedulers 1...
-      impl->schedulers.push_back(
-          std::make_unique<Scheduler>(chip, static_cast<uint32_t>(i + 1), first, count));
-      first += count;
+      // Lane 0 is the caller of execute(), schedulers 1..; each starts its core search
+      // at its own share of the clusters.
+      impl->schedulers.push_back(std::make_unique<Scheduler>(
+          chip, static_cast<uint32_t>(i + 1), i * topology.clusters / scheduler_count));
     }
     for (auto& s : impl->schedulers) {
       impl->threads.emplace_back([s = s.get()] { s->run(); });

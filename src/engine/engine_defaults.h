@@ -27,6 +27,9 @@ inline constexpr size_t kMaxScopeDepth = 256;
 // A submit wakes a parked scheduler only when this many tasks of its core type are ready
 // (the orchestrator drains fewer itself when it waits), and at most once per stride.
 inline constexpr uint64_t kWakeDepth = 8;
+// Ready blocks queued above which the submitting thread runs one itself although a
+// scheduler is awake (work-first; below it, the awake schedulers take them).
+inline constexpr uint64_t kInlineDepth = 4;
 inline constexpr uint64_t kWakeStride = 64;
 
 }  // namespace simpler::rt

@@ -78,7 +78,11 @@ const char* direction_name(uint8_t d) {
 }  // namespace
 
 Orchestrator::Orchestrator(ChipState& chip, const OrchestratorSizes& sizes)
-    : chip_(chip), helper_(chip), tmap_(sizes.tensormap_capacity) {
+    : chip_(chip),
+      // Lane 0 starts its core search half-way through each type, away from the first
+      // scheduler's cores.
+      dispatcher_(chip, 0, {chip.core_count[0] / 2, chip.core_count[1] / 2}),
+      tmap_(sizes.tensormap_capacity) {
   api_ = make_orch_api(this);
   arena_.reset(sizes.arena_bytes);
   arena_mem_ = std::make_unique<uint8_t[]>(sizes.arena_bytes);
@@ -99,7 +103,6 @@ void Orchestrator::begin_run(const LoadedProgram::Impl& program, const RunOption
   tail_ = done_cursor_ = run_first_ = head_;
   deferred_ = nullptr;
   last_wake_head_ = 0;
-  helper_.begin_run();
   building_ = false;
   orchestration_ns_ = 0;
 }
@@ -122,7 +125,7 @@ void Orchestrator::run(const ChipStorageTaskArgs& args) {
 void Orchestrator::finish() {
   if (options_.build_graph_first) {
     for (uint64_t id = run_first_; id < head_; ++id) drop_guard(chip_.slot(id), false);
-    chip_.scheduler_parker.notify_all();
+    chip_.wake_schedulers(chip_.max_awake);
   } else {
     release_deferred();
   }
@@ -333,7 +336,19 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
     result->task_id = id;
     result->output_count = outputs;
   }
+  run_ready_inline();
   return SIMPLER_OK;
+}
+
+// Work-first, as libgomp's and oneTBB's task-creating threads: when no scheduler is
+// awake to take a ready block, or blocks pile up faster than the awake ones take them,
+// the submitting thread runs one itself: no hand-off, no wake-up, no cache line crossing
+// cores. One block per submit keeps the queues short without starving the orchestration.
+// The watchdog is not polled here (it costs a clock read): the waits poll it.
+void Orchestrator::run_ready_inline() {
+  if (!chip_.has_ready()) return;
+  if (chip_.awake_schedulers() != 0 && chip_.ready_depth() < kInlineDepth) return;
+  if (dispatcher_.run_one()) bump_progress();
 }
 
 bool Orchestrator::link(TaskSlot& producer, TaskSlot& consumer) {
@@ -358,7 +373,7 @@ void Orchestrator::drop_guard(TaskSlot& task, bool wake) {
     if (wake && chip_.ready[task.core_type].size_hint() >= kWakeDepth &&
         head_ >= last_wake_head_ + kWakeStride) {
       last_wake_head_ = head_;
-      chip_.scheduler_parker.notify_one();
+      chip_.wake_schedulers(1);
     }
   }
 }
@@ -444,7 +459,7 @@ bool Orchestrator::help_once() {
   // The watchdog must still see a kernel that runs too long on this thread: poll before
   // (starts the no-progress interval) and after (before the block counts as progress).
   if (options_.watchdog != nullptr) options_.watchdog->poll();
-  if (!helper_.run_one()) return false;
+  if (!dispatcher_.run_one()) return false;
   if (options_.watchdog != nullptr) options_.watchdog->poll();
   bump_progress();
   return true;
@@ -469,7 +484,7 @@ void Orchestrator::wait_for_completion(uint64_t id, bool stop_on_error) {
     if (chip_.has_ready()) {
       // Ready work this thread cannot take (every core of its type is busy): make sure
       // the schedulers are awake for it, and keep the watchdog looking.
-      chip_.scheduler_parker.notify_all();
+      chip_.wake_schedulers(chip_.max_awake);
       if (options_.watchdog != nullptr) options_.watchdog->poll();
       std::this_thread::yield();
       continue;

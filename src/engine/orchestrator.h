@@ -30,7 +30,7 @@
 
 #include "byte_ring.h"
 #include "chip_state.h"
-#include "helper.h"
+#include "dispatcher.h"
 #include "loaded_program.h"
 #include "observer.h"
 #include "simpler/orch/orchestration_api.h"
@@ -111,6 +111,7 @@ class Orchestrator {
   bool wait_all_done(bool stop_on_error);
   void wait_for_completion(uint64_t id, bool stop_on_error);
   bool help_once();
+  void run_ready_inline();
   void advance_done_cursor();
   void release_deferred();
   void drop_guard(TaskSlot& task, bool wake);
@@ -121,7 +122,7 @@ class Orchestrator {
   int status() const { return chip_.status.code(); }
 
   ChipState& chip_;
-  Helper helper_;
+  Dispatcher dispatcher_;  // lane 0: ready blocks this thread runs itself (work-first)
   TensorMap tmap_;
   SimplerOrchApi api_{};
 

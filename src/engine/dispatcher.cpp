@@ -1,0 +1,49 @@
+// The one dispatch loop: ready queue -> idle core of the type -> kernel -> completion.
+#include "dispatcher.h"
+
+#include "block_runner.h"
+
+namespace simpler::rt {
+
+Dispatcher::Dispatcher(ChipState& chip, uint32_t lane,
+                       std::array<uint32_t, kCoreTypeCount> first_core)
+    : chip_(chip), lane_(lane) {
+  for (int type = 0; type < kCoreTypeCount; ++type) next_core_[type] = first_core[type];
+}
+
+bool Dispatcher::run_one() {
+  const uint32_t first = next_type_;
+  next_type_ ^= 1u;
+  return run_one(first) || run_one(first ^ 1u);
+}
+
+bool Dispatcher::run_one(uint32_t type) {
+  if (chip_.ready[type].looks_empty()) return false;
+  uint32_t core = 0;
+  if (!claim_core(type, &core)) return false;
+  TaskSlot* task = chip_.ready[type].try_pop();
+  if (task == nullptr) {
+    chip_.release_core(type, core);
+    return false;
+  }
+  const uint32_t block = claim_block(chip_, *task);
+  run_block(chip_, *task, block, type, core, lane_);
+  chip_.release_core(type, core);
+  blocks_.store(blocks_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  finish_block(chip_, *task);
+  return true;
+}
+
+bool Dispatcher::claim_core(uint32_t type, uint32_t* id) {
+  const uint32_t count = chip_.core_count[type];
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint32_t candidate = next_core_[type]++ % count;
+    if (chip_.claim_core(type, candidate)) {
+      *id = candidate;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace simpler::rt

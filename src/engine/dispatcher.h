@@ -1,0 +1,43 @@
+// simpler runtime — the one dispatch loop (internal).
+//
+// Every thread that runs kernels does it through a Dispatcher: the scheduler threads in
+// their loop and the orchestrator (the caller of Engine::execute) when it submits or
+// waits (work-first, as libgomp's and oneTBB's task-creating threads do). One step takes a
+// ready task of a core type, claims an idle core of that type (ChipState::claim_core: a
+// core never runs two blocks at once), takes one block of the task, runs the kernel as
+// that core (SimplerKernelContext, observer lane), releases the core and completes the
+// block. Lanes search the cores from different starting points, so concurrent lanes
+// rarely contend on one claim flag.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+
+#include "chip_state.h"
+
+namespace simpler::rt {
+
+class Dispatcher {
+ public:
+  // `lane`: the thread's observer lane (0: the caller of execute(), 1..: schedulers);
+  // `first_core`: per core type, where this lane starts looking for an idle core.
+  Dispatcher(ChipState& chip, uint32_t lane, std::array<uint32_t, kCoreTypeCount> first_core);
+
+  // Runs one ready block of either core type (alternating which type goes first). False
+  // when none could be taken: both queues empty, or every core of a ready type claimed.
+  bool run_one();
+  uint64_t blocks() const { return blocks_.load(std::memory_order_relaxed); }  // any thread
+
+ private:
+  bool run_one(uint32_t type);
+  bool claim_core(uint32_t type, uint32_t* id);
+
+  ChipState& chip_;
+  uint32_t lane_;
+  uint32_t next_type_ = 0;
+  uint32_t next_core_[kCoreTypeCount];
+  std::atomic<uint64_t> blocks_{0};  // finished by this lane (watchdog progress)
+};
+
+}  // namespace simpler::rt
