@@ -2,7 +2,6 @@
 
 #include <pthread.h>
 
-#include <array>
 #include <cstring>
 #include <system_error>
 #include <utility>
@@ -13,83 +12,103 @@
 namespace simpler::sim {
 namespace {
 
-constexpr std::size_t kInitialRingCapacity = 256;
-// Ops the executor takes out of the ring per critical section.
-constexpr std::size_t kExecutorBatch = 64;
-
 // The stream whose executor runs on this thread (detects self-waits that would deadlock).
 thread_local const Stream* t_executing_stream = nullptr;
 
 }  // namespace
 
-Stream::Stream(int32_t device, const DeviceMemoryView& memory)
-    : device_(device), memory_(memory), ring_(kInitialRingCapacity) {}
+Stream::Stream(int32_t device, const DeviceMemoryView& memory) : device_(device), memory_(memory) {
+  tail_segment_ = head_segment_ = new Segment();
+}
 
 // The last reference is never dropped on the stream's own executor: every API call that
 // holds one is either outside the stream or refused there (SIM_ERR_BUSY) before release.
-Stream::~Stream() { close(); }
+Stream::~Stream() {
+  close();
+  for (Segment* s = head_segment_; s != nullptr;) {
+    Segment* next = s->next.load(std::memory_order_relaxed);
+    delete s;
+    s = next;
+  }
+  delete spare_.load(std::memory_order_relaxed);
+}
 
 bool Stream::on_executor_thread() const { return t_executing_stream == this; }
 
 const Stream* Stream::executing_on_this_thread() { return t_executing_stream; }
 
-void Stream::grow_locked() {
-  std::vector<StreamOp> bigger(ring_.size() * 2);
-  const uint64_t mask = bigger.size() - 1;
-  const uint64_t old_mask = ring_.size() - 1;
-  for (uint64_t i = head_; i != tail_; ++i) bigger[i & mask] = std::move(ring_[i & old_mask]);
-  ring_.swap(bigger);
+Stream::Segment* Stream::take_segment() {
+  Segment* segment = spare_.exchange(nullptr, std::memory_order_acquire);
+  return segment != nullptr ? segment : new Segment();
 }
 
 int Stream::enqueue(StreamOp&& op) {
-  bool wake = false;
   try {
-    std::lock_guard lock(queue_mutex_);
+    std::lock_guard lock(enqueue_mutex_);
     if (closed_) return SIM_ERR_INVALID_HANDLE;
     if (!executor_.joinable()) executor_ = std::thread([this] { executor_main(); });
-    if (tail_ - head_ == ring_.size()) grow_locked();
-    ring_[tail_ & (ring_.size() - 1)] = std::move(op);
-    ++tail_;
-    published_tail_.store(tail_, std::memory_order_release);
-    wake = executor_parked_;
+    if (tail_index_ == kSegmentOps) {
+      Segment* next = take_segment();
+      // Linked before the op is published: the executor follows `next` only for
+      // published ops, and the publishing store below orders this one before it.
+      tail_segment_->next.store(next, std::memory_order_relaxed);
+      tail_segment_ = next;
+      tail_index_ = 0;
+    }
+    tail_segment_->ops[tail_index_++] = std::move(op);
+    published_tail_.store(++tail_, std::memory_order_seq_cst);
   } catch (const std::bad_alloc&) {
     return SIM_ERR_OUT_OF_MEMORY;
   } catch (const std::system_error&) {  // the executor thread could not be started
     return SIM_ERR_OUT_OF_MEMORY;
   }
-  if (wake) work_cv_.notify_one();
+  // seq_cst publish, then seq_cst load of parked_: either the executor sees the op before
+  // it sleeps, or we see it parked and wake it (under its mutex, so the wake is not lost).
+  if (parked_.load(std::memory_order_seq_cst)) {
+    std::lock_guard park(park_mutex_);
+    work_cv_.notify_one();
+  }
   return SIMPLER_OK;
 }
 
-std::size_t Stream::pop_batch_or_park(StreamOp* out, std::size_t max) {
-  spin_until([&] { return published_tail_.load(std::memory_order_acquire) != head_; },
-             kExecutorSpin);
-  std::unique_lock lock(queue_mutex_);
+bool Stream::wait_for_work() {
+  auto published = [&] { return published_tail_.load(std::memory_order_acquire) != head_; };
+  if (spin_until(published, kExecutorSpin)) return true;
+  std::unique_lock lock(park_mutex_);
   for (;;) {
-    if (head_ != tail_) {
-      // Take everything queued (up to max) in one critical section: the launcher meets
-      // the executor on this mutex once per batch, not once per op.
-      std::size_t n = 0;
-      const uint64_t mask = ring_.size() - 1;
-      for (; n < max && head_ != tail_; ++n, ++head_) out[n] = std::move(ring_[head_ & mask]);
-      return n;
+    parked_.store(true, std::memory_order_seq_cst);
+    if (published_tail_.load(std::memory_order_seq_cst) != head_) break;
+    if (stopping_.load(std::memory_order_acquire)) {
+      parked_.store(false, std::memory_order_relaxed);
+      return false;
     }
-    if (stopping_) return 0;
-    executor_parked_ = true;
     work_cv_.wait(lock);
-    executor_parked_ = false;
   }
+  parked_.store(false, std::memory_order_relaxed);
+  return true;
 }
 
 void Stream::executor_main() {
   // Named so tools (and tests) can tell stream executors from other threads.
   pthread_setname_np(pthread_self(), "sim-stream");
   t_executing_stream = this;
-  std::array<StreamOp, kExecutorBatch> batch;
-  while (const std::size_t count = pop_batch_or_park(batch.data(), batch.size())) {
-    for (std::size_t i = 0; i < count; ++i) {
-      StreamOp& op = batch[i];
+  while (wait_for_work()) {
+    const uint64_t available = published_tail_.load(std::memory_order_acquire);
+    while (head_ != available) {
+      if (head_index_ == kSegmentOps) {
+        // Drained: move on (the producer linked the next segment before publishing into
+        // it) and hand this one back; a producer never touches a drained segment.
+        Segment* drained = head_segment_;
+        head_segment_ = drained->next.load(std::memory_order_relaxed);
+        head_index_ = 0;
+        drained->next.store(nullptr, std::memory_order_relaxed);
+        delete spare_.exchange(drained, std::memory_order_release);
+      }
+      // Executed in place: the slot is not reused before its segment is drained.
+      StreamOp& op = head_segment_->ops[head_index_];
       execute(op);
+      ++head_index_;
+      ++head_;
       completed_.fetch_add(1, std::memory_order_seq_cst);
       if (sync_waiters_.load(std::memory_order_seq_cst) != 0) {
         { std::lock_guard lock(done_mutex_); }
@@ -182,18 +201,16 @@ int Stream::close() {
   if (joined_) return SIMPLER_OK;
   uint64_t target = 0;
   {
-    std::lock_guard lock(queue_mutex_);
+    std::lock_guard lock(enqueue_mutex_);
     closed_ = true;
     target = tail_;
   }
   wait_completed(target);
-  bool wake = false;
   {
-    std::lock_guard lock(queue_mutex_);
-    stopping_ = true;
-    wake = executor_parked_;
+    std::lock_guard park(park_mutex_);
+    stopping_.store(true, std::memory_order_release);
   }
-  if (wake) work_cv_.notify_one();
+  work_cv_.notify_one();
   if (executor_.joinable()) executor_.join();
   joined_ = true;
   return SIMPLER_OK;

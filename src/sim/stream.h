@@ -1,9 +1,13 @@
 // A stream: an in-order queue of operations executed by one lazily started executor
-// thread. Enqueue is a short critical section on a growable ring (no allocation in the
-// steady state) and wakes the executor only when it is parked; the executor takes queued
-// ops out in batches, so a busy launcher and executor meet on the mutex once per batch. The first
-// failing operation latches the stream's sticky status; later operations are skipped (device-job
-// cleanups and event records still run, so nothing leaks and no waiter hangs).
+// thread. The queue is a linked list of fixed-size segments of ops: launching threads
+// append under a mutex of their own (producers serialize among themselves only) and
+// publish each op with one atomic store; the executor runs published ops in place and
+// never takes that mutex, so a launcher and the executor share no lock on the hot path.
+// Segments the executor has drained are recycled (one spare), so the steady state
+// allocates nothing. An idle executor spins briefly, then parks on a condition variable;
+// a launcher takes the park mutex only when it sees the executor parked. The first
+// failing operation latches the stream's sticky status; later operations are skipped
+// (device-job cleanups and event records still run, so nothing leaks and no waiter hangs).
 #pragma once
 
 #include <atomic>
@@ -11,7 +15,6 @@
 #include <cstdint>
 #include <mutex>
 #include <thread>
-#include <vector>
 
 #include "stream_op.h"
 
@@ -42,27 +45,44 @@ class Stream {
   static const Stream* executing_on_this_thread();
 
  private:
+  static constexpr std::size_t kSegmentOps = 256;
+  struct Segment {
+    StreamOp ops[kSegmentOps];
+    std::atomic<Segment*> next{nullptr};
+  };
+
   void executor_main();
-  // Moves up to max queued ops to out (0: stopping). Spins briefly, then parks.
-  std::size_t pop_batch_or_park(StreamOp* out, std::size_t max);
+  // True when an op is published; false once stopping with nothing left. Spins briefly,
+  // then parks.
+  bool wait_for_work();
   void execute(StreamOp& op);
   int copy(const StreamOp& op) const;
   void wait_completed(uint64_t target);
-  void grow_locked();
+  Segment* take_segment();  // producers, enqueue_mutex_ held
 
   const int32_t device_;
   const DeviceMemoryView& memory_;
 
-  std::mutex queue_mutex_;  // guards the ring, the indices and the flags below
-  std::condition_variable work_cv_;
-  std::vector<StreamOp> ring_;  // power-of-two capacity
-  uint64_t head_ = 0;
+  // Producer side, guarded by enqueue_mutex_ (never taken by the executor).
+  std::mutex enqueue_mutex_;
+  Segment* tail_segment_ = nullptr;
+  std::size_t tail_index_ = 0;  // next free slot of tail_segment_
   uint64_t tail_ = 0;
-  bool executor_parked_ = false;
   bool closed_ = false;
-  bool stopping_ = false;
   std::thread executor_;
-  std::atomic<uint64_t> published_tail_{0};  // tail_, readable without the lock
+  std::atomic<uint64_t> published_tail_{0};  // ops visible to the executor
+
+  // Executor side (only the executor thread touches these, after construction).
+  Segment* head_segment_ = nullptr;
+  std::size_t head_index_ = 0;
+  uint64_t head_ = 0;
+  std::atomic<Segment*> spare_{nullptr};  // one drained segment, handed back to producers
+
+  // Parking: the executor waits here when idle; producers notify only when it is parked.
+  std::mutex park_mutex_;
+  std::condition_variable work_cv_;
+  std::atomic<bool> parked_{false};
+  std::atomic<bool> stopping_{false};
 
   std::atomic<uint64_t> completed_{0};
   std::atomic<int> sticky_status_{0};  // written only by the executor
