@@ -14,13 +14,14 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["Worker", "RunHandle", "KernelCompiler", "RuntimeBins", "find_build",
+__all__ = ["Worker", "RunHandle", "KernelLaunch", "KernelCompiler", "RuntimeBins", "find_build",
            "task_interface", "sim", "errors", "host"]
 
 # Lazy so that `import simpler` stays cheap and each submodule loads only when used.
 _LAZY = {
     "Worker": ("simpler.worker", "Worker"),
     "RunHandle": ("simpler.worker", "RunHandle"),
+    "KernelLaunch": ("simpler.worker", "KernelLaunch"),
     "KernelCompiler": ("simpler.kernel_compiler", "KernelCompiler"),
     "KernelCompileError": ("simpler.kernel_compiler", "KernelCompileError"),
     "RuntimeBins": ("simpler.builds", "RuntimeBins"),

@@ -93,3 +93,27 @@ class NotImplementedYetError(SimplerError, NotImplementedError):
 
 class RuntimeBuildNotFoundError(SimplerError, FileNotFoundError):
     """The runtime build's files are missing; the message names the path looked for."""
+
+
+class ArgumentError(SimplerValueError):
+    """A call argument was refused before anything was enqueued (wrong device, non-contiguous
+    strides, a host array where device memory is needed, a read-only output, ...).
+
+    ``.index`` (also ``.arg_index``) is the argument's position in signature order (None
+    when the argument list as a whole is wrong); ``.code`` is
+    PTO_RUNTIME_ERR_INVALID_ARGUMENT.
+    """
+
+    def __init__(self, message: str, index: "int | None" = None,
+                 code: "int | None" = None) -> None:
+        if code is None:
+            code = STATUS_CODES["PTO_RUNTIME_ERR_INVALID_ARGUMENT"]
+        SimplerError.__init__(self, message, code)
+        self.index: "int | None" = index
+        self.arg_index: "int | None" = index
+
+
+class ArgumentTypeError(ArgumentError, SignatureMismatchError):
+    """An argument of the wrong kind or type: a dtype other than the signature's, a number
+    where a tensor is expected (or the reverse), or the wrong number of arguments. Also a
+    TypeError and a SignatureMismatchError."""

@@ -41,9 +41,14 @@ __all__ = [
     "SimConfig", "Topology", "OPERATIONS", "api_version", "get_config", "configure",
     "device_count", "set_device", "get_device", "device_topology", "device_reset",
     "mem_get_info", "malloc", "free", "memset", "memcpy_htod", "memcpy_dtoh", "memcpy_dtod",
-    "pointer_device", "Stream", "Event", "inject_fault", "clear_faults", "call_count",
-    "reset_counters",
+    "pointer_device", "Stream", "Event", "DeviceArray", "DLPACK_DEVICE_TYPE", "inject_fault",
+    "clear_faults", "call_count", "reset_counters",
 ]
+
+#: The DLPack device type of simulated device memory: kDLExtDev (12); the device id is
+#: the sim device index. numpy only imports CPU tensors: DeviceArray.numpy() is the
+#: zero-copy CPU view of the same bytes (sim device memory is host memory).
+DLPACK_DEVICE_TYPE: int = 12
 
 
 @dataclass(frozen=True)
@@ -339,6 +344,84 @@ class Event:
     def __repr__(self) -> str:
         state = "destroyed" if self._destroyed else "live"
         return f"<simpler.sim.Event handle={self._handle:#x} {state}>"
+
+
+# ---- device arrays ---------------------------------------------------------------------
+
+def _data_type(dtype: Any) -> Any:
+    from simpler.task_interface import DataType
+    return dtype if isinstance(dtype, DataType) else DataType.from_numpy(dtype)
+
+
+class DeviceArray(_sim.DeviceArray):
+    """A C-contiguous array in the current device's memory that owns its allocation.
+
+    ``DeviceArray(shape, dtype=numpy.float32, stream=None)`` allocates (uninitialized) on
+    the calling thread's current device. It is freed when collected (or by ``free()``):
+    in stream order when tied to a ``stream`` -- the free is enqueued there, so work
+    already queued on that stream finishes first -- else at once. Pass it straight to
+    ``Worker.kernel_launch`` / ``kernel_bind`` / ``run``. ``numpy()`` is a zero-copy
+    view (sim device memory is host memory); ``__dlpack__`` exports it on the simulated
+    device (:data:`DLPACK_DEVICE_TYPE`).
+    """
+
+    def __init__(self, shape: Any, dtype: Any = "float32", *, stream: Any = None) -> None:
+        if isinstance(shape, int):
+            shape = (shape,)
+        super().__init__([int(d) for d in shape], _data_type(dtype), stream)
+
+    @classmethod
+    def from_numpy(cls, array: Any, *, stream: Any = None) -> "DeviceArray":
+        """A new device array holding a copy of ``array`` (copied synchronously)."""
+        import numpy as np
+        host = np.ascontiguousarray(array)
+        out = cls(host.shape or (1,), host.dtype, stream=stream)
+        if host.nbytes:
+            memcpy_htod(out.ptr, host)
+        return out
+
+    @classmethod
+    def zeros(cls, shape: Any, dtype: Any = "float32", *, stream: Any = None) -> "DeviceArray":
+        """A zero-filled device array."""
+        out = cls(shape, dtype, stream=stream)
+        if out.nbytes:
+            memset(out.ptr, 0, out.nbytes)
+        return out
+
+    @property
+    def dtype(self) -> Any:
+        """The numpy dtype (uint16 for BFLOAT16, which numpy lacks)."""
+        import numpy as np
+        return np.asarray(self).dtype
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def numpy(self) -> Any:
+        """A zero-copy numpy view of the device memory (CPU device for DLPack). It keeps
+        the array alive; read it after the stream work that writes it has finished."""
+        import numpy as np
+        return np.asarray(self)
+
+    def to_numpy(self) -> Any:
+        """A host copy (synchronize the stream that writes the array first)."""
+        return self.numpy().copy()
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        state = f"ptr={self.ptr:#x}" if self.ptr else "freed"
+        return (f"<simpler.sim.DeviceArray shape={self.shape} dtype={self.data_type.name} "
+                f"device={self.device} {state}>")
 
 
 @atexit.register

@@ -11,7 +11,9 @@ simpler enqueues whole chip programs on that stream (docs/kernel-mode.md)::
     assert worker.kernel_mode_supported
     worker.init(config=CallConfig())
     cid = worker.kernel_prepare_callable(chip_callable)
-    worker.kernel_launch(cid, args, caller_stream=stream)
+    worker.kernel_launch(cid, dx, dy, 2.5, caller_stream=stream)   # borrowed args
+    launch = worker.kernel_bind(cid, dx, dy, 2.5)                  # packed once
+    launch.launch(caller_stream=stream)
     stream.synchronize()
     worker.close()
 
@@ -32,7 +34,10 @@ from simpler.errors import SimplerTypeError, SimplerValueError
 
 _nw = _native.worker
 
-__all__ = ["Worker", "RunHandle"]
+__all__ = ["Worker", "RunHandle", "KernelLaunch"]
+
+#: A bound kernel-mode launch (see :meth:`Worker.kernel_bind`).
+KernelLaunch = _nw.KernelLaunch
 
 
 def _prepare_output_dir(config: Any) -> None:
@@ -207,18 +212,39 @@ class Worker:
     def unregister(self, handle: Any) -> None:
         self._native.unregister(handle)
 
-    def run(self, handle: Any, args: Any = None, config: Any = None) -> None:
-        """Runs the callable and blocks until it finished; raises the run's error."""
-        _prepare_output_dir(config)
-        self._native.run(handle, _args_or_empty(args), config)
+    def run(self, handle: Any, *args: Any, config: Any = None) -> None:
+        """Runs the callable and blocks until it finished; raises the run's error.
 
-    def submit(self, handle: Any, args: Any = None, config: Any = None) -> RunHandle:
-        """Starts the callable and returns at once with a :class:`RunHandle`."""
-        args = _args_or_empty(args)
+        ``args``: one ChipStorageTaskArgs, or the arguments in signature order (host numpy
+        arrays, sim.DeviceArray / DLPack device tensors, ChipTensors, Python or numpy
+        numbers; see :meth:`kernel_launch`). Host arrays are staged to the device for the
+        run and outputs copied back."""
+        packed, config = self._program_args("run", handle, args, config)
         _prepare_output_dir(config)
-        run = RunHandle(self._native.submit(handle, args, config), args, self._pending)
-        self._pending[id(run)] = args
+        self._native.run(handle, packed, config)
+
+    def submit(self, handle: Any, *args: Any, config: Any = None) -> RunHandle:
+        """Starts the callable and returns at once with a :class:`RunHandle` (arguments as
+        for :meth:`run`; host arrays stay leased until the run completed)."""
+        packed, config = self._program_args("submit", handle, args, config)
+        _prepare_output_dir(config)
+        run = RunHandle(self._native.submit(handle, packed, config), packed, self._pending)
+        self._pending[id(run)] = packed
         return run
+
+    def _program_args(self, api: str, handle: Any, args: "tuple[Any, ...]",
+                      config: Any) -> "tuple[Any, Any]":
+        from simpler.task_interface import CallConfig, ChipStorageTaskArgs
+        if args and config is None and isinstance(args[-1], CallConfig):
+            args, config = args[:-1], args[-1]  # the old run(handle, args, config) form
+        whole = (ChipStorageTaskArgs, list, tuple)
+        if len(args) == 1 and (args[0] is None or isinstance(args[0], whole)):
+            args = args[0]
+        if args is None or (isinstance(args, tuple) and not args):
+            return ChipStorageTaskArgs(), config
+        if isinstance(args, ChipStorageTaskArgs):
+            return args, config
+        return self._native.pack_args(handle, args, api), config
 
     def malloc(self, size: int) -> int:
         return self._native.malloc(size)
@@ -270,21 +296,28 @@ class Worker:
             if self._native.state == "READY" and _is_chip_callable(chip_callable):
                 self._images.append(chip_callable)
 
-    def kernel_launch(self, callable_id: int, args: Any, *, caller_stream: Any) -> None:
+    def kernel_launch(self, callable_id: int, *args: Any, caller_stream: Any) -> None:
         """Enqueues the prepared callable on ``caller_stream`` (an int handle or an object
-        with ``.handle``) and returns; the caller synchronizes its stream."""
+        with ``.handle``) and returns; the caller synchronizes its stream.
+
+        ``args``: one ChipStorageTaskArgs, or the arguments in signature order -- tensors
+        as sim.DeviceArray, ChipTensor (DEVICE) or any DLPack tensor on the simulated
+        device, scalars as Python or numpy numbers. They are borrowed for the launch: no
+        copy, no ownership; the caller keeps them alive until its stream ran the launch.
+        A refused argument raises :class:`simpler.errors.ArgumentError` (or
+        ArgumentTypeError) naming its index, before anything is enqueued."""
         self._native.kernel_launch(callable_id, args, caller_stream)
+
+    def kernel_bind(self, callable_id: int, *args: Any) -> "KernelLaunch":
+        """Validates and packs a launch once; ``launch(caller_stream=...)`` on the returned
+        :class:`KernelLaunch` re-enqueues it cheaply and ``set_arg(i, value)`` rebinds one
+        argument. Arguments as for :meth:`kernel_launch` (borrowed the same way: every
+        launch uses the memory bound at that time)."""
+        return self._native.kernel_bind(callable_id, args)
 
     def __repr__(self) -> str:
         return (f"<simpler.Worker level={self.level} mode={self.execution_mode!r} "
                 f"device={self.device_id} state={self.state}>")
-
-
-def _args_or_empty(args: Any) -> Any:
-    if args is None:
-        from simpler.task_interface import ChipStorageTaskArgs
-        return ChipStorageTaskArgs()
-    return args
 
 
 def _is_chip_callable(obj: Any) -> bool:

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "bindings.h"
+#include "device_array.h"
 #include "simpler/abi/status.h"
 #include "simpler/sim/sim_driver.h"
 
@@ -446,6 +447,7 @@ void bind_sim(py::module_& m) {
   bind_streams(s);
   bind_events(s);
   bind_hooks(s);
+  bind_device_array(s);
 }
 
 }  // namespace simpler::python

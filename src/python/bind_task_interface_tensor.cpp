@@ -29,9 +29,7 @@ HostBufferLease::~HostBufferLease() {
 }
 
 namespace detail {
-namespace {
 
-// The DataType of a struct-module format code with the given item size.
 std::optional<DataType> dtype_of_format(const char* format, size_t itemsize) {
   std::string f = format ? format : "B";
   if (!f.empty() && (f[0] == '@' || f[0] == '=' || f[0] == '<')) f.erase(0, 1);
@@ -78,6 +76,8 @@ std::optional<DataType> dtype_of_format(const char* format, size_t itemsize) {
       return std::nullopt;
   }
 }
+
+namespace {
 
 PyChipTensor from_array(py::handle obj, std::optional<DataType> dtype) {
   auto lease = std::make_shared<const HostBufferLease>(obj);

@@ -10,8 +10,11 @@
 #include <string>
 
 #include "bindings.h"
+#include "call_args.h"
+#include "kernel_launch.h"
 #include "simpler/worker/chip_worker.h"
 #include "simpler/worker/worker.h"
+#include "stream_arg.h"
 #include "task_interface_types.h"
 
 namespace py = pybind11;
@@ -53,33 +56,6 @@ int64_t strict_int(py::handle v, const char* field) {
   const long long value = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
   if (overflow != 0) throw py::value_error(std::string(field) + ": out of range");
   return value;
-}
-
-// caller_stream: an int handle, or an object with an int `.handle` (simpler.sim.Stream).
-// zero_allowed: 0 maps to nullptr (the ChipWorker refuses it with INVALID_ARGUMENT).
-void* stream_pointer(py::handle stream, bool zero_allowed = false) {
-  py::handle value = stream;
-  py::object holder;
-  if (!PyLong_Check(stream.ptr()) && py::hasattr(stream, "handle")) {
-    holder = stream.attr("handle");
-    value = holder;
-  }
-  if (!PyLong_Check(value.ptr()) || PyBool_Check(value.ptr())) {
-    throw py::type_error(std::string("caller_stream: expected a stream handle (int) or an object "
-                                     "with an int .handle, got ") +
-                         Py_TYPE(stream.ptr())->tp_name);
-  }
-  const unsigned long long raw = PyLong_AsUnsignedLongLong(value.ptr());
-  if (PyErr_Occurred()) {
-    PyErr_Clear();
-    throw py::value_error("caller_stream: not a valid stream handle (negative or too large)");
-  }
-  if (raw == 0 && !zero_allowed) {
-    throw py::value_error(
-        "caller_stream: must be a nonzero stream handle (the stream the caller "
-        "created on its current device)");
-  }
-  return reinterpret_cast<void*>(static_cast<uintptr_t>(raw));
 }
 
 const PyChipStorageTaskArgs& task_args(py::handle args, const char* api) {
@@ -361,13 +337,69 @@ void bind_worker_classes(py::module_& m) {
              py::gil_scoped_release nogil;
              return w.kernel_prepare_callable(callable);
            })
-      .def("kernel_launch", [](Worker& w, py::handle id, py::handle args, py::handle stream) {
-        w.require_kernel_ready("kernel_launch");
-        void* s = stream_pointer(stream);
-        const auto& a = task_args(args, "Worker.kernel_launch");
-        const int64_t callable_id = strict_int(id, "Worker.kernel_launch: callable_id");
-        py::gil_scoped_release nogil;
-        w.kernel_launch(callable_id, a.args, s);
+      .def("kernel_launch",
+           [](Worker& w, py::handle id, py::handle values, py::handle stream) {
+             w.require_kernel_ready("kernel_launch");
+             void* s = stream_pointer(stream);
+             py::handle args = unwrap_arguments(values);
+             const int64_t callable_id = strict_int(id, "Worker.kernel_launch: callable_id");
+             if (py::isinstance<PyChipStorageTaskArgs>(args)) {
+               const auto& a = args.cast<const PyChipStorageTaskArgs&>();
+               py::gil_scoped_release nogil;
+               w.kernel_launch(callable_id, a.args, s);
+               return;
+             }
+             // The borrowed form: packed against the callable's signature, then launched.
+             const auto callable = w.kernel_callable(callable_id, "kernel_launch");
+             const auto signature = callable->arg_specs();
+             PyChipStorageTaskArgs packed;
+             pack_call_args(args, signature,
+                            {CallMode::KERNEL, w.options().device_id, "Worker.kernel_launch"},
+                            packed);
+             py::gil_scoped_release nogil;
+             w.kernel_launch(callable_id, packed.args, s);
+           })
+      .def("kernel_bind",
+           [](py::object self, py::handle id, py::handle values) {
+             Worker& w = self.cast<Worker&>();
+             w.require_kernel_ready("kernel_bind");
+             py::handle args = unwrap_arguments(values);
+             const int64_t callable_id = strict_int(id, "Worker.kernel_bind: callable_id");
+             const auto callable = w.kernel_callable(callable_id, "kernel_bind");
+             auto signature = callable->arg_specs();
+             PyChipStorageTaskArgs packed;
+             if (py::isinstance<PyChipStorageTaskArgs>(args)) {
+               packed = args.cast<const PyChipStorageTaskArgs&>();
+               if (packed.args.tensor_count + packed.args.scalar_count != signature.size()) {
+                 throw CallArgError(
+                     -1, true,
+                     "Worker.kernel_bind: the ChipStorageTaskArgs hold " +
+                         std::to_string(packed.args.tensor_count + packed.args.scalar_count) +
+                         " arguments, the callable's signature takes " +
+                         std::to_string(signature.size()));
+               }
+             } else {
+               pack_call_args(args, signature,
+                              {CallMode::KERNEL, w.options().device_id, "Worker.kernel_bind"},
+                              packed);
+             }
+             return std::make_unique<KernelLaunch>(self, w, callable_id, std::move(signature),
+                                                   std::move(packed));
+           })
+      .def("pack_args", [](Worker& w, py::handle h, py::handle values, const char* api) {
+        // Program mode, the borrowed form: host arrays are leased for the run.
+        w.require_program_api(api);
+        if (!py::isinstance<CallableHandle>(h)) {
+          throw py::type_error(std::string("Worker.") + api +
+                               ": expected a handle from register(), got " +
+                               Py_TYPE(h.ptr())->tp_name);
+        }
+        const auto callable = w.registered_callable(h.cast<CallableHandle>(), api);
+        const std::string where = std::string("Worker.") + api;
+        PyChipStorageTaskArgs packed;
+        pack_call_args(values, callable->arg_specs(),
+                       {CallMode::PROGRAM, w.options().device_id, where.c_str()}, packed);
+        return packed;
       });
 }
 
@@ -375,9 +407,11 @@ void bind_worker_classes(py::module_& m) {
 
 void bind_worker(py::module_& m) {
   py::register_exception_translator(&translate_worker_errors);
+  register_call_arg_errors();
   py::module_ sub =
       m.def_submodule("worker", "ChipWorker and Worker (C++), wrapped by simpler.worker");
   bind_chip_worker(sub);
+  bind_kernel_launch(sub);
   bind_worker_classes(sub);
 }
 

@@ -16,6 +16,7 @@
 #include <pybind11/pybind11.h>
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "simpler/task/task_interface.h"
@@ -54,6 +55,9 @@ struct PyChipStorageTaskArgs {
 };
 
 namespace detail {
+// The DataType of a struct-module (buffer protocol) format code with the given item size.
+std::optional<DataType> dtype_of_format(const char* format, size_t itemsize);
+
 // The parts of bind_task_interface(), one file each.
 void bind_task_interface_enums(pybind11::module_& m);
 void bind_task_interface_tensor(pybind11::module_& m);

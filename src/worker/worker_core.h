@@ -49,7 +49,7 @@ struct WorkerCore {
   std::optional<bool> kernel_supported_cache;
 
   // ---- program mode (everything below guarded by program_mu) -----------------------
-  std::mutex program_mu;
+  mutable std::mutex program_mu;
   struct Registered {
     std::shared_ptr<const ChipCallable> callable;
     std::optional<CallableHandle> chip_handle;  // installed once READY
@@ -62,9 +62,11 @@ struct WorkerCore {
   std::unordered_map<uint64_t, std::shared_ptr<RunRecord>> in_flight;
 
   // ---- kernel mode: one lock linearizes prepare/launch against the native finalize -----
-  std::mutex kernel_mu;
+  mutable std::mutex kernel_mu;
   std::vector<std::shared_ptr<const ChipCallable>> kernel_images;  // kept until teardown succeeds
-  std::unordered_set<int64_t> minted_ids;
+  // Every id this Worker's prepare minted -> the image it was prepared from (its signature
+  // lets the bindings pack borrowed arguments).
+  std::unordered_map<int64_t, std::shared_ptr<const ChipCallable>> minted_ids;
   // The typed signature of each minted id that has one (untyped ids are absent).
   std::unordered_map<int64_t, std::vector<ArgSpec>> typed_specs;
 

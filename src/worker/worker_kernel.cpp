@@ -51,12 +51,35 @@ int64_t Worker::kernel_prepare_callable(const ChipCallable& callable) {
   // The Worker's own reference, kept (even when prepare fails) until a teardown succeeds.
   c.kernel_images.push_back(std::make_shared<const ChipCallable>(callable));
   const int64_t id = c.chip->kernel_prepare_callable(*c.kernel_images.back());
-  c.minted_ids.insert(id);
+  c.minted_ids.emplace(id, c.kernel_images.back());
   std::vector<ArgSpec> specs = callable.arg_specs();
   if (std::any_of(specs.begin(), specs.end(), [](const ArgSpec& s) { return s.typed(); })) {
     c.typed_specs.emplace(id, std::move(specs));
   }
   return id;
+}
+
+[[noreturn]] static void refuse_busy(const char* api) {
+  throw std::runtime_error(std::string("Worker.") + api +
+                           ": a kernel prepare/launch/close is in progress on this worker; "
+                           "callers must serialize their use of one kernel-mode Worker");
+}
+
+[[noreturn]] static void refuse_foreign_id(int64_t callable_id, const char* api) {
+  throw std::invalid_argument(std::string("Worker.") + api + ": callable_id " +
+                              std::to_string(callable_id) +
+                              " was not returned by this Worker's kernel_prepare_callable");
+}
+
+std::shared_ptr<const ChipCallable> Worker::kernel_callable(int64_t callable_id,
+                                                            const char* api) const {
+  const WorkerCore& c = *core_;
+  require_kernel_ready(api);
+  std::unique_lock lock(c.kernel_mu, std::try_to_lock);
+  if (!lock.owns_lock()) refuse_busy(api);
+  const auto it = c.minted_ids.find(callable_id);
+  if (it == c.minted_ids.end()) refuse_foreign_id(callable_id, api);
+  return it->second;
 }
 
 void Worker::kernel_launch(int64_t callable_id, const ChipStorageTaskArgs& args,
@@ -72,17 +95,10 @@ void Worker::kernel_launch(int64_t callable_id, const ChipStorageTaskArgs& args,
         "caller created on its current device)");
   }
   std::unique_lock lock(c.kernel_mu, std::try_to_lock);
-  if (!lock.owns_lock()) {
-    throw std::runtime_error(
-        "Worker.kernel_launch: a kernel prepare/launch/close is in progress on this worker; "
-        "callers must serialize their use of one kernel-mode Worker");
-  }
+  if (!lock.owns_lock()) refuse_busy("kernel_launch");
   state = c.state.load(std::memory_order_acquire);
   if (state != WorkerState::READY) refuse_not_ready(state, "kernel_launch");
-  if (!c.minted_ids.contains(callable_id)) {
-    throw std::invalid_argument("Worker.kernel_launch: callable_id " + std::to_string(callable_id) +
-                                " was not returned by this Worker's kernel_prepare_callable");
-  }
+  if (!c.minted_ids.contains(callable_id)) refuse_foreign_id(callable_id, "kernel_launch");
   if (auto typed = c.typed_specs.find(callable_id); typed != c.typed_specs.end()) {
     detail::check_signature_types(args, typed->second, "kernel_launch");
   }

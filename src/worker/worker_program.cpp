@@ -106,8 +106,8 @@ CallableHandle Worker::register_callable(const ChipCallable& callable) {
   return handle;
 }
 
-static WorkerCore::Registered& registered_callable(WorkerCore& c, CallableHandle handle,
-                                                   const char* api) {
+static WorkerCore::Registered& find_registered(WorkerCore& c, CallableHandle handle,
+                                               const char* api) {
   auto it = c.callables.find(handle.token);
   if (it == c.callables.end()) {
     throw std::invalid_argument(
@@ -116,6 +116,14 @@ static WorkerCore::Registered& registered_callable(WorkerCore& c, CallableHandle
         "or already unregistered)");
   }
   return it->second;
+}
+
+std::shared_ptr<const ChipCallable> Worker::registered_callable(CallableHandle handle,
+                                                                const char* api) {
+  WorkerCore& c = *core_;
+  require_program_mode(c, api);
+  std::lock_guard lock(c.program_mu);
+  return find_registered(c, handle, api).callable;
 }
 
 void Worker::unregister_callable(CallableHandle handle) {
@@ -127,7 +135,7 @@ void Worker::unregister_callable(CallableHandle handle) {
     throw std::runtime_error(std::string("Worker.unregister: the worker is ") +
                              worker_state_name(state));
   }
-  auto& reg = registered_callable(c, handle, "unregister");
+  auto& reg = find_registered(c, handle, "unregister");
   if (reg.chip_handle) c.chip->unregister_callable(*reg.chip_handle);
   c.callables.erase(handle.token);
 }
@@ -139,7 +147,7 @@ void Worker::run(CallableHandle handle, const ChipStorageTaskArgs& args,
   if (config) config->validate();
   std::lock_guard lock(c.program_mu);
   require_ready(c, "run");
-  auto& reg = registered_callable(c, handle, "run");
+  auto& reg = find_registered(c, handle, "run");
   detail::check_signature_types(args, reg.specs, "run");
   c.chip->run(*reg.chip_handle, args, config);
 }
@@ -151,7 +159,7 @@ RunHandle Worker::submit(CallableHandle handle, const ChipStorageTaskArgs& args,
   if (config) config->validate();
   std::lock_guard lock(c.program_mu);
   require_ready(c, "submit");
-  auto& reg = registered_callable(c, handle, "submit");
+  auto& reg = find_registered(c, handle, "submit");
   detail::check_signature_types(args, reg.specs, "submit");
   auto record = std::make_shared<RunRecord>();
   record->host_ranges = host_ranges_of(args);

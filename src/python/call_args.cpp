@@ -1,0 +1,482 @@
+#include "call_args.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <string>
+
+#include "device_array.h"
+#include "dlpack_bridge.h"
+#include "simpler/sim/sim_driver.h"
+
+namespace py = pybind11;
+
+namespace simpler::python {
+namespace {
+
+bool is_tensor_direction(ArgDirection d) { return d != ArgDirection::SCALAR; }
+
+std::string where(const PackTarget& t, uint32_t i, const ArgSpec& spec) {
+  std::string s = std::string(t.api) + ": argument " + std::to_string(i) + " (" +
+                  arg_direction_name(spec.direction);
+  if (spec.dtype) s += std::string(" ") + data_type_name(*spec.dtype);
+  return s + ")";
+}
+
+[[noreturn]] void bad_value(const PackTarget& t, uint32_t i, const ArgSpec& spec,
+                            const std::string& why) {
+  throw CallArgError(static_cast<int>(i), false, where(t, i, spec) + ": " + why);
+}
+
+[[noreturn]] void bad_type(const PackTarget& t, uint32_t i, const ArgSpec& spec,
+                           const std::string& why) {
+  throw CallArgError(static_cast<int>(i), true, where(t, i, spec) + ": " + why);
+}
+
+const char* type_name(py::handle obj) { return Py_TYPE(obj.ptr())->tp_name; }
+
+// ---- tensors -------------------------------------------------------------------------
+
+struct PackedTensor {
+  ChipTensor tensor{};
+  std::shared_ptr<const HostBufferLease> host;  // set for HOST tensors (program mode)
+};
+
+void check_dtype(const PackTarget& t, uint32_t i, const ArgSpec& spec, DataType given) {
+  if (spec.dtype && *spec.dtype != given) {
+    bad_type(t, i, spec,
+             std::string("expected a ") + data_type_name(*spec.dtype) + " tensor, got " +
+                 data_type_name(given));
+  }
+}
+
+void check_rank(const PackTarget& t, uint32_t i, const ArgSpec& spec, const ChipTensor& tensor) {
+  if (spec.rank != 0 && tensor.ndims != spec.rank) {
+    bad_type(t, i, spec,
+             "expected a tensor of rank " + std::to_string(spec.rank) + ", got rank " +
+                 std::to_string(tensor.ndims));
+  }
+}
+
+void check_device(const PackTarget& t, uint32_t i, const ArgSpec& spec, int32_t device) {
+  if (device != t.device) {
+    bad_value(t, i, spec,
+              "the tensor lives on sim device " + std::to_string(device) +
+                  ", the worker uses device " + std::to_string(t.device) +
+                  " (allocate it there, or copy it with sim.memcpy_dtod)");
+  }
+}
+
+// Whether [addr, addr + bytes) is sim device memory: the owning device, or -1 for host
+// memory. A range that starts inside an allocation and runs past it is refused.
+int32_t sim_owner(const PackTarget& t, uint32_t i, const ArgSpec& spec, uint64_t addr,
+                  uint64_t bytes) {
+  int32_t owner = -1;
+  const int st = sim_pointer_device(reinterpret_cast<const void*>(addr), bytes, &owner);
+  if (st == SIMPLER_OK) return owner;
+  if (st == SIM_ERR_OUT_OF_RANGE) {
+    bad_value(t, i, spec, "the tensor's bytes run past the end of their sim device allocation");
+  }
+  return -1;
+}
+
+void finish_tensor(const PackTarget& t, uint32_t i, const ArgSpec& spec, PackedTensor& p) {
+  check_rank(t, i, spec, p.tensor);
+  try {
+    validate_tensor(p.tensor);
+  } catch (const TaskInterfaceError& e) {
+    bad_value(t, i, spec, e.what());
+  }
+}
+
+[[noreturn]] void refuse_host(const PackTarget& t, uint32_t i, const ArgSpec& spec,
+                              py::handle obj) {
+  bad_value(t, i, spec,
+            std::string("a host array (") + type_name(obj) +
+                ") in kernel mode; kernel mode takes device memory only: copy it to the device "
+                "first (simpler.sim.DeviceArray.from_numpy(a), or sim.malloc + "
+                "sim.memcpy_htod)");
+}
+
+// A buffer-protocol object (numpy array, memoryview, ...): sim device memory when its bytes
+// lie in a sim allocation, else host memory (program mode only).
+PackedTensor from_buffer(const PackTarget& t, uint32_t i, const ArgSpec& spec, py::handle obj) {
+  auto lease = std::make_shared<const HostBufferLease>(obj);
+  const Py_buffer& v = lease->view();
+  if (v.format && (v.format[0] == '>' || v.format[0] == '!')) {
+    bad_value(t, i, spec, "big-endian data; the chip is little-endian");
+  }
+  const auto dtype = detail::dtype_of_format(v.format, static_cast<size_t>(v.itemsize));
+  if (!dtype) {
+    bad_type(t, i, spec,
+             std::string("buffer format '") + (v.format ? v.format : "B") + "' has no DataType");
+  }
+  check_dtype(t, i, spec, *dtype);
+  if (!PyBuffer_IsContiguous(&v, 'C')) {
+    bad_value(t, i, spec,
+              "non-contiguous strides; pass a C-contiguous array (numpy.ascontiguousarray)");
+  }
+  if (v.ndim > CHIP_TENSOR_MAX_DIMS) {
+    bad_value(t, i, spec,
+              std::to_string(v.ndim) + " dimensions; at most " +
+                  std::to_string(CHIP_TENSOR_MAX_DIMS) + " are supported");
+  }
+  const bool writes = spec.direction != ArgDirection::IN;
+  if (writes && lease->readonly()) {
+    bad_value(t, i, spec, "a read-only buffer cannot be an output; pass a writable array");
+  }
+  std::vector<int64_t> shape(v.shape, v.shape + v.ndim);
+  if (shape.empty()) shape.push_back(1);  // a 0-d array is one element
+  const auto addr = reinterpret_cast<uint64_t>(v.buf);
+  const auto bytes = static_cast<uint64_t>(v.len);
+  const int32_t owner = bytes == 0 ? -1 : sim_owner(t, i, spec, addr, bytes);
+  PackedTensor p;
+  if (owner >= 0) {  // a host view of sim device memory (e.g. DeviceArray.numpy())
+    check_device(t, i, spec, owner);
+    p.tensor = make_tensor(addr, shape, *dtype, AddressSpace::DEVICE, bytes);
+  } else {
+    if (t.mode == CallMode::KERNEL) refuse_host(t, i, spec, obj);
+    p.tensor = make_tensor(addr, shape, *dtype, AddressSpace::HOST, bytes == 0 ? 1 : bytes);
+    p.host = std::move(lease);
+  }
+  finish_tensor(t, i, spec, p);
+  return p;
+}
+
+PackedTensor from_dlpack(const PackTarget& t, uint32_t i, const ArgSpec& spec, py::handle obj) {
+  const auto [device_type, device_id] = dlpack_device(obj);
+  if (device_type == kDLCPU) {
+    // Host memory or a CPU view of sim memory: numpy imports it zero-copy, then the buffer
+    // rules apply (the numpy array keeps the producer's export alive).
+    py::object array = py::module_::import("numpy").attr("from_dlpack")(obj);
+    return from_buffer(t, i, spec, array);
+  }
+  if (device_type != kSimDLDeviceType) {
+    bad_value(t, i, spec,
+              "a tensor on DLPack device type " + std::to_string(device_type) +
+                  "; simpler takes the simulated device (kDLExtDev = " +
+                  std::to_string(kSimDLDeviceType) + ") or CPU memory");
+  }
+  check_device(t, i, spec, device_id);
+  const DLPackView v = dlpack_borrow(obj);
+  if (!v.dtype) {
+    bad_type(t, i, spec,
+             "DLPack dtype (code " + std::to_string(v.dl_dtype.code) + ", " +
+                 std::to_string(v.dl_dtype.bits) + " bits, " + std::to_string(v.dl_dtype.lanes) +
+                 " lanes) has no DataType");
+  }
+  check_dtype(t, i, spec, *v.dtype);
+  if (!v.compact) {
+    bad_value(t, i, spec, "non-contiguous strides; pass a C-contiguous tensor");
+  }
+  if (v.shape.size() > CHIP_TENSOR_MAX_DIMS) {
+    bad_value(t, i, spec,
+              std::to_string(v.shape.size()) + " dimensions; at most " +
+                  std::to_string(CHIP_TENSOR_MAX_DIMS) + " are supported");
+  }
+  std::vector<int64_t> shape = v.shape;
+  if (shape.empty()) shape.push_back(1);
+  uint64_t bytes = element_size(*v.dtype);
+  for (int64_t d : shape) bytes *= static_cast<uint64_t>(d);
+  if (bytes != 0) {
+    const int32_t owner = sim_owner(t, i, spec, v.data, bytes);
+    if (owner < 0) {
+      bad_value(t, i, spec, "its data is not inside a live sim device allocation");
+    }
+    check_device(t, i, spec, owner);
+  }
+  PackedTensor p;
+  p.tensor = make_tensor(v.data, shape, *v.dtype, AddressSpace::DEVICE, bytes == 0 ? 1 : bytes);
+  finish_tensor(t, i, spec, p);
+  return p;
+}
+
+PackedTensor pack_tensor(const PackTarget& t, uint32_t i, const ArgSpec& spec, py::handle obj) {
+  if (py::isinstance<DeviceArray>(obj)) {  // the fast path: no Python call
+    const auto& a = obj.cast<const DeviceArray&>();
+    if (a.ptr() == 0) bad_value(t, i, spec, "the DeviceArray was freed");
+    check_device(t, i, spec, a.device());
+    check_dtype(t, i, spec, a.dtype());
+    PackedTensor p{a.tensor(), nullptr};
+    check_rank(t, i, spec, p.tensor);
+    return p;
+  }
+  if (py::isinstance<PyChipTensor>(obj)) {
+    const auto& c = obj.cast<const PyChipTensor&>();
+    if (is_valid_data_type(c.tensor.dtype))
+      check_dtype(t, i, spec, static_cast<DataType>(c.tensor.dtype));
+    if (c.tensor.space == CHIP_SPACE_HOST) {
+      if (t.mode == CallMode::KERNEL) refuse_host(t, i, spec, obj);
+      if (spec.direction != ArgDirection::IN && c.host && c.host->readonly()) {
+        bad_value(t, i, spec, "a read-only buffer cannot be an output; pass a writable array");
+      }
+    }
+    check_rank(t, i, spec, c.tensor);
+    return {c.tensor, c.host};
+  }
+  if (PyObject_CheckBuffer(obj.ptr())) return from_buffer(t, i, spec, obj);
+  if (py::hasattr(obj, "__dlpack__") && py::hasattr(obj, "__dlpack_device__")) {
+    return from_dlpack(t, i, spec, obj);
+  }
+  bad_type(t, i, spec,
+           std::string("expected a tensor (sim.DeviceArray, ChipTensor, a DLPack tensor on the "
+                       "simulated device") +
+               (t.mode == CallMode::PROGRAM ? ", or a host array" : "") + "), got " +
+               type_name(obj));
+}
+
+// ---- scalars -------------------------------------------------------------------------
+
+uint16_t half_bits(float value) {
+  uint32_t x = 0;
+  std::memcpy(&x, &value, 4);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  uint32_t mant = x & 0x7fffffu;
+  const int32_t exp = static_cast<int32_t>((x >> 23) & 0xffu);
+  if (exp == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0u));
+  const int32_t e = exp - 127 + 15;
+  if (e >= 31) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow: infinity
+  if (e <= 0) {                                               // subnormal or zero
+    if (e < -10) return static_cast<uint16_t>(sign);
+    mant |= 0x800000u;
+    const auto shift = static_cast<uint32_t>(14 - e);
+    uint32_t half = mant >> shift;
+    const uint32_t rem = mant & ((1u << shift) - 1);
+    const uint32_t mid = 1u << (shift - 1);
+    if (rem > mid || (rem == mid && (half & 1u))) ++half;
+    return static_cast<uint16_t>(sign | half);
+  }
+  uint32_t half = (static_cast<uint32_t>(e) << 10) | (mant >> 13);
+  const uint32_t rem = mant & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (half & 1u))) ++half;  // a carry rounds up the exponent
+  return static_cast<uint16_t>(sign | half);
+}
+
+uint16_t bfloat16_bits(float value) {
+  uint32_t x = 0;
+  std::memcpy(&x, &value, 4);
+  if (std::isnan(value)) return static_cast<uint16_t>((x >> 16) | 0x40u);
+  x += 0x7fffu + ((x >> 16) & 1u);  // round to nearest even
+  return static_cast<uint16_t>(x >> 16);
+}
+
+bool is_float_type(DataType d) {
+  return d == DataType::FLOAT16 || d == DataType::BFLOAT16 || d == DataType::FLOAT32 ||
+         d == DataType::FLOAT64;
+}
+
+uint64_t float_bits(double v, DataType d) {
+  switch (d) {
+    case DataType::FLOAT16:
+      return half_bits(static_cast<float>(v));
+    case DataType::BFLOAT16:
+      return bfloat16_bits(static_cast<float>(v));
+    case DataType::FLOAT64:
+      return scalar_bits_from_f64(v);
+    default:
+      return scalar_bits_from_f32(static_cast<float>(v));
+  }
+}
+
+// The range of an integer DataType as [lo, hi] in 128-bit terms.
+void int_range(DataType d, __int128& lo, __int128& hi) {
+  const auto bits = static_cast<int>(element_size(d) * 8);
+  const bool is_signed =
+      d == DataType::INT8 || d == DataType::INT16 || d == DataType::INT32 || d == DataType::INT64;
+  if (d == DataType::BOOL) {
+    lo = 0;
+    hi = 1;
+  } else if (is_signed) {
+    lo = -(static_cast<__int128>(1) << (bits - 1));
+    hi = (static_cast<__int128>(1) << (bits - 1)) - 1;
+  } else {
+    lo = 0;
+    hi = (static_cast<__int128>(1) << bits) - 1;
+  }
+}
+
+uint64_t int_bits(const PackTarget& t, uint32_t i, const ArgSpec& spec, py::handle value) {
+  int overflow = 0;
+  const long long s = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+  __int128 v = s;
+  if (overflow > 0) {
+    const unsigned long long u = PyLong_AsUnsignedLongLong(value.ptr());
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      bad_value(t, i, spec, py::str(value).cast<std::string>() + " does not fit 64 bits");
+    }
+    v = static_cast<__int128>(u);
+  } else if (overflow < 0) {
+    bad_value(t, i, spec, py::str(value).cast<std::string>() + " does not fit 64 bits");
+  }
+  if (!spec.dtype) return static_cast<uint64_t>(v);  // untyped: the 64-bit pattern
+  if (is_float_type(*spec.dtype)) return float_bits(static_cast<double>(v), *spec.dtype);
+  __int128 lo = 0, hi = 0;
+  int_range(*spec.dtype, lo, hi);
+  if (v < lo || v > hi) {
+    bad_value(
+        t, i, spec,
+        py::str(value).cast<std::string>() + " is out of range for " + data_type_name(*spec.dtype));
+  }
+  return static_cast<uint64_t>(v);
+}
+
+// The DataType of a numpy scalar, from its dtype's kind and size.
+std::optional<DataType> numpy_scalar_type(py::handle value) {
+  py::object dtype = value.attr("dtype");
+  const auto kind = dtype.attr("kind").cast<std::string>();
+  const auto size = dtype.attr("itemsize").cast<size_t>();
+  const auto name = dtype.attr("name").cast<std::string>();
+  if (name == "bfloat16") return DataType::BFLOAT16;
+  const char format = kind == "f"   ? (size == 2   ? 'e'
+                                       : size == 4 ? 'f'
+                                                   : 'd')
+                      : kind == "i" ? 'q'
+                      : kind == "u" ? 'Q'
+                      : kind == "b" ? '?'
+                                    : 'x';
+  if (format == 'x' || (kind == "f" && size != 2 && size != 4 && size != 8)) return std::nullopt;
+  const char f[2] = {format, 0};
+  return detail::dtype_of_format(f, size);
+}
+
+PyTypeObject* numpy_generic() {
+  static PyObject* generic = [] {
+    py::object g = py::module_::import("numpy").attr("generic");
+    return g.release().ptr();  // immortal for the process
+  }();
+  return reinterpret_cast<PyTypeObject*>(generic);
+}
+
+uint64_t numpy_scalar_bits(const PackTarget& t, uint32_t i, const ArgSpec& spec, py::handle value) {
+  const auto given = numpy_scalar_type(value);
+  if (!given) {
+    bad_type(t, i, spec,
+             std::string("numpy scalar of dtype ") +
+                 py::str(value.attr("dtype")).cast<std::string>() + " has no DataType");
+  }
+  if (spec.dtype && *spec.dtype != *given) {
+    bad_type(t, i, spec,
+             std::string("expected a ") + data_type_name(*spec.dtype) + " scalar, got numpy " +
+                 data_type_name(*given) + " (convert it, or pass a Python number)");
+  }
+  const std::string raw = value.attr("tobytes")().cast<std::string>();
+  uint64_t bits = 0;
+  std::memcpy(&bits, raw.data(), std::min(raw.size(), sizeof bits));
+  const auto size = raw.size();
+  const bool is_signed = *given == DataType::INT8 || *given == DataType::INT16 ||
+                         *given == DataType::INT32 || *given == DataType::INT64;
+  if (is_signed && size < 8 && (bits >> (size * 8 - 1)) & 1u) {
+    bits |= ~uint64_t{0} << (size * 8);  // sign-extend like add_scalar_i64
+  }
+  return bits;
+}
+
+uint64_t pack_scalar(const PackTarget& t, uint32_t i, const ArgSpec& spec, py::handle value) {
+  PyObject* v = value.ptr();
+  if (PyLong_Check(v)) return int_bits(t, i, spec, value);  // bool included (0/1)
+  if (PyFloat_Check(v)) {
+    const double d = PyFloat_AS_DOUBLE(v);
+    // Untyped: FLOAT32, the kernels' common scalar type (typed signatures say otherwise).
+    if (!spec.dtype) return scalar_bits_from_f32(static_cast<float>(d));
+    if (!is_float_type(*spec.dtype)) {
+      bad_type(t, i, spec,
+               std::string("expected an int for a ") + data_type_name(*spec.dtype) +
+                   " scalar, got float " + py::repr(value).cast<std::string>());
+    }
+    return float_bits(d, *spec.dtype);
+  }
+  if (PyObject_TypeCheck(v, numpy_generic())) return numpy_scalar_bits(t, i, spec, value);
+  bad_type(t, i, spec,
+           std::string("expected a Python or numpy number for a scalar, got ") + type_name(value));
+}
+
+std::string signature_text(std::span<const ArgSpec> sig) {
+  std::string s;
+  for (const auto& a : sig) {
+    s += (s.empty() ? "" : ", ") + std::string(arg_direction_name(a.direction));
+    if (a.dtype) s += std::string(" ") + data_type_name(*a.dtype);
+  }
+  return "(" + s + ")";
+}
+
+void check_signature_order(std::span<const ArgSpec> sig, const PackTarget& t) {
+  bool seen_scalar = false;
+  for (const auto& a : sig) {
+    if (a.direction == ArgDirection::SCALAR)
+      seen_scalar = true;
+    else if (seen_scalar) {
+      throw CallArgError(-1, false,
+                         std::string(t.api) + ": the callable's signature " + signature_text(sig) +
+                             " has a tensor after a scalar; pass a ChipStorageTaskArgs");
+    }
+  }
+}
+
+void translate(std::exception_ptr p) {
+  try {
+    if (p) std::rethrow_exception(p);
+  } catch (const CallArgError& e) {
+    py::object errors = py::module_::import("simpler.errors");
+    py::object cls = errors.attr(e.type_error() ? "ArgumentTypeError" : "ArgumentError");
+    py::object index = py::none();
+    if (e.index() >= 0) index = py::int_(e.index());
+    PyErr_SetObject(cls.ptr(), cls(e.what(), index).ptr());
+  }
+}
+
+}  // namespace
+
+bool is_argument_list(py::handle obj) {
+  return PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr());
+}
+
+void pack_call_args(py::handle values, std::span<const ArgSpec> signature, const PackTarget& target,
+                    PyChipStorageTaskArgs& out) {
+  const auto n = static_cast<size_t>(PySequence_Fast_GET_SIZE(values.ptr()));
+  if (n != signature.size()) {
+    throw CallArgError(-1, true,
+                       std::string(target.api) + ": the callable's signature " +
+                           signature_text(signature) + " takes " +
+                           std::to_string(signature.size()) + " arguments, " + std::to_string(n) +
+                           " given; pass them in signature order (or one ChipStorageTaskArgs)");
+  }
+  check_signature_order(signature, target);
+  PyChipStorageTaskArgs packed;
+  for (uint32_t i = 0; i < n; ++i) {
+    const ArgSpec& spec = signature[i];
+    py::handle value = PySequence_Fast_GET_ITEM(values.ptr(), i);
+    if (is_tensor_direction(spec.direction)) {
+      PackedTensor p = pack_tensor(target, i, spec, value);
+      packed.args.tensors[packed.args.tensor_count++] = p.tensor;
+      packed.host.push_back(std::move(p.host));
+    } else {
+      packed.args.scalars[packed.args.scalar_count++] = pack_scalar(target, i, spec, value);
+    }
+  }
+  out = std::move(packed);
+}
+
+void repack_call_arg(uint32_t index, py::handle value, std::span<const ArgSpec> signature,
+                     const PackTarget& target, PyChipStorageTaskArgs& out) {
+  if (index >= signature.size()) {
+    throw CallArgError(static_cast<int>(index), false,
+                       std::string(target.api) + ": argument index " + std::to_string(index) +
+                           " is out of range (the signature has " +
+                           std::to_string(signature.size()) + " arguments)");
+  }
+  const ArgSpec& spec = signature[index];
+  if (is_tensor_direction(spec.direction)) {
+    PackedTensor p = pack_tensor(target, index, spec, value);
+    out.args.tensors[index] = p.tensor;
+    if (out.host.size() <= index) out.host.resize(index + 1);
+    out.host[index] = std::move(p.host);
+  } else {
+    out.args.scalars[index - out.args.tensor_count] = pack_scalar(target, index, spec, value);
+  }
+}
+
+void register_call_arg_errors() { py::register_exception_translator(&translate); }
+
+}  // namespace simpler::python

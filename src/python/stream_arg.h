@@ -1,0 +1,42 @@
+// caller_stream arguments: an int handle, or an object with an int `.handle`
+// (simpler.sim.Stream). Shared by every binding that enqueues on a caller's stream.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <string>
+
+namespace simpler::python {
+
+// zero_allowed: 0 maps to nullptr (the ChipWorker refuses it with INVALID_ARGUMENT);
+// otherwise 0 is a ValueError naming caller_stream.
+inline void* stream_pointer(pybind11::handle stream, bool zero_allowed = false) {
+  namespace py = pybind11;
+  PyObject* value = stream.ptr();
+  py::object holder;
+  if (!PyLong_CheckExact(value)) {
+    if (!PyLong_Check(value) && PyObject_HasAttrString(value, "handle")) {
+      holder = stream.attr("handle");
+      value = holder.ptr();
+    }
+    if (!PyLong_Check(value) || PyBool_Check(value)) {
+      throw py::type_error(std::string("caller_stream: expected a stream handle (int) or an "
+                                       "object with an int .handle, got ") +
+                           Py_TYPE(stream.ptr())->tp_name);
+    }
+  }
+  const unsigned long long raw = PyLong_AsUnsignedLongLong(value);
+  if (raw == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+    PyErr_Clear();
+    throw py::value_error("caller_stream: not a valid stream handle (negative or too large)");
+  }
+  if (raw == 0 && !zero_allowed) {
+    throw py::value_error(
+        "caller_stream: must be a nonzero stream handle (the stream the caller "
+        "created on its current device)");
+  }
+  return reinterpret_cast<void*>(static_cast<uintptr_t>(raw));
+}
+
+}  // namespace simpler::python

@@ -1,0 +1,233 @@
+"""Arguments in signature order (issue 11.1, issue 17.3): sim.DeviceArray, DLPack tensors,
+host arrays where the mode allows them, Python/numpy numbers; refusals are typed, name the
+argument and leave nothing enqueued."""
+from __future__ import annotations
+
+import gc
+import threading
+
+import numpy as np
+import pytest
+
+from simpler import Worker, sim
+from simpler.errors import (PTO_RUNTIME_ERR_INVALID_ARGUMENT, ArgumentError, ArgumentTypeError,
+                            SimplerError)
+from simpler.task_interface import CallConfig, ChipStorageTaskArgs, ChipTensor, DataType
+
+N = 4096
+
+
+@pytest.fixture
+def kernel(add_scalar_callable):
+    """(worker, cid, stream, x, dx, dy) on device 0; everything released afterwards."""
+    sim.set_device(0)
+    stream = sim.Stream()
+    w = Worker(level=2, execution_mode="kernel", device_id=0)
+    w.init(config=CallConfig())
+    cid = w.kernel_prepare_callable(add_scalar_callable)
+    x = np.random.default_rng(1).standard_normal(N).astype(np.float32)
+    dx = sim.DeviceArray.from_numpy(x, stream=stream)
+    dy = sim.DeviceArray.zeros(N, np.float32, stream=stream)
+    yield w, cid, stream, x, dx, dy
+    stream.synchronize()
+    w.close()
+    del dx, dy
+    gc.collect()
+    stream.destroy()
+
+
+def assert_nothing_enqueued(stream):
+    assert sim.call_count("launch") == 0 and sim.call_count("host_func") == 0
+    assert stream.query()
+
+
+# ---- sim.DeviceArray ------------------------------------------------------------------
+
+def test_device_array_owns_memory_with_a_zero_copy_numpy_view():
+    sim.set_device(0)
+    free_before, _ = sim.mem_get_info()
+    a = sim.DeviceArray((4, 8), np.float32)
+    assert a.shape == (4, 8) and a.dtype == np.float32 and a.data_type == DataType.FLOAT32
+    assert a.nbytes == 128 and a.device == 0 and a.ndim == 2 and a.size == 32 and len(a) == 4
+    assert sim.pointer_device(a.ptr, a.nbytes) == 0
+    view = a.numpy()
+    view[:] = np.arange(32, dtype=np.float32).reshape(4, 8)
+    host = np.empty(32, np.float32)
+    sim.memcpy_dtoh(host, a.ptr)  # the view wrote device memory itself
+    np.testing.assert_array_equal(host, np.arange(32))
+    np.testing.assert_array_equal(a.to_numpy().ravel(), np.arange(32))
+    b = sim.DeviceArray.from_numpy(np.arange(6, dtype=np.int32).reshape(2, 3))
+    assert b.shape == (2, 3) and b.dtype == np.int32
+    np.testing.assert_array_equal(b.to_numpy(), np.arange(6).reshape(2, 3))
+    assert sim.mem_get_info()[0] < free_before
+    del view, a, b
+    gc.collect()
+    assert sim.mem_get_info()[0] == free_before  # freed when collected
+
+
+def test_device_array_free_is_idempotent_and_a_freed_array_is_refused(kernel):
+    w, cid, stream, x, dx, dy = kernel
+    a = sim.DeviceArray(N, np.float32)
+    ptr = a.ptr
+    a.free()
+    a.free()
+    assert a.ptr == 0 and "freed" in repr(a)
+    with pytest.raises(SimplerError):
+        sim.pointer_device(ptr)
+    sim.reset_counters()
+    with pytest.raises(ArgumentError, match="argument 0 .*freed") as err:
+        w.kernel_launch(cid, a, dy, 1.0, caller_stream=stream)
+    assert err.value.index == 0
+    assert_nothing_enqueued(stream)
+
+
+def test_device_array_tied_to_a_stream_is_freed_in_stream_order():
+    sim.set_device(0)
+    stream = sim.Stream()
+    gate = threading.Event()
+    stream.host_func(lambda: gate.wait(30))  # holds the stream
+    a = sim.DeviceArray(1 << 16, np.uint8, stream=stream)
+    ptr = a.ptr
+    del a
+    gc.collect()
+    assert sim.pointer_device(ptr) == 0  # still allocated: queued work may use it
+    gate.set()
+    stream.synchronize()
+    with pytest.raises(SimplerError):
+        sim.pointer_device(ptr)
+    stream.destroy()
+
+
+def test_device_array_dlpack_device_and_round_trips():
+    import torch
+    sim.set_device(1)
+    a = sim.DeviceArray.from_numpy(np.arange(12, dtype=np.float32).reshape(3, 4))
+    assert a.__dlpack_device__() == (sim.DLPACK_DEVICE_TYPE, 1) == (12, 1)
+    with pytest.raises((RuntimeError, BufferError, TypeError)):
+        np.from_dlpack(a)  # numpy imports CPU tensors only: use a.numpy()
+    host_view = np.from_dlpack(a.numpy())  # numpy marks DLPack imports read-only
+    a.numpy()[0, 0] = 42
+    assert host_view[0, 0] == 42 and host_view.ctypes.data == a.ptr  # same bytes, no copy
+    t = torch.from_dlpack(a.numpy())
+    t[2, 3] = -1
+    assert a.to_numpy()[2, 3] == -1 and t.data_ptr() == a.ptr
+    # A capsule that nobody consumes releases its reference.
+    capsule = a.__dlpack__()
+    del capsule
+    del t, host_view
+    gc.collect()
+    sim.set_device(0)
+
+
+# ---- kernel mode ------------------------------------------------------------------------
+
+def test_kernel_launch_with_device_arrays_and_a_python_float(kernel):
+    w, cid, stream, x, dx, dy = kernel
+    w.kernel_launch(cid, dx, dy, 2.5, caller_stream=stream)
+    stream.synchronize()
+    np.testing.assert_array_equal(dy.numpy(), x + np.float32(2.5))
+    w.kernel_launch(cid, [dx, dy, np.float32(-1.0)], caller_stream=stream.handle)  # one list
+    stream.synchronize()
+    np.testing.assert_array_equal(dy.numpy(), x - 1)
+    args = ChipStorageTaskArgs()  # the old form keeps working
+    args.add_tensor(ChipTensor.make(dx.ptr, (N,), DataType.FLOAT32))
+    args.add_tensor(ChipTensor.make(dy.ptr, (N,), DataType.FLOAT32))
+    args.add_scalar_f32(3.0)
+    w.kernel_launch(cid, args, caller_stream=stream)
+    stream.synchronize()
+    np.testing.assert_array_equal(dy.numpy(), x + 3)
+
+
+def test_kernel_launch_borrows_dlpack_tensors_and_host_views_of_device_memory(kernel):
+    import torch
+    w, cid, stream, x, dx, dy = kernel
+    # torch and numpy views of sim memory are CPU tensors over device bytes: device memory.
+    tx = torch.from_dlpack(dx.numpy())
+    w.kernel_launch(cid, tx, dy.numpy(), 0.5, caller_stream=stream)
+    stream.synchronize()
+    np.testing.assert_array_equal(dy.numpy(), x + np.float32(0.5))
+
+    class SimTensor:  # a third-party producer on the simulated device
+        def __init__(self, array):
+            self.array = array
+
+        def __dlpack__(self, stream=None):
+            return self.array.__dlpack__()
+
+        def __dlpack_device__(self):
+            return self.array.__dlpack_device__()
+
+    w.kernel_launch(cid, SimTensor(dx), SimTensor(dy), 4.0, caller_stream=stream)
+    stream.synchronize()
+    np.testing.assert_array_equal(dy.numpy(), x + 4)
+    assert sim.pointer_device(dx.ptr) == 0  # borrowed: nothing freed or copied
+
+
+def test_kernel_launch_refusals_are_typed_name_the_argument_and_enqueue_nothing(kernel):
+    w, cid, stream, x, dx, dy = kernel
+    sim.set_device(1)
+    other = sim.DeviceArray(N, np.float32)
+    sim.set_device(0)
+    wide = sim.DeviceArray(2 * N, np.float32)
+    as_int = sim.DeviceArray(N, np.int32)
+    readonly = dy.numpy()
+    readonly.flags.writeable = False
+    sim.reset_counters()
+    cases = [
+        ((dx, dy), ArgumentTypeError, None, "takes 3 arguments, 2 given"),
+        ((dx, dy, 1.0, 2.0), ArgumentTypeError, None, "ChipStorageTaskArgs"),
+        ((other, dy, 1.0), ArgumentError, 0, "device 1, the worker uses device 0"),
+        ((dx, wide.numpy()[::2], 1.0), ArgumentError, 1, "non-contiguous"),
+        ((x, dy, 1.0), ArgumentError, 0, "copy it to the device first"),
+        ((dx, dy, dx), ArgumentTypeError, 2, "expected a Python or numpy number"),
+        ((1.0, dy, 1.0), ArgumentTypeError, 0, "expected a tensor"),
+        ((dx, readonly, 1.0), ArgumentError, 1, "read-only"),
+        ((dx, dy, "1.0"), ArgumentTypeError, 2, "got str"),
+        ((dx, dy, 2 ** 64), ArgumentError, 2, "does not fit 64 bits"),
+    ]
+    for args, kind, index, message in cases:
+        with pytest.raises(kind, match=message) as err:
+            w.kernel_launch(cid, *args, caller_stream=stream)
+        assert err.value.index == index, (args, err.value)
+        assert err.value.code == PTO_RUNTIME_ERR_INVALID_ARGUMENT
+        assert isinstance(err.value, (ValueError, SimplerError))
+        if index is not None:
+            assert f"argument {index}" in str(err.value)
+    with pytest.raises(TypeError):  # type errors are TypeErrors
+        w.kernel_launch(cid, dx, dy, "x", caller_stream=stream)
+    with pytest.raises(ValueError):  # value errors are ValueErrors
+        w.kernel_launch(cid, other, dy, 1.0, caller_stream=stream)
+    # The device check of an int32 tensor passes; an untyped signature takes its dtype.
+    assert as_int.dtype == np.int32
+    assert_nothing_enqueued(stream)
+    w.kernel_launch(cid, dx, dy, 1.0, caller_stream=stream)
+    stream.synchronize()
+    np.testing.assert_array_equal(dy.numpy(), x + 1)
+
+
+# ---- program mode ----------------------------------------------------------------------
+
+def test_program_run_and_submit_take_host_arrays_device_arrays_and_numbers(add_scalar_callable):
+    sim.set_device(0)
+    x = np.linspace(-1, 1, N, dtype=np.float32)
+    y = np.zeros_like(x)
+    with Worker(level=2, device_id=0) as w:
+        w.init()
+        h = w.register(add_scalar_callable)
+        w.run(h, x, y, 2.5)
+        np.testing.assert_array_equal(y, x + np.float32(2.5))
+        w.submit(h, [x, y, np.float32(-0.5)]).wait(60)
+        np.testing.assert_array_equal(y, x - np.float32(0.5))
+        dx = sim.DeviceArray.from_numpy(x)
+        dy = sim.DeviceArray.zeros(N, np.float32)
+        w.run(h, dx, dy, 1.0, config=CallConfig())
+        np.testing.assert_array_equal(dy.to_numpy(), x + 1)
+        frozen = np.zeros_like(x)
+        frozen.flags.writeable = False
+        with pytest.raises(ArgumentError, match="argument 1 .*read-only") as err:
+            w.run(h, x, frozen, 1.0)
+        assert err.value.index == 1
+        with pytest.raises(ArgumentTypeError, match="takes 3 arguments"):
+            w.submit(h, x, y)
+        with pytest.raises(ArgumentError, match="non-contiguous"):
+            w.run(h, np.zeros(2 * N, np.float32)[::2], y, 1.0)
