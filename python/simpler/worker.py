@@ -235,8 +235,12 @@ class Worker:
     def _program_args(self, api: str, handle: Any, args: "tuple[Any, ...]",
                       config: Any) -> "tuple[Any, Any]":
         from simpler.task_interface import CallConfig, ChipStorageTaskArgs
-        if args and config is None and isinstance(args[-1], CallConfig):
-            args, config = args[:-1], args[-1]  # the old run(handle, args, config) form
+        old_args = (ChipStorageTaskArgs, type(None))
+        if (len(args) == 2 and config is None and isinstance(args[0], old_args)
+                and (args[1] is None or isinstance(args[1], CallConfig))):
+            args, config = args[:1], args[1]  # the old run(handle, args, config) form
+        elif args and config is None and isinstance(args[-1], CallConfig):
+            args, config = args[:-1], args[-1]
         whole = (ChipStorageTaskArgs, list, tuple)
         if len(args) == 1 and (args[0] is None or isinstance(args[0], whole)):
             args = args[0]

@@ -222,6 +222,13 @@ def test_program_run_and_submit_take_host_arrays_device_arrays_and_numbers(add_s
         dy = sim.DeviceArray.zeros(N, np.float32)
         w.run(h, dx, dy, 1.0, config=CallConfig())
         np.testing.assert_array_equal(dy.to_numpy(), x + 1)
+        old_form = ChipStorageTaskArgs()  # run(handle, args, config) keeps working
+        old_form.add_tensor(ChipTensor.from_array(x))
+        old_form.add_tensor(ChipTensor.from_array(y))
+        old_form.add_scalar_f32(4.0)
+        w.run(h, old_form, None)
+        w.run(h, old_form, CallConfig())
+        np.testing.assert_array_equal(y, x + 4)
         frozen = np.zeros_like(x)
         frozen.flags.writeable = False
         with pytest.raises(ArgumentError, match="argument 1 .*read-only") as err:
