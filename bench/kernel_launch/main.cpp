@@ -135,15 +135,18 @@ int run(const Options& o) {
       o.batch, spsc_ns);
   std::printf("%-38s %9s %9s %11s  %s\n", "enqueue path", "p50 ns", "p99 ns", "p50/SPSC", "");
   print_row("(b) SPSC submit, spinning consumer", spsc_l, spsc_ns, "anchor (timed per push)");
-  print_row("(a) sim_launch_host_func (empty fn)", summarize(host), spsc_ns, "anchor");
+  const Latency host_l = summarize(host);
+  print_row("(a) sim_launch_host_func (empty fn)", host_l, spsc_ns, "anchor");
   Latency worker_l;
   for (size_t i = 0; i < launchers.size(); ++i) {
     const Latency l = summarize(chip[i]);
     if (i == 0) worker_l = l;
     print_row(launchers[i]->name(), l, spsc_ns, "");
   }
-  std::printf("target C++ Worker p50 <= 500 ns: %s; <= 15x SPSC submit: %s\n",
-              verdict(worker_l.p50 <= 500), verdict(worker_l.p50 <= 15 * spsc_ns));
+  std::printf("target C++ Worker::kernel_launch p50 <= 3x the bare sim enqueue (a): %s (%.2fx)\n",
+              verdict(worker_l.p50 <= 3 * host_l.p50), worker_l.p50 / host_l.p50);
+  double load[1] = {0};
+  if (getloadavg(load, 1) == 1) std::printf("load average (1 min) at the end: %.1f\n", load[0]);
 
   // Sustained: back-to-back launches of the empty program on one stream, then one sync.
   for (size_t i : {size_t{0}, size_t{2}}) {
@@ -159,7 +162,7 @@ int run(const Options& o) {
     std::printf(
         "sustained %-32s %10.3f M launches/s completed (enqueue alone %.3f M/s)%s\n", l.name(),
         per_s / 1e6, enqueue_per_s / 1e6,
-        i == 0 ? (per_s >= 1e6 ? "  target >= 1 M/s: met" : "  target >= 1 M/s: MISSED") : "");
+        i == 0 ? (per_s >= 2e6 ? "  target >= 2 M/s: met" : "  target >= 2 M/s: MISSED") : "");
   }
 
   // Busy device: does the caller's thread block? (strace counts futex calls: bench.sh)

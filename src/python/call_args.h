@@ -61,6 +61,19 @@ void pack_call_args(pybind11::handle values, std::span<const ArgSpec> signature,
 void repack_call_arg(uint32_t index, pybind11::handle value, std::span<const ArgSpec> signature,
                      const PackTarget& target, PyChipStorageTaskArgs& out);
 
+namespace detail {
+// Throw CallArgError for argument i, prefixed with "<api>: argument i (<direction>)".
+[[noreturn]] void bad_value(const PackTarget& t, uint32_t i, const ArgSpec& spec,
+                            const std::string& why);
+[[noreturn]] void bad_type(const PackTarget& t, uint32_t i, const ArgSpec& spec,
+                           const std::string& why);
+// scalar_args.cpp: a Python int/float or numpy scalar as the 64-bit pattern of the
+// signature's scalar type (untyped: int as its 64-bit pattern, float as FLOAT32, a numpy
+// scalar as its own type; typed: converted, range-checked, a numpy scalar of another type
+// refused).
+uint64_t pack_scalar(const PackTarget& t, uint32_t i, const ArgSpec& spec, pybind11::handle value);
+}  // namespace detail
+
 // Registers the CallArgError translator (simpler.errors classes, imported lazily).
 void register_call_arg_errors();
 

@@ -1,0 +1,182 @@
+// Scalars of the borrowed argument form: Python and numpy numbers as the 64-bit patterns
+// ChipStorageTaskArgs carries, converted to the signature's scalar type when it has one.
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "call_args.h"
+
+namespace py = pybind11;
+
+namespace simpler::python::detail {
+namespace {
+
+const char* type_name(py::handle obj) { return Py_TYPE(obj.ptr())->tp_name; }
+
+uint16_t half_bits(float value) {
+  uint32_t x = 0;
+  std::memcpy(&x, &value, 4);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  uint32_t mant = x & 0x7fffffu;
+  const int32_t exp = static_cast<int32_t>((x >> 23) & 0xffu);
+  if (exp == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0u));
+  const int32_t e = exp - 127 + 15;
+  if (e >= 31) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow: infinity
+  if (e <= 0) {                                               // subnormal or zero
+    if (e < -10) return static_cast<uint16_t>(sign);
+    mant |= 0x800000u;
+    const auto shift = static_cast<uint32_t>(14 - e);
+    uint32_t half = mant >> shift;
+    const uint32_t rem = mant & ((1u << shift) - 1);
+    const uint32_t mid = 1u << (shift - 1);
+    if (rem > mid || (rem == mid && (half & 1u))) ++half;
+    return static_cast<uint16_t>(sign | half);
+  }
+  uint32_t half = (static_cast<uint32_t>(e) << 10) | (mant >> 13);
+  const uint32_t rem = mant & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (half & 1u))) ++half;  // a carry rounds up the exponent
+  return static_cast<uint16_t>(sign | half);
+}
+
+uint16_t bfloat16_bits(float value) {
+  uint32_t x = 0;
+  std::memcpy(&x, &value, 4);
+  if (std::isnan(value)) return static_cast<uint16_t>((x >> 16) | 0x40u);
+  x += 0x7fffu + ((x >> 16) & 1u);  // round to nearest even
+  return static_cast<uint16_t>(x >> 16);
+}
+
+bool is_float_type(DataType d) {
+  return d == DataType::FLOAT16 || d == DataType::BFLOAT16 || d == DataType::FLOAT32 ||
+         d == DataType::FLOAT64;
+}
+
+uint64_t float_bits(double v, DataType d) {
+  switch (d) {
+    case DataType::FLOAT16:
+      return half_bits(static_cast<float>(v));
+    case DataType::BFLOAT16:
+      return bfloat16_bits(static_cast<float>(v));
+    case DataType::FLOAT64:
+      return scalar_bits_from_f64(v);
+    default:
+      return scalar_bits_from_f32(static_cast<float>(v));
+  }
+}
+
+// The range of an integer DataType as [lo, hi] in 128-bit terms.
+void int_range(DataType d, __int128& lo, __int128& hi) {
+  const auto bits = static_cast<int>(element_size(d) * 8);
+  const bool is_signed =
+      d == DataType::INT8 || d == DataType::INT16 || d == DataType::INT32 || d == DataType::INT64;
+  if (d == DataType::BOOL) {
+    lo = 0;
+    hi = 1;
+  } else if (is_signed) {
+    lo = -(static_cast<__int128>(1) << (bits - 1));
+    hi = (static_cast<__int128>(1) << (bits - 1)) - 1;
+  } else {
+    lo = 0;
+    hi = (static_cast<__int128>(1) << bits) - 1;
+  }
+}
+
+uint64_t int_bits(const PackTarget& t, uint32_t i, const ArgSpec& spec, py::handle value) {
+  int overflow = 0;
+  const long long s = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+  __int128 v = s;
+  if (overflow > 0) {
+    const unsigned long long u = PyLong_AsUnsignedLongLong(value.ptr());
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      bad_value(t, i, spec, py::str(value).cast<std::string>() + " does not fit 64 bits");
+    }
+    v = static_cast<__int128>(u);
+  } else if (overflow < 0) {
+    bad_value(t, i, spec, py::str(value).cast<std::string>() + " does not fit 64 bits");
+  }
+  if (!spec.dtype) return static_cast<uint64_t>(v);  // untyped: the 64-bit pattern
+  if (is_float_type(*spec.dtype)) return float_bits(static_cast<double>(v), *spec.dtype);
+  __int128 lo = 0, hi = 0;
+  int_range(*spec.dtype, lo, hi);
+  if (v < lo || v > hi) {
+    bad_value(
+        t, i, spec,
+        py::str(value).cast<std::string>() + " is out of range for " + data_type_name(*spec.dtype));
+  }
+  return static_cast<uint64_t>(v);
+}
+
+// The DataType of a numpy scalar, from its dtype's kind and size.
+std::optional<DataType> numpy_scalar_type(py::handle value) {
+  py::object dtype = value.attr("dtype");
+  const auto kind = dtype.attr("kind").cast<std::string>();
+  const auto size = dtype.attr("itemsize").cast<size_t>();
+  const auto name = dtype.attr("name").cast<std::string>();
+  if (name == "bfloat16") return DataType::BFLOAT16;
+  const char format = kind == "f"   ? (size == 2   ? 'e'
+                                       : size == 4 ? 'f'
+                                                   : 'd')
+                      : kind == "i" ? 'q'
+                      : kind == "u" ? 'Q'
+                      : kind == "b" ? '?'
+                                    : 'x';
+  if (format == 'x' || (kind == "f" && size != 2 && size != 4 && size != 8)) return std::nullopt;
+  const char f[2] = {format, 0};
+  return detail::dtype_of_format(f, size);
+}
+
+PyTypeObject* numpy_generic() {
+  static PyObject* generic = [] {
+    py::object g = py::module_::import("numpy").attr("generic");
+    return g.release().ptr();  // immortal for the process
+  }();
+  return reinterpret_cast<PyTypeObject*>(generic);
+}
+
+uint64_t numpy_scalar_bits(const PackTarget& t, uint32_t i, const ArgSpec& spec, py::handle value) {
+  const auto given = numpy_scalar_type(value);
+  if (!given) {
+    bad_type(t, i, spec,
+             std::string("numpy scalar of dtype ") +
+                 py::str(value.attr("dtype")).cast<std::string>() + " has no DataType");
+  }
+  if (spec.dtype && *spec.dtype != *given) {
+    bad_type(t, i, spec,
+             std::string("expected a ") + data_type_name(*spec.dtype) + " scalar, got numpy " +
+                 data_type_name(*given) + " (convert it, or pass a Python number)");
+  }
+  const std::string raw = value.attr("tobytes")().cast<std::string>();
+  uint64_t bits = 0;
+  std::memcpy(&bits, raw.data(), std::min(raw.size(), sizeof bits));
+  const auto size = raw.size();
+  const bool is_signed = *given == DataType::INT8 || *given == DataType::INT16 ||
+                         *given == DataType::INT32 || *given == DataType::INT64;
+  if (is_signed && size < 8 && (bits >> (size * 8 - 1)) & 1u) {
+    bits |= ~uint64_t{0} << (size * 8);  // sign-extend like add_scalar_i64
+  }
+  return bits;
+}
+
+}  // namespace
+
+uint64_t pack_scalar(const PackTarget& t, uint32_t i, const ArgSpec& spec, py::handle value) {
+  PyObject* v = value.ptr();
+  if (PyLong_Check(v)) return int_bits(t, i, spec, value);  // bool included (0/1)
+  if (PyFloat_Check(v)) {
+    const double d = PyFloat_AS_DOUBLE(v);
+    // Untyped: FLOAT32, the kernels' common scalar type (typed signatures say otherwise).
+    if (!spec.dtype) return scalar_bits_from_f32(static_cast<float>(d));
+    if (!is_float_type(*spec.dtype)) {
+      bad_type(t, i, spec,
+               std::string("expected an int for a ") + data_type_name(*spec.dtype) +
+                   " scalar, got float " + py::repr(value).cast<std::string>());
+    }
+    return float_bits(d, *spec.dtype);
+  }
+  if (PyObject_TypeCheck(v, numpy_generic())) return numpy_scalar_bits(t, i, spec, value);
+  bad_type(t, i, spec,
+           std::string("expected a Python or numpy number for a scalar, got ") + type_name(value));
+}
+
+}  // namespace simpler::python::detail
