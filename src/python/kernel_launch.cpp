@@ -51,15 +51,62 @@ py::handle unwrap_arguments(py::handle values) {
   return values;
 }
 
+namespace {
+
+// launch(caller_stream=...) as a METH_FASTCALL method descriptor: no pybind11 dispatch, no
+// argument tuple or dict, so the Python cost of a launch is the call itself.
+thread_local std::exception_ptr t_pending_error;
+
+// Turns a C++ exception into the Python exception pybind11's translators would raise
+// (error path only): a pybind11 function rethrows it, its dispatcher translates it.
+void set_python_error(std::exception_ptr error) {
+  static PyObject* rethrow = py::cpp_function([] {
+                               std::exception_ptr e = std::exchange(t_pending_error, nullptr);
+                               std::rethrow_exception(e);
+                             })
+                                 .release()
+                                 .ptr();  // kept for the life of the process
+  t_pending_error = std::move(error);
+  PyObject* result = PyObject_CallNoArgs(rethrow);
+  Py_XDECREF(result);  // always null: the Python error is now set
+}
+
+PyObject* fast_launch(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  if (nargs != 0 || kwnames == nullptr || PyTuple_GET_SIZE(kwnames) != 1 ||
+      PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "caller_stream") != 0) {
+    PyErr_SetString(PyExc_TypeError,
+                    "KernelLaunch.launch() takes one keyword-only argument: caller_stream=");
+    return nullptr;
+  }
+  try {
+    py::handle(self).cast<KernelLaunch&>().launch(py::handle(args[0]));
+  } catch (py::error_already_set& e) {
+    e.restore();
+    return nullptr;
+  } catch (...) {
+    set_python_error(std::current_exception());
+    return nullptr;
+  }
+  Py_RETURN_NONE;
+}
+
+PyMethodDef g_launch_def = {
+    "launch", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&fast_launch)),
+    METH_FASTCALL | METH_KEYWORDS,
+    "launch(*, caller_stream)\n--\n\nEnqueue the bound launch on caller_stream (int handle or "
+    "object with .handle) and return. Same rules as Worker.kernel_launch."};
+
+}  // namespace
+
 void bind_kernel_launch(py::module_& m) {
-  py::class_<KernelLaunch>(m, "KernelLaunch",
-                           "A kernel-mode launch validated and packed once by "
-                           "Worker.kernel_bind; launch(caller_stream=...) re-enqueues it.")
-      .def("launch", &KernelLaunch::launch, py::kw_only(), py::arg("caller_stream"),
-           "Enqueue the bound launch on caller_stream (int handle or object with .handle) "
-           "and return. Same rules as Worker.kernel_launch.")
-      .def("set_arg", &KernelLaunch::set_arg, py::arg("index"), py::arg("value"),
-           "Rebind argument `index` (a tensor or a scalar, checked like kernel_bind's).")
+  py::class_<KernelLaunch> cls(m, "KernelLaunch",
+                               "A kernel-mode launch validated and packed once by "
+                               "Worker.kernel_bind; launch(caller_stream=...) re-enqueues it.");
+  PyObject* launch = PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(cls.ptr()), &g_launch_def);
+  if (launch == nullptr) throw py::error_already_set();
+  py::setattr(cls, "launch", py::reinterpret_steal<py::object>(launch));
+  cls.def("set_arg", &KernelLaunch::set_arg, py::arg("index"), py::arg("value"),
+          "Rebind argument `index` (a tensor or a scalar, checked like kernel_bind's).")
       .def_property_readonly("callable_id", &KernelLaunch::callable_id)
       .def("__len__", &KernelLaunch::arg_count)
       .def_property_readonly(

@@ -162,6 +162,10 @@ uint64_t numpy_scalar_bits(const PackTarget& t, uint32_t i, const ArgSpec& spec,
 
 uint64_t pack_scalar(const PackTarget& t, uint32_t i, const ArgSpec& spec, py::handle value) {
   PyObject* v = value.ptr();
+  // numpy first: numpy.float64 is also a Python float, and keeps its own type.
+  if (!PyFloat_CheckExact(v) && !PyLong_CheckExact(v) && PyObject_TypeCheck(v, numpy_generic())) {
+    return numpy_scalar_bits(t, i, spec, value);
+  }
   if (PyLong_Check(v)) return int_bits(t, i, spec, value);  // bool included (0/1)
   if (PyFloat_Check(v)) {
     const double d = PyFloat_AS_DOUBLE(v);
@@ -174,7 +178,6 @@ uint64_t pack_scalar(const PackTarget& t, uint32_t i, const ArgSpec& spec, py::h
     }
     return float_bits(d, *spec.dtype);
   }
-  if (PyObject_TypeCheck(v, numpy_generic())) return numpy_scalar_bits(t, i, spec, value);
   bad_type(t, i, spec,
            std::string("expected a Python or numpy number for a scalar, got ") + type_name(value));
 }

@@ -238,3 +238,50 @@ def test_program_run_and_submit_take_host_arrays_device_arrays_and_numbers(add_s
             w.submit(h, x, y)
         with pytest.raises(ArgumentError, match="non-contiguous"):
             w.run(h, np.zeros(2 * N, np.float32)[::2], y, 1.0)
+
+
+# ---- typed signatures ------------------------------------------------------------------
+
+def test_typed_signature_checks_dtype_and_rank_and_converts_numbers(compiler):
+    from simpler.errors import SignatureMismatchError
+    from simpler.task_interface import ArgDirection as D, ChipCallable, CoreCallable
+    from conftest import PROGRAMS
+    f32 = DataType.FLOAT32
+    kernel = CoreCallable.build(
+        [(D.IN, f32, 1), (D.OUT, f32, 1), (D.SCALAR, f32)],
+        compiler.compile_kernel((PROGRAMS / "add_scalar_kernel.cpp").read_text(), "aiv"))
+    program = ChipCallable.from_kernel(kernel, block_num=2)
+    sim.set_device(0)
+    stream = sim.Stream()
+    x = np.arange(N, dtype=np.float32)
+    dx = sim.DeviceArray.from_numpy(x, stream=stream)
+    dy = sim.DeviceArray.zeros(N, np.float32, stream=stream)
+    as_int = sim.DeviceArray(N, np.int32, stream=stream)
+    square = sim.DeviceArray((64, 64), np.float32, stream=stream)
+    with Worker(level=2, execution_mode="kernel", device_id=0) as w:
+        w.init(config=CallConfig())
+        cid = w.kernel_prepare_callable(program)
+        w.kernel_launch(cid, dx, dy, 2, caller_stream=stream)  # an int becomes FLOAT32 2.0
+        stream.synchronize()
+        np.testing.assert_array_equal(dy.numpy(), x + 2)
+        sim.reset_counters()
+        cases = [((as_int, dy, 1.0), 0, "expected a FLOAT32 tensor, got INT32"),
+                 ((square, dy, 1.0), 0, "expected a tensor of rank 1, got rank 2"),
+                 ((dx, dy, np.float64(1.0)), 2, "expected a FLOAT32 scalar, got numpy FLOAT64"),
+                 ((dx, dy, np.int32(1)), 2, "expected a FLOAT32 scalar")]
+        for args, index, message in cases:
+            with pytest.raises(ArgumentTypeError, match=message) as err:
+                w.kernel_launch(cid, *args, caller_stream=stream)
+            assert err.value.index == err.value.arg_index == index
+            assert isinstance(err.value, SignatureMismatchError)
+            assert isinstance(err.value, TypeError) and isinstance(err.value, ValueError)
+        assert_nothing_enqueued(stream)
+        launch = w.kernel_bind(cid, dx, dy, np.float32(0.5))
+        with pytest.raises(ArgumentTypeError, match="FLOAT32 tensor"):
+            launch.set_arg(1, as_int)
+        launch.launch(caller_stream=stream)
+        stream.synchronize()
+        np.testing.assert_array_equal(dy.numpy(), x + np.float32(0.5))
+    del dx, dy, as_int, square
+    gc.collect()
+    stream.destroy()
