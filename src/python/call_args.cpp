@@ -106,7 +106,10 @@ void finish_tensor(const PackTarget& t, uint32_t i, const ArgSpec& spec, PackedT
 
 // A buffer-protocol object (numpy array, memoryview, ...): sim device memory when its bytes
 // lie in a sim allocation, else host memory (program mode only).
-PackedTensor from_buffer(const PackTarget& t, uint32_t i, const ArgSpec& spec, py::handle obj) {
+// dlpack_host: a numpy import of a DLPack host tensor; numpy marks those read-only, but
+// DLPack (0.6) carries no read-only flag, so writability is the producer's to decide.
+PackedTensor from_buffer(const PackTarget& t, uint32_t i, const ArgSpec& spec, py::handle obj,
+                         bool dlpack_host = false) {
   auto lease = std::make_shared<const HostBufferLease>(obj);
   const Py_buffer& v = lease->view();
   if (v.format && (v.format[0] == '>' || v.format[0] == '!')) {
@@ -128,7 +131,7 @@ PackedTensor from_buffer(const PackTarget& t, uint32_t i, const ArgSpec& spec, p
                   std::to_string(CHIP_TENSOR_MAX_DIMS) + " are supported");
   }
   const bool writes = spec.direction != ArgDirection::IN;
-  if (writes && lease->readonly()) {
+  if (writes && lease->readonly() && !dlpack_host) {
     bad_value(t, i, spec, "a read-only buffer cannot be an output; pass a writable array");
   }
   std::vector<int64_t> shape(v.shape, v.shape + v.ndim);
@@ -155,7 +158,7 @@ PackedTensor from_dlpack(const PackTarget& t, uint32_t i, const ArgSpec& spec, p
     // Host memory or a CPU view of sim memory: numpy imports it zero-copy, then the buffer
     // rules apply (the numpy array keeps the producer's export alive).
     py::object array = py::module_::import("numpy").attr("from_dlpack")(obj);
-    return from_buffer(t, i, spec, array);
+    return from_buffer(t, i, spec, array, /*dlpack_host=*/true);
   }
   if (device_type != kSimDLDeviceType) {
     bad_value(t, i, spec,
