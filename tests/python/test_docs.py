@@ -101,3 +101,45 @@ def test_cpp_block_compiles_against_the_headers(block, tmp_path):
 @pytest.mark.parametrize("block", C, ids=_id)
 def test_c_block_compiles_against_the_headers(block, tmp_path):
     _compile(block, tmp_path, shutil.which("cc") or "gcc", "c11", ".c")
+
+
+def _app_block() -> str:
+    text = (ROOT / "docs" / "api.md").read_text()
+    blocks = [m.group(2) for m in FENCE.finditer(text) if m.group(1).strip() == "cpp"
+              and m.group(2).startswith("// app.cpp")]
+    assert blocks, "docs/api.md lost its 'Using simpler from C++' example"
+    return blocks[0]
+
+
+def _build_dir() -> pathlib.Path:
+    from simpler import _build_info
+    return pathlib.Path(_build_info.LIB_DIR).parent
+
+
+def _run_app(app: pathlib.Path) -> None:
+    result = subprocess.run([str(app)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "kernel mode supported: 1" in result.stdout and "tensors: 1" in result.stdout
+
+
+def test_cpp_example_links_through_pkg_config(tmp_path):
+    (tmp_path / "app.cpp").write_text(_app_block())
+    env = dict(os.environ, PKG_CONFIG_PATH=str(_build_dir() / "lib" / "pkgconfig"))
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "simpler"], env=env,
+                           capture_output=True, text=True, check=True).stdout.split()
+    subprocess.run([shutil.which("c++") or "g++", "-std=c++20", str(tmp_path / "app.cpp"),
+                    *flags, "-o", str(tmp_path / "app")], check=True, timeout=300)
+    _run_app(tmp_path / "app")
+
+
+def test_cpp_example_builds_with_find_package(tmp_path):
+    text = (ROOT / "docs" / "api.md").read_text()
+    cmake_blocks = [m.group(2) for m in FENCE.finditer(text) if m.group(1).strip() == "cmake"]
+    assert any("find_package(simpler" in b for b in cmake_blocks)
+    (tmp_path / "CMakeLists.txt").write_text(next(b for b in cmake_blocks if "find_package" in b))
+    (tmp_path / "app.cpp").write_text(_app_block())
+    out = tmp_path / "out"
+    subprocess.run(["cmake", "-S", str(tmp_path), "-B", str(out), f"-Dsimpler_DIR={_build_dir()}"],
+                   check=True, capture_output=True, timeout=300)
+    subprocess.run(["cmake", "--build", str(out)], check=True, capture_output=True, timeout=300)
+    _run_app(out / "app")
