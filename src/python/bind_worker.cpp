@@ -350,10 +350,9 @@ void bind_worker_classes(py::module_& m) {
                return;
              }
              // The borrowed form: packed against the callable's signature, then launched.
-             const auto callable = w.kernel_callable(callable_id, "kernel_launch");
-             const auto signature = callable->arg_specs();
+             const auto signature = w.kernel_arg_specs(callable_id, "kernel_launch");
              PyChipStorageTaskArgs packed;
-             pack_call_args(args, signature,
+             pack_call_args(args, *signature,
                             {CallMode::KERNEL, w.options().device_id, "Worker.kernel_launch"},
                             packed);
              py::gil_scoped_release nogil;
@@ -365,8 +364,7 @@ void bind_worker_classes(py::module_& m) {
              w.require_kernel_ready("kernel_bind");
              py::handle args = unwrap_arguments(values);
              const int64_t callable_id = strict_int(id, "Worker.kernel_bind: callable_id");
-             const auto callable = w.kernel_callable(callable_id, "kernel_bind");
-             auto signature = callable->arg_specs();
+             std::vector<ArgSpec> signature = *w.kernel_arg_specs(callable_id, "kernel_bind");
              PyChipStorageTaskArgs packed;
              if (py::isinstance<PyChipStorageTaskArgs>(args)) {
                packed = args.cast<const PyChipStorageTaskArgs&>();
@@ -394,11 +392,11 @@ void bind_worker_classes(py::module_& m) {
                                ": expected a handle from register(), got " +
                                Py_TYPE(h.ptr())->tp_name);
         }
-        const auto callable = w.registered_callable(h.cast<CallableHandle>(), api);
+        const auto signature = w.registered_arg_specs(h.cast<CallableHandle>(), api);
         const std::string where = std::string("Worker.") + api;
         PyChipStorageTaskArgs packed;
-        pack_call_args(values, callable->arg_specs(),
-                       {CallMode::PROGRAM, w.options().device_id, where.c_str()}, packed);
+        pack_call_args(values, signature, {CallMode::PROGRAM, w.options().device_id, where.c_str()},
+                       packed);
         return packed;
       });
 }

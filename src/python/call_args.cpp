@@ -282,7 +282,12 @@ void pack_call_args(py::handle values, std::span<const ArgSpec> signature, const
                            " given; pass them in signature order (or one ChipStorageTaskArgs)");
   }
   check_signature_order(signature, target);
-  PyChipStorageTaskArgs packed;
+  // Filled in place (no 4 KiB temporary per launch); on a refusal `out` is partly written,
+  // which callers never use: they pack into a fresh object.
+  PyChipStorageTaskArgs& packed = out;
+  packed.args.tensor_count = 0;
+  packed.args.scalar_count = 0;
+  packed.host.clear();
   for (uint32_t i = 0; i < n; ++i) {
     const ArgSpec& spec = signature[i];
     py::handle value = PySequence_Fast_GET_ITEM(values.ptr(), i);
@@ -294,7 +299,6 @@ void pack_call_args(py::handle values, std::span<const ArgSpec> signature, const
       packed.args.scalars[packed.args.scalar_count++] = pack_scalar(target, i, spec, value);
     }
   }
-  out = std::move(packed);
 }
 
 void repack_call_arg(uint32_t index, py::handle value, std::span<const ArgSpec> signature,

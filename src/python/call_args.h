@@ -54,7 +54,8 @@ class CallArgError : public std::exception {
 
 // True for the borrowed form (a list or tuple of arguments).
 bool is_argument_list(pybind11::handle obj);
-// Packs `values` (a list or tuple in signature order) into `out`, replacing its content.
+// Packs `values` (a list or tuple in signature order) into `out`, replacing its content
+// (left unspecified when an argument is refused: pack into a fresh object).
 void pack_call_args(pybind11::handle values, std::span<const ArgSpec> signature,
                     const PackTarget& target, PyChipStorageTaskArgs& out);
 // Replaces argument `index` of already packed args (same checks as pack_call_args).

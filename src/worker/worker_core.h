@@ -64,9 +64,9 @@ struct WorkerCore {
   // ---- kernel mode: one lock linearizes prepare/launch against the native finalize -----
   mutable std::mutex kernel_mu;
   std::vector<std::shared_ptr<const ChipCallable>> kernel_images;  // kept until teardown succeeds
-  // Every id this Worker's prepare minted -> the image it was prepared from (its signature
-  // lets the bindings pack borrowed arguments).
-  std::unordered_map<int64_t, std::shared_ptr<const ChipCallable>> minted_ids;
+  // Every id this Worker's prepare minted -> the signature of the image it was prepared
+  // from (read once: the bindings pack borrowed arguments against it on every launch).
+  std::unordered_map<int64_t, std::shared_ptr<const std::vector<ArgSpec>>> minted_ids;
   // The typed signature of each minted id that has one (untyped ids are absent).
   std::unordered_map<int64_t, std::vector<ArgSpec>> typed_specs;
 

@@ -51,8 +51,8 @@ int64_t Worker::kernel_prepare_callable(const ChipCallable& callable) {
   // The Worker's own reference, kept (even when prepare fails) until a teardown succeeds.
   c.kernel_images.push_back(std::make_shared<const ChipCallable>(callable));
   const int64_t id = c.chip->kernel_prepare_callable(*c.kernel_images.back());
-  c.minted_ids.emplace(id, c.kernel_images.back());
   std::vector<ArgSpec> specs = callable.arg_specs();
+  c.minted_ids.emplace(id, std::make_shared<const std::vector<ArgSpec>>(specs));
   if (std::any_of(specs.begin(), specs.end(), [](const ArgSpec& s) { return s.typed(); })) {
     c.typed_specs.emplace(id, std::move(specs));
   }
@@ -71,8 +71,8 @@ int64_t Worker::kernel_prepare_callable(const ChipCallable& callable) {
                               " was not returned by this Worker's kernel_prepare_callable");
 }
 
-std::shared_ptr<const ChipCallable> Worker::kernel_callable(int64_t callable_id,
-                                                            const char* api) const {
+std::shared_ptr<const std::vector<ArgSpec>> Worker::kernel_arg_specs(int64_t callable_id,
+                                                                     const char* api) const {
   const WorkerCore& c = *core_;
   require_kernel_ready(api);
   std::unique_lock lock(c.kernel_mu, std::try_to_lock);

@@ -118,12 +118,11 @@ static WorkerCore::Registered& find_registered(WorkerCore& c, CallableHandle han
   return it->second;
 }
 
-std::shared_ptr<const ChipCallable> Worker::registered_callable(CallableHandle handle,
-                                                                const char* api) {
+std::vector<ArgSpec> Worker::registered_arg_specs(CallableHandle handle, const char* api) {
   WorkerCore& c = *core_;
   require_program_mode(c, api);
   std::lock_guard lock(c.program_mu);
-  return find_registered(c, handle, api).callable;
+  return find_registered(c, handle, api).specs;
 }
 
 void Worker::unregister_callable(CallableHandle handle) {

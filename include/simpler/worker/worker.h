@@ -74,8 +74,9 @@ class Worker {
   void require_program_api(const char* api) const;
   CallableHandle register_callable(const ChipCallable& callable);  // before or after init
   void unregister_callable(CallableHandle handle);
-  // The callable registered under `handle` (its signature lets bindings pack arguments).
-  std::shared_ptr<const ChipCallable> registered_callable(CallableHandle handle, const char* api);
+  // The signature of the callable registered under `handle` (bindings pack arguments
+  // against it).
+  std::vector<ArgSpec> registered_arg_specs(CallableHandle handle, const char* api);
   void run(CallableHandle handle, const ChipStorageTaskArgs& args,
            const std::optional<CallConfig>& config = std::nullopt);
   RunHandle submit(CallableHandle handle, const ChipStorageTaskArgs& args,
@@ -97,10 +98,11 @@ class Worker {
   // Throws what kernel_launch/kernel_prepare_callable would for the worker's own state
   // (mode, READY, forked child); lets a binding check its arguments in the spec's order.
   void require_kernel_ready(const char* api) const;
-  // The callable `callable_id` was prepared from: the same checks as kernel_launch (mode,
-  // READY, fork, the lock held by nobody else, an id this Worker minted). Bindings read its
-  // signature to pack borrowed arguments before the launch.
-  std::shared_ptr<const ChipCallable> kernel_callable(int64_t callable_id, const char* api) const;
+  // The signature of the callable `callable_id` was prepared from (read once, at prepare):
+  // the same checks as kernel_launch (mode, READY, fork, the lock held by nobody else, an
+  // id this Worker minted). Bindings pack borrowed arguments against it before the launch.
+  std::shared_ptr<const std::vector<ArgSpec>> kernel_arg_specs(int64_t callable_id,
+                                                               const char* api) const;
   // caller_stream: the caller's sim_stream_t (nonzero).
   void kernel_launch(int64_t callable_id, const ChipStorageTaskArgs& args, void* caller_stream);
 
