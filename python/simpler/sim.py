@@ -21,12 +21,14 @@ See docs/sim-driver.md for the semantics (sticky stream errors, destroy waits, f
 from __future__ import annotations
 
 import atexit
+import contextlib
+import sys
 import weakref
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from simpler import _native
-from simpler.errors import SimplerTypeError, SimplerValueError
+from simpler.errors import SimError, SimplerTypeError, SimplerValueError
 
 _sim = _native.sim
 
@@ -191,6 +193,27 @@ _live_streams: "weakref.WeakSet[Stream]" = weakref.WeakSet()
 _never_freed: list[list[Any]] = []
 
 
+@contextlib.contextmanager
+def _launch_messages(stream: "Stream") -> Iterator[None]:
+    """Re-raises a stream's chip-status SimError (a kernel-mode launch that failed on the
+    chip: SIMPLER_CHIP_ERR_*, codes -1..-999) with the runtime's message for that launch
+    appended; the stream itself only carries the status."""
+    try:
+        yield
+    except SimError as err:
+        worker = sys.modules.get("simpler.worker")  # only if kernel-mode Workers can exist
+        if worker is None or err.code is None or not -1000 < err.code < 0:
+            raise
+        try:
+            device = stream.device
+        except SimError:
+            device = None
+        messages = worker.kernel_launch_messages(device, err.status_name)
+        if not messages:
+            raise
+        raise SimError(f"{err}; runtime: {' | '.join(messages)}", err.code) from None
+
+
 class Stream:
     """An in-order queue of operations on the current device (created there).
 
@@ -217,15 +240,21 @@ class Stream:
         return _sim.stream_device(self._handle)
 
     def synchronize(self) -> None:
-        """Wait until everything enqueued so far ran; raise the stream's sticky error, if any."""
-        _sim.stream_synchronize(self._handle)
+        """Wait until everything enqueued so far ran; raise the stream's sticky error, if any.
+
+        A failed kernel-mode launch raises a SimError whose ``.code`` is the chip status
+        (``SIMPLER_CHIP_ERR_*``) and whose message ends with the runtime's own message.
+        """
+        with _launch_messages(self):
+            _sim.stream_synchronize(self._handle)
         # Only after a successful wait: a refused call (e.g. an injected fault) may not
         # have waited, and the stream may still read these buffers.
         self._keepalive.clear()
 
     def query(self) -> bool:
         """True when idle, False while work is pending; raises the sticky error, if any."""
-        done = _sim.stream_query(self._handle)
+        with _launch_messages(self):
+            done = _sim.stream_query(self._handle)
         if done:
             self._keepalive.clear()
         return done

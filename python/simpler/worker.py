@@ -40,6 +40,27 @@ __all__ = ["Worker", "RunHandle", "KernelLaunch"]
 KernelLaunch = _nw.KernelLaunch
 
 
+# Live initialized kernel-mode Workers, for the messages of launches that failed on a
+# caller's stream (kernel_launch_messages, used by simpler.sim's stream errors).
+_KERNEL_WORKERS: "weakref.WeakSet[Worker]" = weakref.WeakSet()
+
+
+def kernel_launch_messages(device_id: Optional[int], status_name: str) -> List[str]:
+    """The runtime messages of failed launches naming ``status_name``, from this process's
+    live kernel-mode Workers (on ``device_id``, when given)."""
+    out = []
+    for worker in list(_KERNEL_WORKERS):
+        if device_id is not None and worker.device_id != device_id:
+            continue
+        try:
+            message = worker.kernel_launch_error()
+        except Exception:  # noqa: BLE001 - a closing worker has no message to add
+            continue
+        if message and status_name in message:
+            out.append(message)
+    return out
+
+
 def _prepare_output_dir(config: Any) -> None:
     """Creates a config's output_prefix directory when a diagnostics switch is on.
 
@@ -182,6 +203,7 @@ class Worker:
         self._native.init(prewarm_config, config)
         if self.execution_mode == "kernel":
             self._pin = weakref.finalize(self, _pin_unclosed, self._native, self.device_id)
+            _KERNEL_WORKERS.add(self)
 
     def close(self) -> None:
         """Releases the worker's context (idempotent). Kernel mode: no stream sync, no device
@@ -311,6 +333,12 @@ class Worker:
         A refused argument raises :class:`simpler.errors.ArgumentError` (or
         ArgumentTypeError) naming its index, before anything is enqueued."""
         self._native.kernel_launch(callable_id, args, caller_stream)
+
+    def kernel_launch_error(self) -> str:
+        """The runtime's message for this Worker's latest launch that failed on the chip
+        ('' if none). The caller's stream reports such a failure by status only;
+        ``simpler.sim`` streams append this message to the SimError they raise."""
+        return self._native.kernel_launch_error()
 
     def kernel_bind(self, callable_id: int, *args: Any) -> "KernelLaunch":
         """Validates and packs a launch once; ``launch(caller_stream=...)`` on the returned

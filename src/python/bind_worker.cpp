@@ -358,6 +358,9 @@ void bind_worker_classes(py::module_& m) {
              py::gil_scoped_release nogil;
              w.kernel_launch(callable_id, packed.args, s);
            })
+      .def("kernel_launch_error", &Worker::kernel_launch_error,
+           "The runtime's message for this Worker's latest launch that failed on the chip "
+           "('' if none).")
       .def("kernel_bind",
            [](py::object self, py::handle id, py::handle values) {
              Worker& w = self.cast<Worker&>();

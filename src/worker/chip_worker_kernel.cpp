@@ -149,6 +149,19 @@ void ChipWorker::kernel_launch(int64_t callable_id, const ChipStorageTaskArgs& a
   }
 }
 
+std::string ChipWorker::kernel_launch_error() const {
+  if (ctx_ == nullptr || !library_ || mode_ != ChipWorkerMode::KERNEL) return {};
+  const SimplerApi& api = library_->api();
+  // A build whose table predates the entry (a smaller struct_size) simply has no message.
+  if (api.struct_size < SIMPLER_STRUCT_SIZE(SimplerApi, kernel_mode_launch_error) ||
+      api.kernel_mode_launch_error == nullptr) {
+    return {};
+  }
+  SimplerKernelModeLaunchErrorArgs a{.struct_size = sizeof a, .ctx = ctx_, .message = nullptr};
+  if (api.kernel_mode_launch_error(&a) != SIMPLER_OK || a.message == nullptr) return {};
+  return a.message;
+}
+
 bool ChipWorker::kernel_mode_supported() const noexcept {
   if (ctx_ == nullptr || !library_ || !library_->api().kernel_mode_supported) return false;
   SimplerKernelModeSupportedArgs a{.struct_size = sizeof a, .ctx = ctx_};

@@ -105,4 +105,12 @@ void Worker::kernel_launch(int64_t callable_id, const ChipStorageTaskArgs& args,
   c.chip->kernel_launch(callable_id, args, caller_stream);
 }
 
+std::string Worker::kernel_launch_error() {
+  WorkerCore& c = *core_;
+  if (c.mode != ExecutionMode::KERNEL) return {};
+  std::lock_guard lock(c.kernel_mu);
+  if (!c.chip || c.state.load() != WorkerState::READY) return {};
+  return c.chip->kernel_launch_error();
+}
+
 }  // namespace simpler

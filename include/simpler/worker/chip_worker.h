@@ -95,6 +95,10 @@ class ChipWorker {
   void kernel_launch(int64_t callable_id, const ChipStorageTaskArgs& args, void* caller_stream);
   // Never throws; false when no context is bound.
   bool kernel_mode_supported() const noexcept;
+  // The runtime's message for this context's most recent kernel-mode launch that failed on
+  // the chip ("" if none, or if the build does not provide it). Launches fail
+  // asynchronously, on the caller's stream; the stream reports only the status.
+  std::string kernel_launch_error() const;
   // Nonzero, strictly increasing, process-unique; 0 before kernel_init.
   uint64_t generation() const noexcept { return generation_; }
   size_t prepared_image_count() const noexcept { return kernel_images_.size(); }

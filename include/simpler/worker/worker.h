@@ -105,6 +105,9 @@ class Worker {
                                                                const char* api) const;
   // caller_stream: the caller's sim_stream_t (nonzero).
   void kernel_launch(int64_t callable_id, const ChipStorageTaskArgs& args, void* caller_stream);
+  // The runtime's message for the most recent launch of this Worker that failed on the
+  // chip ("" if none): the caller's stream reports only the status of such a failure.
+  std::string kernel_launch_error();
 
   // ---- both --------------------------------------------------------------------------
   uint64_t committed_device_memory();                     // 0 before init and after close
