@@ -7,6 +7,7 @@
 #include <future>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "sim_test_support.h"
@@ -335,6 +336,50 @@ TEST_F(StreamTest, ManyProducerThreadsOnOneStream) {
   for (auto& p : producers) p.join();
   ASSERT_SIM_OK(sim_stream_synchronize(stream.get()));
   EXPECT_EQ(counter.load(), 4000);
+}
+
+// The segmented queue: producers racing across segment boundaries keep each producer's
+// order, and an executor parked between bursts is woken by the next enqueue.
+struct ProducerEntry {
+  std::vector<std::pair<int, int>>* seen;  // touched only by the executor
+  int producer;
+  int seq;
+};
+void record_entry(void* p) {
+  auto* e = static_cast<ProducerEntry*>(p);
+  e->seen->emplace_back(e->producer, e->seq);
+}
+
+TEST_F(StreamTest, ProducersKeepTheirOrderAcrossSegmentsAndWakeAParkedExecutor) {
+  ScopedStream stream;
+  constexpr int kProducers = 3;
+  constexpr int kPerProducer = 1500;  // several 256-op segments each
+  std::vector<std::pair<int, int>> seen;
+  std::vector<std::vector<ProducerEntry>> entries(kProducers);
+  for (int burst = 0; burst < 2; ++burst) {
+    seen.clear();
+    std::vector<std::thread> producers;
+    for (int t = 0; t < kProducers; ++t) {
+      entries[static_cast<size_t>(t)].assign(kPerProducer, ProducerEntry{&seen, t, 0});
+      producers.emplace_back([&, t] {
+        auto& mine = entries[static_cast<size_t>(t)];
+        for (int i = 0; i < kPerProducer; ++i) {
+          mine[static_cast<size_t>(i)].seq = i;
+          EXPECT_SIM_OK(
+              sim_launch_host_func(stream.get(), record_entry, &mine[static_cast<size_t>(i)]));
+        }
+      });
+    }
+    for (auto& p : producers) p.join();
+    ASSERT_SIM_OK(sim_stream_synchronize(stream.get()));
+    ASSERT_EQ(seen.size(), static_cast<size_t>(kProducers * kPerProducer));
+    std::vector<int> next(kProducers, 0);
+    for (const auto& [producer, seq] : seen) {
+      ASSERT_EQ(seq, next[static_cast<size_t>(producer)]++) << "producer " << producer;
+    }
+    // Long enough for the executor to spin out and park before the second burst.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 TEST_F(StreamTest, ConcurrentSynchronizersAllSeeTheWorkDone) {
