@@ -253,7 +253,8 @@ void check_signature_order(std::span<const ArgSpec> sig, const PackTarget& t) {
   }
 }
 
-void translate(std::exception_ptr p) {
+// By value: the signature pybind11::register_exception_translator takes.
+void translate(std::exception_ptr p) {  // NOLINT(performance-unnecessary-value-param)
   try {
     if (p) std::rethrow_exception(p);
   } catch (const CallArgError& e) {
