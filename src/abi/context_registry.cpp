@@ -1,6 +1,7 @@
 #include "abi/context_registry.h"
 
 #include <mutex>
+#include <new>
 #include <shared_mutex>
 #include <unordered_map>
 
@@ -18,7 +19,8 @@ class Registry {
   // ChipWorker collected on a foreign thread): they stay leaked, never torn down from a
   // static destructor while the driver may already be gone.
   ~Registry() {
-    for (auto& [handle, context] : live_) new ContextRef(std::move(context));
+    // (If even that allocation fails, the context is torn down after all.)
+    for (auto& [handle, context] : live_) (void)new (std::nothrow) ContextRef(std::move(context));
   }
   Registry(const Registry&) = delete;
   Registry& operator=(const Registry&) = delete;
