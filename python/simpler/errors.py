@@ -117,3 +117,26 @@ class ArgumentTypeError(ArgumentError, SignatureMismatchError):
     """An argument of the wrong kind or type: a dtype other than the signature's, a number
     where a tensor is expected (or the reverse), or the wrong number of arguments. Also a
     TypeError and a SignatureMismatchError."""
+
+
+class KernelFaultError(ChipWorkerError):
+    """A kernel crashed (a caught SIGSEGV/SIGBUS/SIGFPE/SIGILL/SIGABRT) or reported a fault
+    (code SIMPLER_CHIP_ERR_KERNEL_FAULT). After a crash the context is failed: only close()
+    is allowed (docs/faults.md)."""
+
+
+class KernelTimeoutError(ChipWorkerError, TimeoutError):
+    """The run's watchdog (CallConfig.watchdog_timeout_ms) saw no progress for the timeout
+    (code SIMPLER_CHIP_ERR_SCHEDULER_TIMEOUT). The stuck run was abandoned and the context
+    is failed: only close() is allowed (docs/faults.md)."""
+
+
+def chip_worker_error_class(code: int) -> type:
+    """The ChipWorkerError subclass a native status maps to."""
+    if code == STATUS_CODES["SIMPLER_CHIP_ERR_KERNEL_FAULT"]:
+        return KernelFaultError
+    if code == STATUS_CODES["SIMPLER_CHIP_ERR_SCHEDULER_TIMEOUT"]:
+        return KernelTimeoutError
+    if code == STATUS_CODES["PTO_RUNTIME_ERR_UNSUPPORTED"]:
+        return UnsupportedRuntimeOperation
+    return ChipWorkerError

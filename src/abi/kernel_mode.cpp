@@ -130,6 +130,13 @@ void KernelMode::launch(int64_t callable_id, const ChipStorageTaskArgs& args, si
   }
   const ResidentCallable& callable = callables_[static_cast<size_t>(callable_id)];
   check_call_args(args, callable.signature, device_, /*allow_host=*/false, callable.typed);
+  if (engine_) {
+    std::string why;
+    const int sticky = engine_->sticky_error(&why);
+    if (sticky != SIMPLER_OK) {
+      fail(sticky, "the context failed earlier (" + why + "); only close() is allowed now");
+    }
+  }
 
   LaunchRecord* record = pool_.acquire();
   record->owner = this;
@@ -195,6 +202,11 @@ bool KernelMode::holds_resources_locked() const {
 }
 
 int KernelMode::release_all() {
+  if (engine_ && engine_->abandoned()) {
+    // A thread of the engine may still run code of any of these programs: they stay
+    // loaded for the life of the process.
+    for (ResidentCallable& c : callables_) (void)c.program.release();
+  }
   callables_.clear();  // host side: unloads the programs that point into the arena
   ids_by_hash_.clear();
   int status = arena_.release();

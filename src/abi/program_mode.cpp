@@ -36,6 +36,12 @@ bool rings_differ(const SimplerCallConfig& wanted, const SimplerCallConfig& buil
 
 std::string run_name(uint64_t run_id) { return "run " + std::to_string(run_id); }
 
+// run->mutex held.
+std::string run_failure(const ProgramRun& run) {
+  return run.error.empty() ? std::string("the run failed with ") + simpler_status_name(run.status)
+                           : run.error;
+}
+
 }  // namespace
 
 ProgramMode::ProgramMode(const BuildTraits& traits, int32_t device, DeviceClaim claim)
@@ -49,7 +55,7 @@ void ProgramMode::open(const SimplerCallConfig* prewarm) {
     // The runtime owns the device: it becomes (and stays) current on the init thread.
     check_driver(sim_set_device(device_), "making device " + std::to_string(device_) + " current");
     check_driver(sim_stream_create(&stream_), "creating the context's stream");
-    if (prewarm != nullptr) ensure_engine(prewarm);
+    if (prewarm != nullptr) ensure_engine(prewarm, /*for_all_runs=*/true);
     phase_ = Phase::Open;
   } catch (const AbiError& e) {
     phase_ = Phase::Closing;
@@ -78,7 +84,23 @@ void ProgramMode::require_open() const {
   }
 }
 
-Engine* ProgramMode::ensure_engine(const SimplerCallConfig* config) {
+void ProgramMode::require_healthy() const {
+  if (!engine_) return;
+  std::string why;
+  const int sticky = engine_->sticky_error(&why);
+  if (sticky != SIMPLER_OK) {
+    fail(sticky, "the context failed earlier (" + why + "); only close() is allowed now");
+  }
+}
+
+void ProgramMode::leak_programs_of_abandoned_engine() {
+  if (!engine_ || !engine_->abandoned()) return;
+  // A thread of the engine may still run code of any of these programs: they stay loaded
+  // for the life of the process (their device-side bytes may go).
+  for (auto& [id, callable] : callables_) (void)callable->resident.program.release();
+}
+
+Engine* ProgramMode::ensure_engine(const SimplerCallConfig* config, bool for_all_runs) {
   if (engine_ && (config == nullptr || !rings_differ(*config, engine_config_)))
     return engine_.get();
   if (engine_ && !runs_.empty()) {
@@ -89,6 +111,9 @@ Engine* ProgramMode::ensure_engine(const SimplerCallConfig* config) {
              "need)");
   }
   SimplerCallConfig wanted = config != nullptr ? *config : default_config();
+  // A run's own watchdog is that run's (execute() gets its config); only a prewarm
+  // config's watchdog applies to every run of the context.
+  if (!for_all_runs) wanted.watchdog_timeout_ms = 0;
   ScopedDevice on_device(device_);
   if (engine_) {  // ring memory of the old engine goes first
     std::string error;
@@ -112,6 +137,7 @@ Engine* ProgramMode::ensure_engine(const SimplerCallConfig* config) {
 int64_t ProgramMode::register_callable(const void* image, size_t size) {
   std::lock_guard<std::mutex> lock(mutex_);
   require_open();
+  require_healthy();
   (void)parse_callable(image, size);  // full walk of the caller's bytes first
   ScopedDevice on_device(device_);
   auto callable = std::make_unique<ProgramCallable>();
@@ -161,6 +187,7 @@ uint64_t ProgramMode::prepare_run(int64_t callable_id, const ChipStorageTaskArgs
                                   const SimplerCallConfig* config) {
   std::lock_guard<std::mutex> lock(mutex_);
   require_open();
+  require_healthy();
   auto it = callables_.find(callable_id);
   if (it == callables_.end()) {
     fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
@@ -175,7 +202,7 @@ uint64_t ProgramMode::prepare_run(int64_t callable_id, const ChipStorageTaskArgs
                   callable.resident.typed);
 
   auto run = std::make_shared<ProgramRun>();
-  run->engine = ensure_engine(config);
+  run->engine = ensure_engine(config, /*for_all_runs=*/false);
   run->callable_id = callable_id;
   run->callable = &callable;
   run->device_args = args;
@@ -235,6 +262,7 @@ void ProgramMode::renew_stream_after_error() {
 void ProgramMode::launch_run(uint64_t run_id) {
   std::lock_guard<std::mutex> lock(mutex_);
   require_open();
+  require_healthy();
   std::shared_ptr<ProgramRun> run = find_run(run_id);
   if (run->launched)
     fail(PTO_RUNTIME_ERR_INVALID_STATE, run_name(run_id) + " was already launched");
@@ -275,10 +303,9 @@ int ProgramMode::wait_run(uint64_t run_id, int64_t timeout_us) {
                                       " us; it keeps running (wait again or finalize it)");
   }
   std::lock_guard<std::mutex> lock(run->mutex);
-  if (run->status != SIMPLER_OK) {
-    fail(run->status, run_name(run_id) + " failed: " + simpler_status_name(run->status) +
-                          (run->error.empty() ? "" : ": " + run->error));
-  }
+  // The engine's message names the task and kernel; the status name is added once, by the
+  // caller (ChipWorkerError), not at every layer.
+  if (run->status != SIMPLER_OK) fail(run->status, run_failure(*run));
   return SIMPLER_OK;
 }
 
@@ -304,10 +331,7 @@ int ProgramMode::finalize_run(uint64_t run_id) {
   if (run->launched) {
     std::lock_guard<std::mutex> run_lock(run->mutex);
     status = run->status;
-    if (status != SIMPLER_OK) {
-      message = run_name(run_id) + " failed: " + simpler_status_name(status) +
-                (run->error.empty() ? "" : ": " + run->error);
-    }
+    if (status != SIMPLER_OK) message = run_failure(*run);
   }
   ScopedDevice on_device(device_);
   if (run->launched && status == SIMPLER_OK) {
@@ -317,6 +341,10 @@ int ProgramMode::finalize_run(uint64_t run_id) {
       status = e.status();
       message = run_name(run_id) + ": " + e.what();
     }
+  }
+  if (run->launched && run->engine->abandoned()) {
+    // A stuck kernel of this run may still write its staged copies: never reused.
+    (void)new Staging(std::move(run->staging));  // NOLINT: leaked on purpose
   }
   const int release_status = run->staging.release();
   if (release_status != SIMPLER_OK) {
@@ -352,6 +380,7 @@ void ProgramMode::check_device_range(uint64_t device_ptr, size_t size, const cha
 uint64_t ProgramMode::malloc(size_t size) {
   std::lock_guard<std::mutex> lock(mutex_);
   require_open();
+  require_healthy();
   if (size == 0) fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT, "size: 0 bytes; ask for at least 1 byte");
   ScopedDevice on_device(device_);
   DeviceAllocation block = DeviceAllocation::allocate(size, "simpler_device_malloc");
@@ -377,6 +406,7 @@ void ProgramMode::free(uint64_t device_ptr) {
 void ProgramMode::copy_to(uint64_t dst_device, const void* src_host, size_t size) {
   std::lock_guard<std::mutex> lock(mutex_);
   require_open();
+  require_healthy();
   if (size == 0) return;
   if (src_host == nullptr) fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT, "src_host is NULL");
   check_device_range(dst_device, size, "dst_device");
@@ -389,6 +419,7 @@ void ProgramMode::copy_to(uint64_t dst_device, const void* src_host, size_t size
 void ProgramMode::copy_from(void* dst_host, uint64_t src_device, size_t size) {
   std::lock_guard<std::mutex> lock(mutex_);
   require_open();
+  require_healthy();
   if (size == 0) return;
   if (dst_host == nullptr) fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT, "dst_host is NULL");
   check_device_range(src_device, size, "src_device");
@@ -433,6 +464,7 @@ bool ProgramMode::holds_resources_locked() const {
 
 int ProgramMode::release_all() {
   ScopedDevice on_device(device_);
+  leak_programs_of_abandoned_engine();
   for (auto& [id, run] : runs_) {
     if (int status = run->staging.release(); status != SIMPLER_OK) return status;
   }

@@ -66,9 +66,13 @@ class ProgramMode {
  private:
   enum class Phase { Opening, Open, Closing, Closed };
 
-  void require_open() const;                                    // mutex_ held
+  void require_open() const;  // mutex_ held
+  // After a caught fault or a watchdog timeout (sticky): throws the poisoning status.
+  void require_healthy() const;                                 // mutex_ held
+  void leak_programs_of_abandoned_engine();                     // mutex_ held
   std::shared_ptr<ProgramRun> find_run(uint64_t run_id) const;  // mutex_ held; throws
-  Engine* ensure_engine(const SimplerCallConfig* config);       // mutex_ held
+  // for_all_runs: a prewarm config (its watchdog becomes the context's default).
+  Engine* ensure_engine(const SimplerCallConfig* config, bool for_all_runs);  // mutex_ held
   void check_device_range(uint64_t device_ptr, size_t size, const char* what) const;
   int release_all();                    // mutex_ held
   void renew_stream_after_error();      // mutex_ held

@@ -1,13 +1,21 @@
 // Running a block as a core, completing tasks.
 #include "block_runner.h"
 
+#include <chrono>
 #include <cstring>
 #include <string>
 
+#include "fault_guard.h"
 #include "simpler/abi/status.h"
 
 namespace simpler::rt {
 namespace {
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 const char* core_type_name(uint32_t type) { return type == SIMPLER_CORE_AIC ? "AIC" : "AIV"; }
 
@@ -60,16 +68,48 @@ void run_block(ChipState& chip, TaskSlot& task, uint32_t block_idx, uint32_t cor
   std::memcpy(&argv[1], task.args, task.arg_count * sizeof(int64_t));
   RunObserver* observer = chip.observer.load(std::memory_order_relaxed);
   const BlockView view{task.id, task.func_id, block_idx, core_type, core_id};
+  const bool tracked = chip.running.tracking.load(std::memory_order_relaxed);
+  if (tracked) chip.running.enter(core_type, core_id, task.id, task.func_id, block_idx, now_ns());
   if (observer != nullptr) observer->on_entry(lane, view);
-  task.entry(&argv[1]);
+  FaultInfo signal;
+  const simpler_kernel_entry_fn entry = task.entry;
+  int64_t* const kernel_args = &argv[1];
+  const bool returned = guarded_call([&] { entry(kernel_args); }, &signal);
   if (observer != nullptr) observer->on_exit(lane, view);
-  if (fault != 0) {
+  if (tracked) chip.running.leave(core_type, core_id);
+  if (!returned) {
+    chip.poisoned.store(true, std::memory_order_release);
     chip.fail(SIMPLER_CHIP_ERR_KERNEL_FAULT,
-              "kernel func_id " + std::to_string(task.func_id) + " (task " +
-                  std::to_string(task.id) + ", block " + std::to_string(block_idx) + ") on " +
+              "kernel func_id " + std::to_string(task.func_id) + " crashed with " +
+                  describe_fault(signal) + " in " + block_name(chip, task, block_idx) + " on " +
                   core_type_name(core_type) + " core " + std::to_string(core_id) +
-                  " reported fault code " + std::to_string(fault));
+                  "; the context is now failed: close it and create a new one");
+  } else if (fault != 0) {
+    chip.fail(SIMPLER_CHIP_ERR_KERNEL_FAULT,
+              "kernel func_id " + std::to_string(task.func_id) + " reported fault code " +
+                  std::to_string(fault) + " in " + block_name(chip, task, block_idx) + " on " +
+                  core_type_name(core_type) + " core " + std::to_string(core_id));
   }
+}
+
+std::string task_name(const ChipState& chip, uint64_t task_id) {
+  const uint64_t index = task_id - chip.first_task;
+  const uint64_t nth = index + 1;
+  const char* suffix = (nth % 100 >= 11 && nth % 100 <= 13) ? "th"
+                       : nth % 10 == 1                      ? "st"
+                       : nth % 10 == 2                      ? "nd"
+                       : nth % 10 == 3                      ? "rd"
+                                                            : "th";
+  return "task " + std::to_string(index) + " (the " + std::to_string(nth) + suffix +
+         " task the orchestration submitted)";
+}
+
+std::string block_name(const ChipState& chip, const TaskSlot& task, uint32_t block_idx) {
+  std::string name = task_name(chip, task.id);
+  if (task.block_num > 1) {
+    name += ", block " + std::to_string(block_idx) + " of " + std::to_string(task.block_num);
+  }
+  return name;
 }
 
 void finish_block(ChipState& chip, TaskSlot& task) {

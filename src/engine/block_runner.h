@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "chip_state.h"
 
@@ -11,8 +12,16 @@ namespace simpler::rt {
 // Runs block `block_idx` of `task` as core (`core_type`, `core_id`), which the caller has
 // claimed (ChipState::claim_core). Skipped after an error; a fault latches the run's error.
 // `lane` names the calling thread to the run's observer (ChipState::observer), if any.
+// The kernel runs under a fault guard (fault_guard.h): a signal it raises fails the run
+// with SIMPLER_CHIP_ERR_KERNEL_FAULT and poisons the engine.
 void run_block(ChipState& chip, TaskSlot& task, uint32_t block_idx, uint32_t core_type,
                uint32_t core_id, uint32_t lane);
+
+// "task 0 (the 1st task the orchestration submitted)": tasks as the user numbers them
+// (submit order within the run, from 0), not the engine's internal ids.
+std::string task_name(const ChipState& chip, uint64_t task_id);
+// task_name plus ", block b of n" for an SPMD task.
+std::string block_name(const ChipState& chip, const TaskSlot& task, uint32_t block_idx);
 
 // Counts one finished block of `task`; after its last block the task completes: its
 // dependents are released and done_id is published. The caller will take one released

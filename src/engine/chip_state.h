@@ -12,6 +12,7 @@
 #include "parker.h"
 #include "ready_queue.h"
 #include "run_status.h"
+#include "running_blocks.h"
 #include "simpler/kernel/kernel_abi.h"
 #include "task_slot.h"
 
@@ -40,16 +41,23 @@ struct ChipState {
   // on that core, so no core ever runs two blocks at once.
   std::unique_ptr<std::atomic<uint32_t>[]> core_claimed[kCoreTypeCount];
   uint32_t core_count[kCoreTypeCount] = {0, 0};
+  RunningBlocks running;  // what each core runs (watchdog messages)
+  // A caught signal or an abandoned run: the engine refuses every later run (sticky, like
+  // a CUDA context after a device fault); only release() is allowed.
+  std::atomic<bool> poisoned{false};
 
   // ---- per run ----
   RunStatus status;
   // Sees every kernel block when not null (set between runs; schedulers read it after
   // popping a task, which the queue orders after the store).
   std::atomic<RunObserver*> observer{nullptr};
+  // Engine id of the run's first task: the user numbers a task id - first_task (from 0).
+  uint64_t first_task = 0;
 
   void init_cores(uint32_t clusters) {
     core_count[SIMPLER_CORE_AIC] = clusters;
     core_count[SIMPLER_CORE_AIV] = 2 * clusters;
+    running.init(core_count[SIMPLER_CORE_AIC], core_count[SIMPLER_CORE_AIV]);
     for (int type = 0; type < kCoreTypeCount; ++type) {
       core_claimed[type] = std::make_unique<std::atomic<uint32_t>[]>(core_count[type]);
       for (uint32_t i = 0; i < core_count[type]; ++i)

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <exception>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "loaded_program.h"
 #include "orchestrator.h"
 #include "run_diagnostics.h"
+#include "run_thread.h"
 #include "scheduler.h"
 #include "simpler/abi/status.h"
 #include "simpler/sim/sim_driver.h"
@@ -55,7 +57,7 @@ struct Engine::Impl {
   int32_t device = 0;
   bool build_graph_first = false;
   SimplerCallConfig config{};
-  uint64_t default_watchdog_ms = kDefaultWatchdogMs;
+  uint64_t default_watchdog_ms = 0;  // off unless the config asks for one
   bool debug_log = false;
 
   void* heap = nullptr;
@@ -68,9 +70,18 @@ struct Engine::Impl {
   std::vector<std::thread> threads;
   Watchdog watchdog{chip, [this] { return progress(); }};
   RunDiagnostics diagnostics;
+  // Runs the orchestration of watched runs; the caller of execute() waits and polls.
+  RunThread runner;
+  ChipStorageTaskArgs runner_args{};  // the runner's own copy: it may outlive execute()
 
   std::mutex execute_mutex;  // one run at a time
   bool released = false;
+  // A watched run was given up on: a thread of ours may still be inside user code.
+  std::atomic<bool> abandoned{false};
+  // The first poisoning error (a caught signal, a timeout), returned by every later run.
+  mutable std::mutex sticky_mutex;  // not execute_mutex: readable while a run executes
+  int sticky_code = SIMPLER_OK;
+  std::string sticky_message;
 
   uint64_t progress() const {
     uint64_t p = orchestrator->progress();
@@ -81,10 +92,36 @@ struct Engine::Impl {
   void stop_threads() {
     chip.shutdown.store(true, std::memory_order_release);
     chip.scheduler_parker.notify_all();
+    chip.orchestrator_parker.notify_all();
+    const bool detach = abandoned.load(std::memory_order_acquire);
     for (std::thread& t : threads) {
-      if (t.joinable()) t.join();
+      if (!t.joinable()) continue;
+      // A thread stuck in a kernel never returns: joining it would hang the caller.
+      if (detach) {
+        t.detach();
+      } else {
+        t.join();
+      }
     }
     threads.clear();
+  }
+
+  // Runs the orchestration on the runner thread while this thread polls the watchdog.
+  // False when the watchdog fired and the run was abandoned (the error is latched).
+  bool run_watched(const ChipStorageTaskArgs& args, uint64_t timeout_ms, const std::string& name) {
+    runner_args = args;
+    runner.start([this] { orchestrator->run(runner_args); });
+    watchdog.arm(timeout_ms, name);
+    for (;;) {
+      if (runner.wait_for(watchdog.slice())) return true;
+      if (watchdog.poll()) break;
+    }
+    // The run may still drain on its own (a slow kernel just finished); a stuck one is
+    // given up on: its threads are detached at release and the engine's memory leaked.
+    if (runner.wait_for(std::chrono::milliseconds(20))) return true;
+    runner.abandon();
+    abandoned.store(true, std::memory_order_release);
+    return false;
   }
 
   int free_heap(std::string* error) {
@@ -107,6 +144,13 @@ Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Engine::~Engine() {
   if (!impl_) return;
   impl_->stop_threads();
+  if (impl_->abandoned.load(std::memory_order_acquire)) {
+    // A detached thread may still run inside a kernel and touch any of this (task slots,
+    // the heap ring the kernel writes): leaked for the life of the process, never freed
+    // under it.
+    (void)impl_.release();
+    return;
+  }
   (void)impl_->free_heap(nullptr);
 }
 
@@ -151,7 +195,7 @@ int Engine::create(const EngineOptions& options, std::unique_ptr<Engine>* out, s
   impl->build_graph_first = options.build_graph_first;
   impl->diagnostics.set_numbered(options.number_diagnostics);
   impl->config = config;
-  impl->default_watchdog_ms = or_default(config.watchdog_timeout_ms, kDefaultWatchdogMs);
+  impl->default_watchdog_ms = config.watchdog_timeout_ms;
   const char* log_env = std::getenv("SIMPLER_LOG");
   impl->debug_log = log_env != nullptr && std::strcmp(log_env, "debug") == 0;
 
@@ -221,6 +265,13 @@ int Engine::execute(const LoadedProgram& program, const ChipStorageTaskArgs& arg
     err = "the engine was released; create a new one";
     return PTO_RUNTIME_ERR_INVALID_STATE;
   }
+  if (I.chip.poisoned.load(std::memory_order_acquire)) {
+    std::string why;
+    const int code = sticky_error(&why);
+    err = "the context failed earlier and refuses new work (" + why +
+          "); close it and create a new one";
+    return code;
+  }
   const LoadedProgram::Impl& P = program.impl();
 
   SimplerCallConfig config = I.config;
@@ -230,6 +281,8 @@ int Engine::execute(const LoadedProgram& program, const ChipStorageTaskArgs& arg
     return PTO_RUNTIME_ERR_INVALID_ARGUMENT;
   }
   const uint64_t watchdog_ms = or_default(config.watchdog_timeout_ms, I.default_watchdog_ms);
+  const bool watched = watchdog_ms != 0;
+
   if (args.tensor_count != P.tensor_count || args.scalar_count != P.scalar_count) {
     err = "the entry args have " + std::to_string(args.tensor_count) + " tensors and " +
           std::to_string(args.scalar_count) + " scalars; the callable's signature takes " +
@@ -250,18 +303,40 @@ int Engine::execute(const LoadedProgram& program, const ChipStorageTaskArgs& arg
   run.build_graph_first = I.build_graph_first;
   run.observer = I.diagnostics.graph_observer();
   run.debug_log = I.debug_log;
-  run.watchdog = &I.watchdog;
+  run.watchdog = nullptr;  // polled here, by a thread that runs no user code
+  I.chip.running.tracking.store(watched, std::memory_order_relaxed);
   I.orchestrator->begin_run(P, run);
-  I.watchdog.arm(watchdog_ms);
 
   RunFacts facts;
   facts.start_ns = now_ns();
-  // The calling thread is the orchestrator of its run (no hand-off, no wake-up of another
-  // thread); its waits for completions poll the watchdog.
-  I.orchestrator->run(args);
+  bool finished = true;
+  if (!watched) {
+    // The calling thread is the orchestrator of its run (no hand-off, no wake-up of
+    // another thread).
+    I.orchestrator->run(args);
+  } else {
+    try {
+      finished = I.run_watched(args, watchdog_ms, P.func_name);
+    } catch (const std::system_error& e) {
+      err = std::string("cannot start the orchestrator thread of a watched run: ") + e.what();
+      return PTO_RUNTIME_ERR_INTERNAL;
+    }
+  }
   facts.end_ns = now_ns();
   int status = I.chip.status.code();
   if (status != SIMPLER_OK) err = I.chip.status.message();
+  if (!finished || status == SIMPLER_CHIP_ERR_SCHEDULER_TIMEOUT) {
+    I.chip.poisoned.store(true, std::memory_order_release);
+  }
+  if (I.chip.poisoned.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(I.sticky_mutex);
+    if (I.sticky_code == SIMPLER_OK) {
+      I.sticky_code = status != SIMPLER_OK ? status : PTO_RUNTIME_ERR_INTERNAL;
+      I.sticky_message = err;
+    }
+  }
+  // An abandoned run's state is still in use by the stuck thread: no diagnostics.
+  if (!finished) return status;
 
   // Every lane is quiescent now: the observer's records are complete.
   facts.args = &args;
@@ -290,7 +365,23 @@ int Engine::release(std::string* error) {
   std::lock_guard<std::mutex> serialize(I.execute_mutex);
   I.released = true;
   I.stop_threads();
+  if (I.abandoned.load(std::memory_order_acquire)) {
+    // The heap ring stays allocated (a stuck kernel may still write it); it is no longer
+    // this context's, and the destructor leaks the rest.
+    I.committed.store(0, std::memory_order_relaxed);
+    return SIMPLER_OK;
+  }
   return I.free_heap(error);
+}
+
+bool Engine::abandoned() const { return impl_->abandoned.load(std::memory_order_acquire); }
+
+int Engine::sticky_error(std::string* message) const {
+  Impl& I = *impl_;
+  if (!I.chip.poisoned.load(std::memory_order_acquire)) return SIMPLER_OK;
+  std::lock_guard<std::mutex> lock(I.sticky_mutex);
+  if (message != nullptr) *message = I.sticky_message;
+  return I.sticky_code != SIMPLER_OK ? I.sticky_code : PTO_RUNTIME_ERR_INTERNAL;
 }
 
 }  // namespace simpler::rt

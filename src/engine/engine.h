@@ -12,8 +12,17 @@
 // runs their cores' kernels itself.
 // Defaults for zero SimplerCallConfig fields (engine_defaults.h): task window 1024 tasks,
 // heap ring 64 MiB (device memory, sim_malloc'd once at create), dependency pool 16384
-// edges, tensor map 65536 entries, watchdog 10000 ms, aicpu_thread_num from the device
+// edges, tensor map 65536 entries, no watchdog, aicpu_thread_num from the device
 // topology (4). A config whose struct_size is 0 means "all defaults".
+//
+// Faults and hangs (the sticky failed state, CUDA's model): kernels and the orchestration
+// run under a fault guard (fault_guard.h); a signal they raise fails the run and poisons
+// the engine. With a watchdog (watchdog_timeout_ms != 0) the orchestration runs on the
+// engine's own thread (run_thread.h) while the caller of execute() polls the watchdog; a
+// run without progress for the timeout fails with SIMPLER_CHIP_ERR_SCHEDULER_TIMEOUT,
+// execute() returns at once, the stuck thread is abandoned and the engine poisoned.
+// A poisoned engine refuses every later execute() with the poisoning status; only
+// release() is allowed.
 // The orchestration API semantics (scopes, rings, back-pressure, deadlock detection) are
 // described in orchestrator.h.
 #pragma once
@@ -81,18 +90,31 @@ class Engine {
   // itself succeeded). After an error the tasks not yet started are skipped; kernels
   // already running are waited for (a simulated core cannot be preempted), so execute()
   // returns once every started kernel returned. Calls are serialized (thread-safe).
-  // Both modes run the orchestration on the calling thread, which also polls the watchdog
-  // while it waits for completions.
+  // Without a watchdog both modes run the orchestration on the calling thread; with one,
+  // on the engine's runner thread while the calling thread polls the watchdog (a kernel
+  // that never returns then fails the run within about the timeout). After a caught
+  // fault or a timeout every later call returns that status (sticky).
   int execute(const LoadedProgram& program, const ChipStorageTaskArgs& args,
               const SimplerCallConfig* run_config, std::string* error);
 
   uint64_t committed_bytes() const;  // device bytes held by this engine
+
+  // True once a watched run was abandoned: one of the engine's threads may still be inside
+  // a kernel or the orchestration, so the programs it ran must stay loaded for the life of
+  // the process (callers leak them), and release()/the destructor leak the engine's own
+  // memory (the heap ring stays allocated on the device) instead of freeing it under that
+  // thread.
+  bool abandoned() const;
+  // The poisoning status (a caught signal, a watchdog timeout) with its message, or
+  // SIMPLER_OK while the engine is healthy.
+  int sticky_error(std::string* message) const;
   int32_t device() const;
 
   // Stops the threads and frees the device memory (the destructor does the same, ignoring
   // a failed free). Returns 0, or the sim driver's status of a failed free, which keeps
   // the memory for a retry. Afterwards execute() -> PTO_RUNTIME_ERR_INVALID_STATE and,
   // once it returned 0, committed_bytes() == 0. Idempotent. Not concurrent with execute().
+  // After an abandoned run it does not wait for the stuck thread and returns 0.
   int release(std::string* error);
 
   struct Impl;

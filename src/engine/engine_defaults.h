@@ -11,7 +11,6 @@ inline constexpr uint64_t kDefaultTaskWindow = 1024;            // tasks in flig
 inline constexpr uint64_t kDefaultHeapRingBytes = 64ull << 20;  // 64 MiB of device memory
 inline constexpr uint64_t kDefaultDepPoolSize = 16384;          // dependency edges in flight
 inline constexpr uint64_t kDefaultTensorMapCapacity = 65536;    // live tensor-map entries
-inline constexpr uint64_t kDefaultWatchdogMs = 10000;           // no progress for 10 s
 inline constexpr int32_t kDefaultAicpuThreads = 4;              // 1 orchestrator + 3 schedulers
 
 // Host bytes of task arguments (tensor descriptors + kernel argv) per window slot; a

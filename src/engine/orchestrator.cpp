@@ -8,6 +8,7 @@
 
 #include "backoff.h"
 #include "engine_defaults.h"
+#include "fault_guard.h"
 #include "simpler/abi/status.h"
 #include "simpler/task/task_interface.h"
 #include "tensor_shape.h"
@@ -101,6 +102,7 @@ void Orchestrator::begin_run(const LoadedProgram::Impl& program, const RunOption
   // A fresh id range: nothing of an earlier (possibly failed) run can alias it.
   head_ += 1;
   tail_ = done_cursor_ = run_first_ = head_;
+  chip_.first_task = run_first_;
   deferred_ = nullptr;
   last_wake_head_ = 0;
   building_ = false;
@@ -110,12 +112,22 @@ void Orchestrator::begin_run(const LoadedProgram::Impl& program, const RunOption
 void Orchestrator::run(const ChipStorageTaskArgs& args) {
   const auto start = std::chrono::steady_clock::now();
   building_ = options_.build_graph_first;
-  const int rc = program_->orchestration(&args, &api_);
+  int rc = 0;
+  FaultInfo signal;
+  const bool returned = guarded_call([&] { rc = program_->orchestration(&args, &api_); }, &signal);
   building_ = false;
   orchestration_ns_ =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
           .count();
-  if (rc != 0) {
+  if (!returned) {
+    // The fault may have left this thread's own state (rings, tensor map) half-updated if
+    // it happened inside an API call: the engine is poisoned either way.
+    chip_.poisoned.store(true, std::memory_order_release);
+    fail(SIMPLER_CHIP_ERR_ORCH_FATAL, "the orchestration '" + program_->func_name +
+                                          "' crashed with " + describe_fault(signal) +
+                                          "; the context is now failed: close it and create a "
+                                          "new one");
+  } else if (rc != 0) {
     fail(SIMPLER_CHIP_ERR_ORCH_FATAL,
          "the orchestration '" + program_->func_name + "' returned " + std::to_string(rc));
   }

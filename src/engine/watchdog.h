@@ -1,9 +1,13 @@
 // simpler runtime — the no-progress watchdog of a run (internal).
 //
-// Polled by the thread that waits for the run (the caller of Engine::execute). Progress
-// is any change of a counter that grows with every finished kernel block and every
-// orchestration API call; none for the timeout latches SIMPLER_CHIP_ERR_SCHEDULER_TIMEOUT,
-// which makes the orchestrator give up and the schedulers skip what is left.
+// Off unless the run's watchdog_timeout_ms is nonzero (there is no default timeout: a
+// timeout abandons the engine, so it must be asked for). Polled by the thread that waits
+// for the run, which runs no kernel and no orchestration itself (run_thread.h): a kernel
+// that never returns cannot stop the watchdog. Progress is any change of a counter that
+// grows with every finished kernel block and every orchestration API call; none for the
+// timeout latches SIMPLER_CHIP_ERR_SCHEDULER_TIMEOUT with a message naming the block
+// that has run longest (task as the user numbers it, kernel func_id, core), or the
+// orchestration when no kernel runs.
 #pragma once
 
 #include <chrono>
@@ -11,6 +15,7 @@
 #include <functional>
 #include <string>
 
+#include "block_runner.h"
 #include "chip_state.h"
 #include "simpler/abi/status.h"
 
@@ -21,38 +26,74 @@ class Watchdog {
   Watchdog(ChipState& chip, std::function<uint64_t()> progress)
       : chip_(chip), progress_(std::move(progress)) {}
 
-  void arm(uint64_t timeout_ms) {
+  void arm(uint64_t timeout_ms, std::string orchestration) {
     timeout_ms_ = timeout_ms;
+    orchestration_ = std::move(orchestration);
     last_progress_ = progress_();
     last_change_ = std::chrono::steady_clock::now();
   }
 
-  void poll() {
+  // True when the timeout expired without progress (the error is latched).
+  bool poll() {
     const uint64_t now_progress = progress_();
     const auto now = std::chrono::steady_clock::now();
     if (now_progress != last_progress_) {
       last_progress_ = now_progress;
       last_change_ = now;
-      return;
+      return false;
     }
-    if (now - last_change_ >= std::chrono::milliseconds(timeout_ms_) && !chip_.status.failed()) {
-      chip_.fail(SIMPLER_CHIP_ERR_SCHEDULER_TIMEOUT,
-                 "watchdog: no kernel finished and the orchestration made no runtime call for " +
-                     std::to_string(timeout_ms_) +
-                     " ms (watchdog_timeout_ms); a kernel may hang or be slower than the timeout");
-    }
+    if (now - last_change_ < std::chrono::milliseconds(timeout_ms_)) return false;
+    chip_.fail(SIMPLER_CHIP_ERR_SCHEDULER_TIMEOUT, describe_stall(now));
+    return true;
   }
 
-  // How long a waiter may sleep before polling again.
+  // How long the waiter may sleep before polling again.
   std::chrono::nanoseconds slice() const {
-    const uint64_t ms = timeout_ms_ / 4;
-    return std::chrono::milliseconds(ms < 1 ? 1 : (ms > 250 ? 250 : ms));
+    const uint64_t ms = timeout_ms_ / 8;
+    return std::chrono::milliseconds(ms < 1 ? 1 : (ms > 100 ? 100 : ms));
   }
 
  private:
+  std::string describe_stall(std::chrono::steady_clock::time_point now) const {
+    const std::string limit = " (watchdog_timeout_ms=" + std::to_string(timeout_ms_) + ")";
+    const std::string after =
+        "; the run was abandoned and the context is now failed: close it and create a new one";
+    const int64_t now_ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
+    // The block that has run longest is the one that holds the run up.
+    const RunningBlock* oldest = nullptr;
+    uint32_t oldest_type = 0;
+    uint32_t oldest_core = 0;
+    for (uint32_t type = 0; type < 2; ++type) {
+      for (uint32_t core = 0; core < chip_.running.count[type]; ++core) {
+        const RunningBlock& b = chip_.running.cores[type][core];
+        if (b.task_id.load(std::memory_order_acquire) == 0) continue;
+        if (oldest == nullptr || b.start_ns.load(std::memory_order_relaxed) <
+                                     oldest->start_ns.load(std::memory_order_relaxed)) {
+          oldest = &b;
+          oldest_type = type;
+          oldest_core = core;
+        }
+      }
+    }
+    if (oldest == nullptr) {
+      return "watchdog: the orchestration '" + orchestration_ +
+             "' made no runtime call and no kernel finished for " + std::to_string(timeout_ms_) +
+             " ms" + limit + after;
+    }
+    const int64_t ran_ms = (now_ns - oldest->start_ns.load(std::memory_order_relaxed)) / 1000000;
+    return "watchdog: kernel func_id " + std::to_string(oldest->func_id.load()) + " in " +
+           task_name(chip_, oldest->task_id.load()) + ", block " +
+           std::to_string(oldest->block_idx.load()) + ", has run on " +
+           (oldest_type == SIMPLER_CORE_AIC ? "AIC" : "AIV") + " core " +
+           std::to_string(oldest_core) + " for " + std::to_string(ran_ms) +
+           " ms without returning" + limit + after;
+  }
+
   ChipState& chip_;
   std::function<uint64_t()> progress_;
   uint64_t timeout_ms_ = 0;
+  std::string orchestration_;
   uint64_t last_progress_ = 0;
   std::chrono::steady_clock::time_point last_change_{};
 };

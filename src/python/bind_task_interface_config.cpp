@@ -119,7 +119,8 @@ void bind_task_interface_config(py::module_& m) {
       "Run/context configuration: diagnostics switches (enable_swimlane, dump_args, "
       "dump_dep_graph, enable_profiling) with the output_prefix they write to, "
       "aicpu_thread_num, ring sizes (task_window_size, heap_ring_bytes, dep_pool_size, "
-      "tensormap_capacity) and watchdog_timeout_ms. 0 means 'default' for every number.");
+      "tensormap_capacity) and watchdog_timeout_ms. 0 means 'default' for every number (for"
+      " watchdog_timeout_ms: no watchdog, see docs/faults.md).");
   cls.def(py::init([](const py::kwargs& kwargs) {
             CallConfig c;
             for (auto [key, value] : kwargs) {

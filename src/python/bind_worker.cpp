@@ -31,7 +31,9 @@ void translate_worker_errors(std::exception_ptr p) {
     py::object cls = py::module_::import("simpler.errors").attr("UnsupportedRuntimeOperation");
     PyErr_SetObject(cls.ptr(), cls(e.what(), e.code()).ptr());
   } catch (const ChipWorkerError& e) {
-    py::object cls = py::module_::import("simpler.errors").attr("ChipWorkerError");
+    // KernelFaultError / KernelTimeoutError for those run statuses, else ChipWorkerError.
+    py::object cls =
+        py::module_::import("simpler.errors").attr("chip_worker_error_class")(e.code());
     PyErr_SetObject(cls.ptr(), cls(e.what(), e.code()).ptr());
   } catch (const SignatureMismatch& e) {
     py::object cls = py::module_::import("simpler.errors").attr("SignatureMismatchError");

@@ -151,38 +151,6 @@ TEST_F(ErrorPathsTest, KernelFaultFailsTheRunAndSkipsDependents) {
   expect_engine_still_works(*e);
 }
 
-TEST_F(ErrorPathsTest, WatchdogNamesAStall) {
-  auto program = load(test_programs::sleep());
-  auto e = make_engine();
-  SimplerCallConfig run_config = default_config();
-  run_config.watchdog_timeout_ms = 40;
-  DeviceBuffer x(16 * 4);
-  x.upload(std::vector<float>(16, 0.0f));
-  std::string error;
-  // The kernel stays busy 10x longer than the watchdog allows; it is not preempted, so
-  // execute() returns once it finished, with the timeout latched.
-  EXPECT_EQ(run(*e, *program, make_args({x.tensor({16})}, {400}), &error, &run_config),
-            SIMPLER_CHIP_ERR_SCHEDULER_TIMEOUT);
-  EXPECT_NE(error.find("watchdog"), std::string::npos) << error;
-  EXPECT_EQ(x.download<float>()[0], 1.0f);
-  // A generous watchdog lets the same kernel finish.
-  run_config.watchdog_timeout_ms = 5000;
-  EXPECT_EQ(run(*e, *program, make_args({x.tensor({16})}, {20}), &error, &run_config), SIMPLER_OK)
-      << error;
-}
-
-TEST_F(ErrorPathsTest, WatchdogAlsoGuardsBuildGraphFirst) {
-  auto program = load(test_programs::sleep());
-  auto e = make_engine(default_config(), /*build_graph_first=*/true);
-  SimplerCallConfig run_config = default_config();
-  run_config.watchdog_timeout_ms = 40;
-  DeviceBuffer x(16 * 4);
-  std::string error;
-  EXPECT_EQ(run(*e, *program, make_args({x.tensor({16})}, {400}), &error, &run_config),
-            SIMPLER_CHIP_ERR_SCHEDULER_TIMEOUT)
-      << error;
-}
-
 TEST_F(ErrorPathsTest, HostBuiltGraphLargerThanTheWindowIsCapacityExceeded) {
   SimplerCallConfig config = default_config();
   config.task_window_size = 8;

@@ -98,6 +98,11 @@ ChipCallable sleep() {
                        {{0, k(paths::kernel_sleep, {IO, S})}});
 }
 
+ChipCallable crash() {
+  return chip_callable(paths::orch_crash, "orch_crash", {IO, S, S},
+                       {{0, k(paths::kernel_crash, {IO, S})}});
+}
+
 ChipCallable many_args() {
   return chip_callable(paths::orch_many_args, "orch_many_args",
                        {IO, IO, IO, IO, IO, IO, S, S, S, S, S, S, S, S, S, S},

@@ -22,6 +22,10 @@
 //   kernel_fault()   [INOUT x]                       a kernel reports fault 42, three
 //                                                    dependent x += 1 tasks are skipped
 //   sleep()          [INOUT x, SCALAR ms]            one kernel sleeps ms, then x[0] += 1
+//   crash()          [INOUT x, SCALAR how, SCALAR who]  x += 1, then a kernel (who 0) or
+//                                                    the orchestration (who 1) faults:
+//                                                    how 0 NULL deref, 1 abort(), 2 / 0,
+//                                                    3 never returns (orch_crash.cpp)
 //   values()         [INOUT x, OUT y] (>= 2 elems)   write/read_value around y = x + 1;
 //                                                    ends with x[0] = 5, y[0] = 6, y[1] = 12
 //   explicit_dep()   [INOUT x, OUT y, SCALAR ms]     y = x after a slow x[0] += 1, ordered
@@ -68,6 +72,7 @@ ChipCallable fatal();
 ChipCallable ring_deadlock();
 ChipCallable kernel_fault();
 ChipCallable sleep();
+ChipCallable crash();
 ChipCallable values();
 ChipCallable explicit_dep();
 ChipCallable misuse();

@@ -55,6 +55,19 @@ def fatal_callable(compiler, add_scalar_callable):
 
 
 @pytest.fixture(scope="session")
+def crash_callable(compiler):
+    """ChipCallable [INOUT x(float32), SCALAR how, SCALAR who] that misbehaves on purpose
+    (programs/crash_orch.cpp): who 0 a kernel, who 1 the orchestration; how 0 NULL
+    dereference, 1 abort(), 2 division by zero, 3 never returns, else x[0] += 1."""
+    from simpler.task_interface import ArgDirection as D, ChipCallable, CoreCallable
+    kernel = CoreCallable.build([D.INOUT, D.SCALAR],
+                                compiler.compile_kernel(_source("crash_kernel.cpp"), "aiv"))
+    orch = compiler.compile_orchestration(_source("crash_orch.cpp"), entry="crash_entry")
+    return ChipCallable.build([D.INOUT, D.SCALAR, D.SCALAR], "crash_entry", orch,
+                              children=[(0, kernel)])
+
+
+@pytest.fixture(scope="session")
 def fake_lib_dir():
     """lib dir of the fake runtime build (tests/worker/core), or skip when not built."""
     from simpler import builds

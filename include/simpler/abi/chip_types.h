@@ -98,7 +98,7 @@ typedef struct SimplerCallConfig {
   uint64_t heap_ring_bytes;     /* ring for runtime-allocated outputs; 0 = default; else >= 4096 */
   uint64_t dep_pool_size;       /* dependency edges in flight; 0 = default; else >= 16 */
   uint64_t tensormap_capacity;  /* live tensor-map entries; 0 = default; else >= 16 */
-  uint64_t watchdog_timeout_ms; /* no-progress watchdog; 0 = default (generous) */
+  uint64_t watchdog_timeout_ms; /* no-progress watchdog; 0 = none (default), docs/faults.md */
 } SimplerCallConfig;
 
 #ifdef __cplusplus

@@ -1,0 +1,75 @@
+// simpler runtime — catching synchronous faults of user code (kernels, orchestrations)
+// on the engine's threads, so a NULL dereference or an abort() fails the run instead of
+// ending the host process (internal).
+//
+// guarded_call(fn, &fault) runs fn with a recovery point on the calling thread. While fn
+// runs, a SIGSEGV / SIGBUS / SIGFPE / SIGILL raised by the CPU on this thread, or a signal
+// this thread raised on itself (abort(), a failed assert(): SIGABRT), jumps back into
+// guarded_call (siglongjmp), which returns false with the signal and faulting address.
+//
+// The handlers are installed once per process, on first use, chained to what was
+// installed before; each guarded thread gets its own alternate signal stack (so a stack
+// overflow is caught too). A signal on a thread with no active guard, or one another
+// process sent (kill), goes to the previous handler, or ends the process as it would
+// have without simpler (the default action). A handler installed after ours replaces it:
+// then faults are not caught.
+//
+// Recovery skips the destructors of every frame between the fault and guarded_call, and
+// whatever those frames held (a lock, a half-updated structure, malloc's arena if the
+// fault was inside malloc) stays as it was: the caller must treat everything the faulting
+// code could reach as corrupted — the engine poisons itself (only release() is allowed).
+#pragma once
+
+#include <csetjmp>
+#include <cstdint>
+#include <string>
+
+namespace simpler::rt {
+
+struct FaultInfo {
+  int signo = 0;
+  int code = 0;              // siginfo_t::si_code
+  uintptr_t address = 0;     // siginfo_t::si_addr: the faulting data address (SEGV/BUS)
+};
+
+// "SIGSEGV (invalid memory access) at address 0x0"
+std::string describe_fault(const FaultInfo& fault);
+
+namespace fault_guard_detail {
+struct Frame {
+  sigjmp_buf env;
+  FaultInfo info;
+  Frame* previous;
+};
+// The innermost active guard of this thread (nullptr: none). A plain pointer: read by the
+// signal handler, so no TLS wrapper or constructor.
+extern thread_local Frame* t_frame;
+// Installs the process's handlers (once) and this thread's alternate stack (once).
+void prepare_thread();
+// After a recovery: unblocks the signal the handler left blocked (sigsetjmp(env, 0) does
+// not save the mask, so a guarded call costs no system call).
+void recovered(const FaultInfo& info);
+}  // namespace fault_guard_detail
+
+// True if fn returned; false after a caught fault (`fault` filled). Guards nest (a kernel
+// run by the orchestrator while it is inside the orchestration is attributed to the kernel).
+template <typename Fn>
+bool guarded_call(Fn&& fn, FaultInfo* fault) {
+  using fault_guard_detail::Frame;
+  using fault_guard_detail::t_frame;
+  fault_guard_detail::prepare_thread();
+  Frame frame;
+  frame.previous = t_frame;
+  if (sigsetjmp(frame.env, 0) != 0) {
+    t_frame = frame.previous;
+    *fault = frame.info;
+    fault_guard_detail::recovered(frame.info);
+    return false;
+  }
+  t_frame = &frame;
+  fn();
+  t_frame = frame.previous;
+  return true;
+}
+
+}  // namespace simpler::rt
