@@ -28,8 +28,8 @@ namespace simpler::rt {
 
 struct FaultInfo {
   int signo = 0;
-  int code = 0;              // siginfo_t::si_code
-  uintptr_t address = 0;     // siginfo_t::si_addr: the faulting data address (SEGV/BUS)
+  int code = 0;           // siginfo_t::si_code
+  uintptr_t address = 0;  // siginfo_t::si_addr: the faulting data address (SEGV/BUS)
 };
 
 // "SIGSEGV (invalid memory access) at address 0x0"

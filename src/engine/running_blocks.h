@@ -21,7 +21,7 @@ struct RunningBlock {
 };
 
 struct RunningBlocks {
-  std::atomic<bool> tracking{false};  // the current run has a watchdog
+  std::atomic<bool> tracking{false};         // the current run has a watchdog
   std::unique_ptr<RunningBlock[]> cores[2];  // per core type, indexed by core id
   uint32_t count[2] = {0, 0};
 

@@ -25,7 +25,8 @@ extern "C" int orch_crash(const ChipStorageTaskArgs* args, const SimplerOrchApi*
     return 0;
   }
   SimplerTaskResult r;
-  TEST_ORCH_TRY(Task(api, 0, SIMPLER_CORE_AIV).inout(args->tensors[0]).scalar(int64_t{9}).submit(&r));
+  TEST_ORCH_TRY(
+      Task(api, 0, SIMPLER_CORE_AIV).inout(args->tensors[0]).scalar(int64_t{9}).submit(&r));
   TEST_ORCH_TRY(Task(api, 0, SIMPLER_CORE_AIV).inout(args->tensors[0]).scalar(how).submit(&r));
   return Task(api, 0, SIMPLER_CORE_AIV).inout(args->tensors[0]).scalar(int64_t{9}).submit(&r);
 }
