@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import os
 import sys
+import time
 import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Optional
@@ -227,8 +229,18 @@ class Stream:
     def __init__(self) -> None:
         self._handle: int = _sim.stream_create()
         self._destroyed = False
+        self._abandoned = False  # left busy at exit, or inherited by a forked child
+        self._pid = os.getpid()
         self._keepalive: list[Any] = []
         _live_streams.add(self)
+
+    def _check_process(self, api: str) -> None:
+        # A forked child has the stream's memory but not its executor thread: waiting on it
+        # would never end. The child must leave it alone (it is never destroyed there).
+        if self._pid != os.getpid():
+            raise RuntimeError(
+                f"Stream.{api}: this stream belongs to the parent process (pid {self._pid}); "
+                "a forked child must not use or destroy it (create a new Stream in the child)")
 
     @property
     def handle(self) -> int:
@@ -244,7 +256,9 @@ class Stream:
 
         A failed kernel-mode launch raises a SimError whose ``.code`` is the chip status
         (``SIMPLER_CHIP_ERR_*``) and whose message ends with the runtime's own message.
+        Ctrl-C raises KeyboardInterrupt within ~50 ms; the stream's work keeps running.
         """
+        self._check_process("synchronize")
         with _launch_messages(self):
             _sim.stream_synchronize(self._handle)
         # Only after a successful wait: a refused call (e.g. an injected fault) may not
@@ -253,6 +267,7 @@ class Stream:
 
     def query(self) -> bool:
         """True when idle, False while work is pending; raises the sticky error, if any."""
+        self._check_process("query")
         with _launch_messages(self):
             done = _sim.stream_query(self._handle)
         if done:
@@ -261,6 +276,7 @@ class Stream:
 
     def destroy(self) -> None:
         """Wait for pending work, then destroy the stream (a second call raises SimError)."""
+        self._check_process("destroy")
         _sim.stream_destroy(self._handle)
         self._destroyed = True
         self._keepalive.clear()
@@ -312,6 +328,9 @@ class Stream:
 
     def __del__(self) -> None:
         if getattr(self, "_destroyed", True):
+            return
+        if self._abandoned or self._pid != os.getpid():
+            _never_freed.append(self._keepalive)  # never waited for, never freed
             return
         try:
             _sim.stream_destroy(self._handle)
@@ -453,15 +472,29 @@ class DeviceArray(_sim.DeviceArray):
                 f"device={self.device} {state}>")
 
 
+# Seconds the exit handler waits, in total, for the streams' pending work.
+EXIT_GRACE_SECONDS = 10.0
+
+
 @atexit.register
 def _drain_streams_at_exit() -> None:
-    # No Python host function may run once the interpreter starts finalizing.
+    # No Python host function may run once the interpreter starts finalizing, so pending
+    # work is waited for now, with a bound: a stream still busy after the grace period (a
+    # hung kernel) is abandoned and reported, and the process exits anyway. Streams a
+    # forked child inherited are never waited for (their executor is not in the child).
+    deadline = time.monotonic() + EXIT_GRACE_SECONDS
     for stream in list(_live_streams):
-        if not stream._destroyed:
-            try:
-                _sim.stream_synchronize(stream.handle)
-            except Exception:
-                pass
+        if stream._destroyed or stream._abandoned or stream._pid != os.getpid():
+            continue
+        try:
+            left_us = max(0, int((deadline - time.monotonic()) * 1e6))
+            if not _sim.stream_wait(stream.handle, left_us):
+                stream._abandoned = True
+                sys.stderr.write(
+                    f"simpler.sim: at exit, {stream!r} was still busy after "
+                    f"{EXIT_GRACE_SECONDS:g} s; abandoned (a hung kernel? see docs/faults.md)\n")
+        except Exception:
+            pass
 
 
 # ---- test hooks ------------------------------------------------------------------------

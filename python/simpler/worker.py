@@ -121,7 +121,8 @@ class RunHandle:
 
     def wait(self, timeout: Optional[float] = None) -> None:
         """Waits for the run. ``timeout`` in seconds (None = forever): TimeoutError when it
-        expires (the run is not cancelled). Raises the run's error; repeatable."""
+        expires (the run is not cancelled). Raises the run's error; repeatable. Ctrl-C
+        raises KeyboardInterrupt within ~50 ms; the run keeps running (wait again)."""
         try:
             self._native.wait(timeout)
         finally:
@@ -207,8 +208,16 @@ class Worker:
 
     def close(self) -> None:
         """Releases the worker's context (idempotent). Kernel mode: no stream sync, no device
-        reset; only on the thread that called init(); TimeoutError past the grace period."""
+        reset; only on the thread that called init(); TimeoutError past the grace period.
+        Program mode: waits at most ``close_grace`` seconds for the runs in flight; a run
+        still running then (a hung kernel, no watchdog) makes close() abandon the context
+        (never torn down, its device held for the life of the process) and warn
+        (RuntimeWarning). In a forked child: RuntimeError, no native call (docs/faults.md)."""
         self._native.close()
+        report = self._native.abandoned_report
+        if report and not getattr(self, "_abandon_warned", False):
+            self._abandon_warned = True
+            warnings.warn(report, RuntimeWarning, stacklevel=2)
         if not self._native.holds_native_context:
             if self._pin is not None:
                 self._pin.detach()
@@ -240,10 +249,18 @@ class Worker:
         ``args``: one ChipStorageTaskArgs, or the arguments in signature order (host numpy
         arrays, sim.DeviceArray / DLPack device tensors, ChipTensors, Python or numpy
         numbers; see :meth:`kernel_launch`). Host arrays are staged to the device for the
-        run and outputs copied back."""
+        run and outputs copied back.
+
+        Ctrl-C raises KeyboardInterrupt within ~50 ms; the run is not cancelled: it keeps
+        running, and close() completes it (bounded by ``close_grace``)."""
         packed, config = self._program_args("run", handle, args, config)
+        if self.execution_mode != "program":
+            self._native.run(handle, packed, config)  # raises the mode error
         _prepare_output_dir(config)
-        self._native.run(handle, packed, config)
+        # submit + an interruptible wait (RunHandle.wait), so Ctrl-C is honoured.
+        run = RunHandle(self._native.submit(handle, packed, config), packed, self._pending)
+        self._pending[id(run)] = packed
+        run.wait()
 
     def submit(self, handle: Any, *args: Any, config: Any = None) -> RunHandle:
         """Starts the callable and returns at once with a :class:`RunHandle` (arguments as

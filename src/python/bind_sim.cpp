@@ -13,6 +13,7 @@
 
 #include "bindings.h"
 #include "device_array.h"
+#include "interruptible_wait.h"
 #include "simpler/abi/status.h"
 #include "simpler/sim/sim_driver.h"
 
@@ -312,14 +313,35 @@ void bind_streams(py::module_& s) {
   s.def(
       "stream_synchronize",
       [](uintptr_t stream) {
+        // In slices, so Ctrl-C interrupts the wait (the stream's work keeps running);
+        // then one counted synchronize reports the sticky status.
+        sim_stream_t s = as_stream(stream);
+        int waited = SIMPLER_OK;
+        wait_interruptibly([&](std::chrono::microseconds slice) {
+          waited = sim_stream_wait(s, slice.count());
+          return waited != SIMPLER_NOT_READY;
+        });
         int status = SIMPLER_OK;
         {
           py::gil_scoped_release release;
-          status = sim_stream_synchronize(as_stream(stream));
+          status = sim_stream_synchronize(s);
         }
         check(status, "sim_stream_synchronize");
       },
       py::arg("stream"));
+  s.def(
+      "stream_wait",
+      [](uintptr_t stream, int64_t timeout_us) {
+        int status = SIMPLER_OK;
+        {
+          py::gil_scoped_release release;
+          status = sim_stream_wait(as_stream(stream), timeout_us);
+        }
+        if (status == SIMPLER_NOT_READY) return false;
+        check(status, "sim_stream_wait");
+        return true;
+      },
+      py::arg("stream"), py::arg("timeout_us"));
   s.def(
       "stream_query",
       [](uintptr_t stream) {

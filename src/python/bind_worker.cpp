@@ -12,6 +12,7 @@
 #include "bindings.h"
 #include "call_args.h"
 #include "kernel_launch.h"
+#include "interruptible_wait.h"
 #include "simpler/worker/chip_worker.h"
 #include "simpler/worker/worker.h"
 #include "stream_arg.h"
@@ -212,9 +213,26 @@ void bind_worker_classes(py::module_& m) {
       .def(
           "wait",
           [](const RunHandle& h, std::optional<double> timeout) {
+            // In slices, so Ctrl-C raises KeyboardInterrupt promptly (the run keeps going).
+            using Clock = std::chrono::steady_clock;
             const auto t = timeout_us(timeout);
-            py::gil_scoped_release nogil;
-            h.wait(t);
+            const auto deadline = t ? Clock::now() + *t : Clock::time_point::max();
+            wait_interruptibly([&](std::chrono::microseconds slice) {
+              if (t) {
+                const auto left =
+                    std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now());
+                if (left <= slice) {
+                  h.wait(std::max(left, std::chrono::microseconds(0)));  // the caller's timeout
+                  return true;
+                }
+              }
+              try {
+                h.wait(slice);
+                return true;
+              } catch (const WorkerTimeoutError&) {
+                return false;  // one slice expired, not the caller's timeout
+              }
+            });
           },
           py::arg("timeout") = std::nullopt);
 
@@ -244,6 +262,7 @@ void bind_worker_classes(py::module_& m) {
       .def("init", &Worker::init, py::arg("prewarm_config"), py::arg("config"),
            py::call_guard<py::gil_scoped_release>())
       .def("close", &Worker::close, py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly("abandoned_report", &Worker::abandoned_report)
       .def_property(
           "close_grace", [](const Worker& w) { return w.close_grace().count() / 1000.0; },
           [](Worker& w, double seconds) {

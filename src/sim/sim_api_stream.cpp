@@ -62,6 +62,14 @@ int sim_stream_synchronize(sim_stream_t stream) {
   });
 }
 
+int sim_stream_wait(sim_stream_t stream, int64_t timeout_us) {
+  return guarded([&] {
+    std::shared_ptr<Stream> target = Driver::instance().streams().find(token_of(stream));
+    if (!target) return SIM_ERR_INVALID_HANDLE;
+    return target->wait_for(timeout_us);
+  });
+}
+
 int sim_stream_query(sim_stream_t stream) {
   return guarded([&] {
     Driver& driver = simpler::sim::counted(Operation::kStreamQuery);

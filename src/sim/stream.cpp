@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include <chrono>
 #include <cstring>
 #include <system_error>
 #include <utility>
@@ -179,6 +180,26 @@ void Stream::wait_completed(uint64_t target) {
     done_cv_.wait(lock, done);
   }
   sync_waiters_.fetch_sub(1, std::memory_order_seq_cst);
+}
+
+bool Stream::wait_completed_for(uint64_t target, int64_t timeout_us) {
+  auto done = [&] { return completed_.load(std::memory_order_seq_cst) >= target; };
+  if (spin_until(done, kWaiterSpin)) return true;
+  sync_waiters_.fetch_add(1, std::memory_order_seq_cst);
+  bool reached = false;
+  {
+    std::unique_lock lock(done_mutex_);
+    reached = done_cv_.wait_for(lock, std::chrono::microseconds(timeout_us), done);
+  }
+  sync_waiters_.fetch_sub(1, std::memory_order_seq_cst);
+  return reached;
+}
+
+int Stream::wait_for(int64_t timeout_us) {
+  if (on_executor_thread()) return SIM_ERR_BUSY;
+  const uint64_t target = published_tail_.load(std::memory_order_acquire);
+  return wait_completed_for(target, timeout_us < 0 ? 0 : timeout_us) ? SIMPLER_OK
+                                                                     : SIMPLER_NOT_READY;
 }
 
 int Stream::synchronize() {

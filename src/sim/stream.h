@@ -34,6 +34,10 @@ class Stream {
   // Waits for everything enqueued so far; returns the sticky status. SIM_ERR_BUSY when
   // called from this stream's own executor (it would wait for itself).
   int synchronize();
+  // Waits up to timeout_us for everything enqueued so far: SIMPLER_OK once it ran,
+  // SIMPLER_NOT_READY when the time is up, SIM_ERR_BUSY from the stream's own executor.
+  // Lets a caller wait in slices (and honour signals between them).
+  int wait_for(int64_t timeout_us);
   // Sticky status if any, else SIMPLER_NOT_READY while work is pending, else SIMPLER_OK.
   int query() const;
   // Refuses new work, waits for the pending work, stops and joins the executor.
@@ -59,6 +63,7 @@ class Stream {
   int copy(const StreamOp& op) const;
   void wait_completed(uint64_t target);
   Segment* take_segment();  // producers, enqueue_mutex_ held
+  bool wait_completed_for(uint64_t target, int64_t timeout_us);
 
   const int32_t device_;
   const DeviceMemoryView& memory_;

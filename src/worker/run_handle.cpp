@@ -13,6 +13,7 @@ RunHandle::RunHandle(std::shared_ptr<detail::WorkerCore> core,
 
 bool RunHandle::done() const {
   if (record_->finished.load(std::memory_order_acquire)) return true;
+  core_->refuse_if_forked("RunHandle.done");
   // Non-blocking: while another thread holds the worker (a blocking run, a wait slice),
   // the run is reported as not (yet observed) done.
   std::unique_lock lock(core_->program_mu, std::try_to_lock);
@@ -39,6 +40,7 @@ void RunHandle::wait(std::optional<std::chrono::microseconds> timeout) const {
   // The worker lock is released between bounded slices so other threads keep going.
   constexpr auto kSlice = std::chrono::microseconds(20'000);
   const auto deadline = timeout ? Clock::now() + *timeout : Clock::time_point::max();
+  if (!record_->finished.load(std::memory_order_acquire)) core_->refuse_if_forked("RunHandle.wait");
   for (;;) {
     {
       std::lock_guard lock(core_->program_mu);

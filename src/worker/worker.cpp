@@ -80,6 +80,12 @@ Worker::~Worker() {
   WorkerCore& c = *core_;
   std::lock_guard lock(c.lifecycle_mu);
   if (!c.chip) return;
+  if (c.forked()) {
+    // Inherited from the parent by fork(): the parent owns the context; the child makes
+    // no native call on it (its threads do not exist here) and simply leaves it.
+    pin_for_process_lifetime(std::move(c.chip));
+    return;
+  }
   if (c.mode == ExecutionMode::KERNEL) {
     std::fprintf(stderr,
                  "simpler: kernel-mode Worker on device %d destroyed without close(); its "
@@ -95,7 +101,10 @@ Worker::~Worker() {
     if (std::this_thread::get_id() == c.init_thread) {
       {
         std::lock_guard plock(c.program_mu);
-        c.drain_runs();
+        if (!c.drain_runs_within(std::chrono::milliseconds(c.close_grace_ms.load()))) {
+          c.abandon_stuck_context("~Worker");  // bounded: never waits for a stuck run
+          return;
+        }
       }
       c.chip->finalize();
     }
@@ -241,7 +250,7 @@ void Worker::close() {
     c.state.store(WorkerState::CLOSED);
     return;  // closed already: idempotent
   }
-  if (c.mode == ExecutionMode::KERNEL) c.refuse_if_forked("close");
+  c.refuse_if_forked("close");
   if (std::this_thread::get_id() != c.init_thread) {
     throw std::runtime_error(
         "Worker.close: must be called on the thread that called init() (the context is bound "
@@ -267,7 +276,13 @@ void Worker::close() {
     c.chip.reset();
   } else {
     std::lock_guard plock(c.program_mu);
-    c.drain_runs();
+    if (!c.drain_runs_within(std::chrono::milliseconds(c.close_grace_ms.load()))) {
+      // A run that never finishes (a hung kernel without a watchdog) must not hang close:
+      // the context is given up on and reported (Worker.abandoned_report, stderr).
+      c.abandon_stuck_context("close");
+      c.teardown_pending = false;
+      return;
+    }
     c.chip->finalize();
     c.allocations.clear();
     c.buffers.clear();
@@ -275,6 +290,11 @@ void Worker::close() {
     c.chip.reset();
   }
   c.teardown_pending = false;
+}
+
+std::string Worker::abandoned_report() const {
+  std::lock_guard lock(core_->lifecycle_mu);
+  return core_->abandoned_report;
 }
 
 uint64_t Worker::committed_device_memory() {

@@ -4,11 +4,13 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <chrono>
 #include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -70,8 +72,16 @@ struct WorkerCore {
   // The typed signature of each minted id that has one (untyped ids are absent).
   std::unordered_map<int64_t, std::vector<ArgSpec>> typed_specs;
 
-  // Kernel mode: a forked child must make no native call on the parent's context.
+  // Both modes: a forked child must make no native call on the parent's context.
   void refuse_if_forked(const char* api) const;
+  bool forked() const;
+  // Program mode, program_mu held: waits up to `grace` for every in-flight run and
+  // completes the finished ones; false when a run is still running at the deadline.
+  bool drain_runs_within(std::chrono::milliseconds grace);
+  // Program mode: gives up a context whose run never finished (close/destructor past the
+  // grace period): the ChipWorker is pinned for the life of the process, never finalized.
+  void abandon_stuck_context(const char* api);
+  std::string abandoned_report;  // set by abandon_stuck_context (lifecycle_mu)
   // Program mode, program_mu held: completes a finished run (copy-back, release) once.
   void complete_run(RunRecord& record);
   // Program mode, program_mu held: waits for and completes every in-flight run.

@@ -15,13 +15,16 @@ static void require_kernel_mode(const WorkerCore& c, const char* api) {
   }
 }
 
+bool WorkerCore::forked() const { return bound_fork_epoch != fork_epoch(); }
+
 void WorkerCore::refuse_if_forked(const char* api) const {
   if (bound_fork_epoch != fork_epoch()) {
     throw std::runtime_error(
         std::string("Worker.") + api + ": this process is a fork of the one (pid " +
         std::to_string(bound_pid) +
-        ") that bound the kernel-mode context; a forked child must not drive or "
-        "tear it down (create a new Worker in the child)");
+        ") that bound the context; a forked child must not drive or tear it down (drop "
+        "the inherited Worker, which then makes no native call, and create a new Worker in "
+        "the child)");
   }
 }
 

@@ -1,7 +1,10 @@
 // simpler::Worker, program mode: the runtime owns the device.
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <sstream>
 
+#include "process_guards.h"
 #include "worker_core.h"
 
 namespace simpler {
@@ -24,6 +27,7 @@ void require_ready(const WorkerCore& c, const char* api) {
                              ": requires an initialized (READY) worker (state: " +
                              worker_state_name(state) + "); call init() first");
   }
+  c.refuse_if_forked(api);  // the fork fence: no native call on an inherited context
 }
 
 std::string hex(uint64_t v) {
@@ -79,6 +83,34 @@ void WorkerCore::complete_run(RunRecord& record) {
     record.error = std::current_exception();
   }
   record.finished.store(true, std::memory_order_release);
+}
+
+bool WorkerCore::drain_runs_within(std::chrono::milliseconds grace) {
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  while (!in_flight.empty()) {
+    std::shared_ptr<RunRecord> record = in_flight.begin()->second;
+    const auto left = std::chrono::duration_cast<std::chrono::microseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (!chip->wait(record->run_id, std::max(left, std::chrono::microseconds(0)))) return false;
+    complete_run(*record);
+  }
+  return true;
+}
+
+void WorkerCore::abandon_stuck_context(const char* api) {
+  abandoned_report = std::string("Worker.") + api + ": a run on device " +
+                     std::to_string(options.device_id) + " was still running after the " +
+                     std::to_string(close_grace_ms.load()) +
+                     " ms grace period (close_grace); its context is abandoned: never torn "
+                     "down, its device memory and device claim held for the life of the "
+                     "process (use another device, or a watchdog: CallConfig("
+                     "watchdog_timeout_ms=...))";
+  std::fprintf(stderr, "simpler: %s\n", abandoned_report.c_str());
+  in_flight.clear();
+  allocations.clear();
+  buffers.clear();
+  for (auto& [token, reg] : callables) reg.chip_handle.reset();
+  pin_for_process_lifetime(std::move(chip));
 }
 
 void WorkerCore::drain_runs() {

@@ -78,6 +78,11 @@ int sim_stream_create(sim_stream_t* out_stream);
 int sim_stream_destroy(sim_stream_t stream);
 /* Waits until everything enqueued so far ran. Returns the stream's sticky error, if any. */
 int sim_stream_synchronize(sim_stream_t stream);
+/* Waits at most timeout_us for what was enqueued so far: SIMPLER_OK once it ran (then call
+ * sim_stream_synchronize for the sticky status), SIMPLER_NOT_READY when the time is up.
+ * Not counted, no fault injection: lets a caller synchronize in slices (e.g. to honour
+ * Ctrl-C between them). */
+int sim_stream_wait(sim_stream_t stream, int64_t timeout_us);
 /* SIMPLER_OK when idle, SIMPLER_NOT_READY while work is pending, else the sticky error. */
 int sim_stream_query(sim_stream_t stream);
 int sim_stream_device(sim_stream_t stream, int32_t* out_device);

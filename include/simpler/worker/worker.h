@@ -110,9 +110,15 @@ class Worker {
   std::string kernel_launch_error();
 
   // ---- both --------------------------------------------------------------------------
-  uint64_t committed_device_memory();                     // 0 before init and after close
-  void close();                                           // idempotent; see spec for kernel mode
+  uint64_t committed_device_memory();  // 0 before init and after close
+  // idempotent; see spec for kernel mode. Program mode: waits at most close_grace for the
+  // runs in flight; a run still running then (a hung kernel without a watchdog) makes
+  // close() abandon the context (pinned, never torn down) and record abandoned_report().
+  // In a forked child (both modes): RuntimeError, no native call.
+  void close();
   void set_close_grace(std::chrono::milliseconds grace);  // default 10 s
+  // Non-empty once close() (or the destructor) abandoned a stuck context: what and why.
+  std::string abandoned_report() const;
   std::chrono::milliseconds close_grace() const noexcept;
   // True while this Worker holds a native context that close() has not released
   // (READY, or CLOSED with a teardown still to retry).

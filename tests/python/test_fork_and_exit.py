@@ -1,0 +1,173 @@
+"""Bounded close and exit after a hang, and fork (issue 16 item 1). Each scenario runs in a
+fresh interpreter (subprocess, with a timeout) so that a regression hangs or kills that
+interpreter, not the test session."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from conftest import PROGRAMS
+
+PRELUDE = textwrap.dedent(f"""
+    import os, signal, sys, time, warnings
+    import numpy as np
+    from simpler import KernelCompiler, Worker, sim
+    from simpler.task_interface import (ArgDirection as D, CallConfig, ChipCallable,
+                                        ChipStorageTaskArgs, ChipTensor, CoreCallable, DataType)
+    PROGRAMS = {str(PROGRAMS)!r}
+    cc = KernelCompiler()
+    src = lambda name: open(os.path.join(PROGRAMS, name)).read()
+    kernel = CoreCallable.build([D.INOUT, D.SCALAR], cc.compile_kernel(src("crash_kernel.cpp"), "aiv"))
+    crash = ChipCallable.build([D.INOUT, D.SCALAR, D.SCALAR], "crash_entry",
+                               cc.compile_orchestration(src("crash_orch.cpp"), entry="crash_entry"),
+                               children=[(0, kernel)])
+    NEVER_RETURN, FINE = 3, 99
+
+    def crash_args(tensor, how, who=0):
+        a = ChipStorageTaskArgs(); a.add_tensor(tensor); a.add_scalar(how); a.add_scalar(who)
+        return a
+
+    def wait_child(pid, seconds=30):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return os.waitstatus_to_exitcode(status)
+            time.sleep(0.02)
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        return "hung"
+""")
+
+
+def run_script(body: str, timeout: float = 90) -> subprocess.CompletedProcess:
+    script = PRELUDE + textwrap.dedent(body)
+    try:
+        return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"the interpreter did not exit within {timeout} s: {e.stderr}")
+
+
+def test_close_after_a_hung_run_is_bounded_and_reported():
+    r = run_script("""
+        w = Worker(level=2, device_id=1)
+        w.init()
+        w.close_grace = 0.5
+        h = w.register(crash)
+        x = np.zeros(4, dtype=np.float32)
+        run = w.submit(h, crash_args(w.make_tensor_arg(x), NEVER_RETURN))
+        start = time.monotonic()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            w.close()
+        took = time.monotonic() - start
+        assert took < 5, took
+        assert w.state == "CLOSED"
+        assert any(issubclass(c.category, RuntimeWarning) and "abandoned" in str(c.message)
+                   for c in caught), [str(c.message) for c in caught]
+        # Another device works in the same process; the abandoned one stays claimed.
+        with Worker(level=2, device_id=2) as other:
+            other.init()
+            h2 = other.register(crash)
+            other.run(h2, crash_args(other.make_tensor_arg(x), FINE))
+        print("OK", flush=True)
+        sys.exit(0)
+    """)
+    assert r.returncode == 0 and "OK" in r.stdout, r.stderr
+
+
+def test_del_worker_and_exit_after_a_hung_run_are_bounded():
+    r = run_script("""
+        w = Worker(level=2, device_id=1)
+        w.init()
+        w.close_grace = 0.5
+        h = w.register(crash)
+        x = np.zeros(4, dtype=np.float32)
+        keep = crash_args(w.make_tensor_arg(x), NEVER_RETURN)
+        w.submit(h, keep)
+        start = time.monotonic()
+        del w
+        assert time.monotonic() - start < 5
+        # Kernel mode: a launch that never returns is still on the caller's stream at exit;
+        # the sim exit handler waits for it only for its grace period.
+        sim.EXIT_GRACE_SECONDS = 0.5
+        sim.set_device(3)
+        stream = sim.Stream()
+        dx = sim.malloc(64)
+        kw = Worker(level=2, execution_mode="kernel", device_id=3)
+        kw.init(config=CallConfig())
+        cid = kw.kernel_prepare_callable(crash)
+        kw.kernel_launch(cid, crash_args(ChipTensor.make(dx, (16,), DataType.FLOAT32),
+                                         NEVER_RETURN), caller_stream=stream)
+        print("OK", flush=True)
+        sys.exit(0)
+    """, timeout=60)
+    assert r.returncode == 0 and "OK" in r.stdout, r.stderr
+    assert "abandoned" in r.stderr  # reported, not silent
+
+
+def test_forked_child_of_a_sim_stream_user_exits_cleanly():
+    r = run_script("""
+        import threading
+        sim.set_device(0)
+        stream = sim.Stream()
+        gate = threading.Event()
+        stream.host_func(lambda: gate.wait(30))   # work still pending at fork time
+        pid = os.fork()
+        if pid == 0:
+            try:
+                stream.synchronize()
+                os._exit(3)  # must have been refused
+            except RuntimeError as e:
+                assert "forked child" in str(e), e
+            other = sim.Stream()  # the child's own stream works
+            other.synchronize()
+            other.destroy()
+            sys.exit(0)  # atexit must not wait for the inherited stream
+        assert wait_child(pid) == 0
+        gate.set()
+        stream.synchronize()
+        stream.destroy()
+        print("OK", flush=True)
+    """)
+    assert r.returncode == 0 and "OK" in r.stdout, r.stderr
+
+
+def test_program_mode_fork_fence():
+    r = run_script("""
+        w = Worker(level=2, device_id=1)
+        w.init()
+        h = w.register(crash)
+        x = np.zeros(4, dtype=np.float32)
+        w.run(h, crash_args(w.make_tensor_arg(x), FINE))
+        pending = w.submit(h, crash_args(w.make_tensor_arg(x), FINE))
+        pid = os.fork()
+        if pid == 0:
+            for call in (lambda: w.run(h, crash_args(w.make_tensor_arg(x), FINE)),
+                         lambda: w.submit(h, crash_args(w.make_tensor_arg(x), FINE)),
+                         lambda: w.malloc(64), w.close, pending.wait):
+                try:
+                    call()
+                    os._exit(3)
+                except RuntimeError as e:
+                    if "fork" not in str(e):
+                        os._exit(4)
+            # The child's own Worker (another device) works and closes.
+            with Worker(level=2, device_id=2) as mine:
+                mine.init()
+                y = np.zeros(4, dtype=np.float32)
+                mine.run(mine.register(crash), crash_args(mine.make_tensor_arg(y), FINE))
+                assert y[0] == 1.0
+            sys.exit(0)  # abandons what it inherited: no native call, no hang, no abort
+        assert wait_child(pid) == 0
+        pending.wait(timeout=30)
+        w.run(h, crash_args(w.make_tensor_arg(x), FINE))  # the parent is unaffected
+        w.close()
+        assert x[0] == 3.0, x
+        print("OK", flush=True)
+    """)
+    assert r.returncode == 0 and "OK" in r.stdout, r.stderr

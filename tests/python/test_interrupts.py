@@ -1,0 +1,95 @@
+"""Ctrl-C during simpler's blocking waits (issue 16 item 1): RunHandle.wait(), Worker.run()
+and sim Stream.synchronize() wake for signals and raise KeyboardInterrupt promptly; the
+interrupted work is not cancelled (it keeps running and can be waited for again)."""
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from simpler import Worker, sim
+from simpler.task_interface import ChipStorageTaskArgs, ChipTensor, DataType
+
+
+@pytest.fixture
+def sigint_soon():
+    """Sends SIGINT to this process after `delay` seconds (Python's default handler)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    timers = []
+
+    def arm(delay=0.3):
+        t = threading.Timer(delay, os.kill, (os.getpid(), signal.SIGINT))
+        t.start()
+        timers.append(t)
+
+    yield arm
+    for t in timers:
+        t.join()
+    signal.signal(signal.SIGINT, previous)
+
+
+class HeldRun:
+    """A program-mode Worker with a run that holds until release() (wait_flag kernel)."""
+
+    def __init__(self, wait_flag_callable, device_id=1):
+        self.worker = Worker(level=2, device_id=device_id)
+        self.worker.init()
+        self.handle = self.worker.register(wait_flag_callable)
+        self.flag = self.worker.malloc(4)
+        self.worker.copy_to(self.flag, np.zeros(1, dtype=np.int32))
+        self.out = np.zeros(1, dtype=np.int32)
+        self.args = ChipStorageTaskArgs()
+        self.args.add_tensor(ChipTensor.make(self.flag, (1,), DataType.INT32))
+        self.args.add_tensor(self.worker.make_tensor_arg(self.out))
+
+    def release(self):
+        self.worker.copy_to(self.flag, np.array([7], dtype=np.int32))
+
+
+def test_ctrl_c_interrupts_run_handle_wait_and_the_run_keeps_going(wait_flag_callable,
+                                                                   sigint_soon):
+    held = HeldRun(wait_flag_callable)
+    run = held.worker.submit(held.handle, held.args)
+    sigint_soon(0.3)
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        run.wait()
+    assert time.monotonic() - start < 3, "KeyboardInterrupt was not prompt"
+    assert not run.done  # not cancelled
+    held.release()
+    run.wait(timeout=30)
+    assert held.out[0] == 7
+    held.worker.close()
+
+
+def test_ctrl_c_interrupts_worker_run_and_close_completes_it(wait_flag_callable, sigint_soon):
+    held = HeldRun(wait_flag_callable)
+    sigint_soon(0.3)
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        held.worker.run(held.handle, held.args)
+    assert time.monotonic() - start < 3
+    held.release()
+    held.worker.close()  # completes the interrupted run (its outputs are copied back)
+    assert held.out[0] == 7
+
+
+def test_ctrl_c_interrupts_stream_synchronize(sigint_soon):
+    sim.set_device(0)
+    stream = sim.Stream()
+    gate = threading.Event()
+    stream.host_func(lambda: gate.wait(30))
+    sigint_soon(0.3)
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        stream.synchronize()
+    assert time.monotonic() - start < 3
+    assert stream.query() is False  # the stream's work keeps running
+    gate.set()
+    stream.synchronize()
+    assert stream.query() is True
+    stream.destroy()
