@@ -205,7 +205,9 @@ int KernelMode::release_all() {
   if (engine_ && engine_->abandoned()) {
     // A thread of the engine may still run code of any of these programs: they stay
     // loaded for the life of the process.
-    for (ResidentCallable& c : callables_) (void)c.program.release();
+    for (ResidentCallable& c : callables_) {
+      (void)new std::shared_ptr<const LoadedProgram>(c.program);  // NOLINT: leaked on purpose
+    }
   }
   callables_.clear();  // host side: unloads the programs that point into the arena
   ids_by_hash_.clear();

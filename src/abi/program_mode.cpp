@@ -97,7 +97,9 @@ void ProgramMode::leak_programs_of_abandoned_engine() {
   if (!engine_ || !engine_->abandoned()) return;
   // A thread of the engine may still run code of any of these programs: they stay loaded
   // for the life of the process (their device-side bytes may go).
-  for (auto& [id, callable] : callables_) (void)callable->resident.program.release();
+  for (auto& [id, callable] : callables_) {
+    (void)new std::shared_ptr<const LoadedProgram>(callable->resident.program);  // NOLINT: leaked
+  }
 }
 
 Engine* ProgramMode::ensure_engine(const SimplerCallConfig* config, bool for_all_runs) {

@@ -11,8 +11,8 @@
 
 #include "bindings.h"
 #include "call_args.h"
-#include "kernel_launch.h"
 #include "interruptible_wait.h"
+#include "kernel_launch.h"
 #include "simpler/worker/chip_worker.h"
 #include "simpler/worker/worker.h"
 #include "stream_arg.h"
