@@ -47,6 +47,13 @@ echo
 echo "== per-task overhead vs oneTBB, libgomp and the serial floor (bench/task_overhead)"
 run task_overhead_bench "$bin/task_overhead_bench" "${quick[@]}"
 echo
+if [ ${#quick[@]} -eq 0 ]; then
+  # Runs short enough to fit a scheduler time slice: on a loaded machine a 20,000-task run
+  # is preempted several times, which inflates every runtime's figure alike.
+  echo "== the same, short runs (2,000 tasks, median of 15)"
+  run task_overhead_short "$bin/task_overhead_bench" --tasks 2000 --reps 15
+  echo
+fi
 echo "== per-task cost against tasks per run and dependencies per task (bench/task_overhead --scaling)"
 run task_overhead_scaling "$bin/task_overhead_bench" --scaling "${quick[@]}"
 echo
