@@ -1,5 +1,5 @@
 // simpler runtime — running one block of a task as a simulated core, and completing
-// tasks (internal). Shared by the scheduler threads and the orchestrator's helping path.
+// tasks (internal). Used by the one dispatch loop (dispatcher.h).
 #pragma once
 
 #include <cstdint>

@@ -79,7 +79,7 @@ bool RunDiagnostics::write(const RunFacts& facts, std::string* error) {
   }
   if (graph_) written = write_dep_graph(path_of("deps.dot"), nodes_, edges_, error) && written;
   if (!trace_) return written;
-  // Lane 0 (the caller's helping path) after the schedulers, as the files always listed it.
+  // Lane 0 (the caller of execute()) after the schedulers, as the files always listed it.
   std::vector<SwimlaneEvent> events;
   for (size_t i = 1; i <= lanes_.size(); ++i) {
     const std::vector<SwimlaneEvent>& lane = lanes_[i % lanes_.size()].events;
