@@ -23,7 +23,7 @@ if [ "$fix" = 1 ]; then
 else
   clang-format-14 --dry-run --Werror "${cxx[@]}" || { echo "lint: clang-format differences (fix: scripts/lint.sh --fix)"; status=1; }
 fi
-flake8 python tests examples bench scripts || { echo "lint: flake8 findings"; status=1; }
+flake8 setup.py python tests examples bench scripts || { echo "lint: flake8 findings"; status=1; }
 if [ "$tidy" = 1 ]; then
   if [ ! -f build/compile_commands.json ]; then
     echo "lint: build/compile_commands.json missing (run scripts/build.sh)" >&2

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what simpler needs from Debian's packages (idempotent: installs only what is
-# missing), then makes `import simpler` work from /usr/bin/python3 for this checkout.
+# missing). It writes nothing into Python's site-packages (see the end).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -23,10 +23,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-# Point Debian's python at this checkout's package (python/simpler); the native module is
-# built into that folder by scripts/build.sh.
+# Nothing is written into Python's site-packages: the two commands (scripts/example.sh,
+# scripts/test.sh) run with PYTHONPATH=python, and an install is `pip install .` into a
+# venv (README). An older setup wrote a global simpler-dev.pth pointing at the checkout
+# that ran it last; remove it when it points at this checkout (another checkout's stays).
 site=$(/usr/bin/python3 -c 'import sysconfig; print(sysconfig.get_path("purelib", "posix_local"))' 2>/dev/null || true)
-if [ -n "$site" ] && { [ -w "$site" ] || [ -w "$(dirname "$site")" ]; }; then
-  mkdir -p "$site"
-  echo "$here/python" > "$site/simpler-dev.pth"
+old_pth="$site/simpler-dev.pth"
+if [ -n "$site" ] && [ -f "$old_pth" ] && [ "$(cat "$old_pth")" = "$here/python" ]; then
+  rm -f "$old_pth" 2>/dev/null && echo "setup: removed $old_pth (use PYTHONPATH=$here/python or pip install)" || true
 fi

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from typing import List, Optional, Union
 
+from simpler import _log  # noqa: F401 - native log lines -> logging "simpler"
 from simpler import _native
 
 RuntimeBins = _native.RuntimeBins

@@ -1,6 +1,7 @@
 """Typed errors shared by every simpler layer. Native statuses arrive as `.code`."""
 from __future__ import annotations
 
+from simpler import _log  # noqa: F401 - native log lines -> logging "simpler"
 from simpler import _native
 
 # Every native status as a module constant (PTO_RUNTIME_ERR_*, SIMPLER_CHIP_ERR_*,

@@ -13,14 +13,25 @@ Keyword options: ``compiler`` (default: the C++ compiler that built simpler),
 ``$SIMPLER_KERNEL_COMPILE_TIMEOUT`` seconds, else 120; the compiler's process group is
 killed when it expires). ``compiler.stats`` counts compiler runs and cache hits. See
 docs/kernels.md for what the sources see and how the cache is kept safe.
+
+``compile_many(compiler, jobs, max_workers=, progress=)`` (also ``compiler.compile_many``)
+compiles many sources on a thread pool, reporting each as it finishes (``python -m simpler
+compile`` uses it).
 """
 from __future__ import annotations
 
+import concurrent.futures
+import os
+import time
+from dataclasses import dataclass
+from typing import Callable, List, Optional, Sequence
+
+from simpler import _log  # noqa: F401 - native log lines -> logging "simpler"
 from simpler import _native
 from simpler.errors import SimplerError
 
 __all__ = ["KernelCompiler", "KernelCompileError", "KernelCacheError", "KernelBinary",
-           "kernel_include_dir"]
+           "kernel_include_dir", "CompileJob", "CompileResult", "compile_many"]
 
 
 class KernelCompileError(SimplerError, RuntimeError):
@@ -66,5 +77,88 @@ class KernelCompiler(_native.KernelCompiler):
         image = super().compile_kernel(source, core_type)
         return KernelBinary(image, str(core_type).lower())
 
+    def compile_many(self, jobs: "Sequence[CompileJob]", *, max_workers: Optional[int] = None,
+                     progress: "Optional[ProgressCallback]" = None) -> "List[CompileResult]":
+        """Compiles many sources on a thread pool; see :func:`compile_many`."""
+        return compile_many(self, jobs, max_workers=max_workers, progress=progress)
+
 
 kernel_include_dir = _native.kernel_include_dir
+
+
+@dataclass(frozen=True)
+class CompileJob:
+    """One source to compile: ``kind`` is ``"aic"``/``"aiv"`` (a kernel) or
+    ``"orchestration"`` (then ``entry``, when given, must be exported). ``name`` labels
+    the job in progress lines and results (default: ``"<kind> #<index>"``)."""
+
+    source: str
+    kind: str = "aiv"
+    entry: Optional[str] = None
+    name: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class CompileResult:
+    """The outcome of one :class:`CompileJob`: ``image`` (bytes) or ``error``."""
+
+    job: CompileJob
+    index: int
+    image: Optional[bytes]
+    error: Optional[BaseException]
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+ProgressCallback = Callable[[CompileResult, int, int], None]
+
+
+def _kind_of(job: CompileJob) -> str:
+    kind = job.kind.lower()
+    if kind not in ("aic", "aiv", "orchestration"):
+        raise ValueError(f"compile job {job.name or job.source[:40]!r}: kind must be 'aic', "
+                         f"'aiv' or 'orchestration', got {job.kind!r}")
+    return kind
+
+
+def compile_many(compiler: "KernelCompiler", jobs: Sequence[CompileJob], *,
+                 max_workers: Optional[int] = None,
+                 progress: Optional[ProgressCallback] = None) -> List[CompileResult]:
+    """Compiles ``jobs`` on a thread pool (the compiler runs without the GIL).
+
+    Returns one :class:`CompileResult` per job, in the order of ``jobs``; a failed job
+    carries its :class:`KernelCompileError` in ``.error`` and the others still compile.
+    ``progress(result, done, total)`` is called as each job finishes (on the calling
+    thread). ``max_workers`` defaults to the number of CPUs. Every job's kind is checked
+    before anything compiles (ValueError naming the job).
+    """
+    jobs = list(jobs)
+    kinds = [_kind_of(job) for job in jobs]
+    if max_workers is not None and max_workers < 1:
+        raise ValueError(f"max_workers must be >= 1, got {max_workers}")
+    workers = max_workers or os.cpu_count() or 1
+
+    def run(index: int) -> CompileResult:
+        job, kind = jobs[index], kinds[index]
+        start = time.perf_counter()
+        try:
+            if kind == "orchestration":
+                image = compiler.compile_orchestration(job.source, entry=job.entry)
+            else:
+                image = compiler.compile_kernel(job.source, kind)
+            return CompileResult(job, index, image, None, time.perf_counter() - start)
+        except Exception as e:  # noqa: BLE001 - reported per job, the others go on
+            return CompileResult(job, index, None, e, time.perf_counter() - start)
+
+    results: List[Optional[CompileResult]] = [None] * len(jobs)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(run, i) for i in range(len(jobs))]
+        for done, future in enumerate(concurrent.futures.as_completed(futures), start=1):
+            result = future.result()
+            results[result.index] = result
+            if progress is not None:
+                progress(result, done, len(jobs))
+    return [r for r in results if r is not None]

@@ -29,6 +29,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Optional
 
+from simpler import _log  # noqa: F401 - native log lines -> logging "simpler"
 from simpler import _native
 from simpler.errors import SimError, SimplerTypeError, SimplerValueError
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import enum
 from typing import Any, Iterable, Optional, Sequence, SupportsIndex, Tuple, Union
 
+from simpler.chip_worker import ChipWorker as ChipWorker
 from simpler.errors import ChipWorkerError as ChipWorkerError
 from simpler.errors import UnsupportedRuntimeOperation as UnsupportedRuntimeOperation
 
@@ -156,5 +157,3 @@ class ChipCallable:
     binary: bytes
     children: list[Tuple[int, CoreCallable]]
     func_ids: list[int]
-
-def __getattr__(name: str) -> Any: ...  # ChipWorker, loaded lazily from simpler.chip_worker

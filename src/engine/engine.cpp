@@ -21,6 +21,7 @@
 #include "orchestrator.h"
 #include "run_diagnostics.h"
 #include "run_thread.h"
+#include "simpler/log/log.h"
 #include "scheduler.h"
 #include "simpler/abi/status.h"
 #include "simpler/sim/sim_driver.h"
@@ -196,8 +197,7 @@ int Engine::create(const EngineOptions& options, std::unique_ptr<Engine>* out, s
   impl->diagnostics.set_numbered(options.number_diagnostics);
   impl->config = config;
   impl->default_watchdog_ms = config.watchdog_timeout_ms;
-  const char* log_env = std::getenv("SIMPLER_LOG");
-  impl->debug_log = log_env != nullptr && std::strcmp(log_env, "debug") == 0;
+  impl->debug_log = simpler_log_enabled(SIMPLER_LOG_LEVEL_DEBUG) != 0;
 
   const uint64_t window = or_default(config.task_window_size, kDefaultTaskWindow);
   impl->heap_bytes =
@@ -348,8 +348,8 @@ int Engine::execute(const LoadedProgram& program, const ChipStorageTaskArgs& arg
   std::string diag_error;
   if (!I.diagnostics.write(facts, &diag_error)) {
     // Diagnostics are a by-product: the run's results (and its status) stand.
-    std::fprintf(stderr, "[simpler] WARNING: diagnostics of '%s' not written: %s\n",
-                 P.func_name.c_str(), diag_error.c_str());
+    simpler_log(SIMPLER_LOG_LEVEL_WARNING, "diagnostics", "files of '%s' not written: %s",
+                P.func_name.c_str(), diag_error.c_str());
   }
   return status;
 }

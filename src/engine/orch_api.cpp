@@ -7,6 +7,7 @@
 #include "engine_defaults.h"
 #include "orchestrator.h"
 #include "simpler/abi/status.h"
+#include "simpler/log/log.h"
 #include "tensor_shape.h"
 
 namespace simpler::rt {
@@ -215,12 +216,14 @@ int Orchestrator::fatal(const char* message) {
 
 void Orchestrator::log(int32_t level, const char* message) {
   bump_progress();
-  if (level <= SIMPLER_LOG_DEBUG && !options_.debug_log) return;
-  static constexpr const char* kNames[] = {"DEBUG", "INFO", "WARN", "ERROR"};
-  const char* name =
-      kNames[level < SIMPLER_LOG_DEBUG ? 0 : (level > SIMPLER_LOG_ERROR ? 3 : level)];
-  std::fprintf(stderr, "[simpler orch %s] %s: %s\n", program_->func_name.c_str(), name,
-               message != nullptr ? message : "(null)");
+  // The orchestration API's levels (DEBUG 0 .. ERROR 3) onto the process sink's
+  // (Python's numbers); the sink's threshold ($SIMPLER_LOG_LEVEL) filters.
+  static constexpr int kLevels[] = {SIMPLER_LOG_LEVEL_DEBUG, SIMPLER_LOG_LEVEL_INFO,
+                                    SIMPLER_LOG_LEVEL_WARNING, SIMPLER_LOG_LEVEL_ERROR};
+  const int mapped =
+      kLevels[level < SIMPLER_LOG_DEBUG ? 0 : (level > SIMPLER_LOG_ERROR ? 3 : level)];
+  simpler_log(mapped, "orch", "%s: %s", program_->func_name.c_str(),
+              message != nullptr ? message : "(null)");
 }
 
 }  // namespace simpler::rt

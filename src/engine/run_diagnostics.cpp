@@ -23,7 +23,8 @@ void RunDiagnostics::begin_run(const SimplerCallConfig& config, uint32_t lanes) 
   flags_ = config.flags;
   prefix_.assign(config.output_prefix, strnlen(config.output_prefix, SIMPLER_OUTPUT_PREFIX_MAX));
   trace_ = (flags_ & (SIMPLER_CFG_SWIMLANE | SIMPLER_CFG_PROFILING)) != 0;
-  graph_ = (flags_ & SIMPLER_CFG_DEP_GRAPH) != 0;
+  // The swimlane trace draws the dependencies (flows) and ready-queue counters too.
+  graph_ = (flags_ & (SIMPLER_CFG_DEP_GRAPH | SIMPLER_CFG_SWIMLANE)) != 0;
   nodes_.clear();
   edges_.clear();
   set_up(lanes);
@@ -46,7 +47,7 @@ void RunDiagnostics::on_exit(uint32_t lane, const BlockView& b) {
 }
 
 void RunDiagnostics::on_task(const TaskView& t) {
-  nodes_.push_back(GraphNode{t.id, t.func_id, t.core_type, t.block_num});
+  nodes_.push_back(GraphNode{t.id, t.func_id, t.core_type, t.block_num, now_ns()});
 }
 
 void RunDiagnostics::on_dependency(uint64_t from, uint64_t to) {
@@ -77,7 +78,12 @@ bool RunDiagnostics::write(const RunFacts& facts, std::string* error) {
     written =
         write_entry_args(path_of("args.txt"), *facts.args, *facts.signature, error) && written;
   }
-  if (graph_) written = write_dep_graph(path_of("deps.dot"), nodes_, edges_, error) && written;
+  if (flags_ & SIMPLER_CFG_DEP_GRAPH) {
+    const std::string dot = path_of("deps.dot");
+    const bool ok = write_dep_graph(dot, nodes_, edges_, error);
+    if (ok) render_svg(dot, path_of("deps.svg"));
+    written = ok && written;
+  }
   if (!trace_) return written;
   // Lane 0 (the caller of execute()) after the schedulers, as the files always listed it.
   std::vector<SwimlaneEvent> events;
@@ -86,7 +92,14 @@ bool RunDiagnostics::write(const RunFacts& facts, std::string* error) {
     events.insert(events.end(), lane.begin(), lane.end());
   }
   if (flags_ & SIMPLER_CFG_SWIMLANE) {
-    written = write_swimlane(path_of("swimlane.json"), events, facts.start_ns, error) && written;
+    SwimlaneTrace trace;
+    trace.program = facts.program;
+    trace.origin_ns = facts.start_ns;
+    trace.events = std::move(events);
+    trace.nodes = nodes_;
+    trace.edges = edges_;
+    written = write_swimlane(path_of("swimlane.json"), trace, error) && written;
+    events = std::move(trace.events);
   }
   if (flags_ & SIMPLER_CFG_PROFILING) {
     RunSummary summary;

@@ -11,4 +11,5 @@ PYBIND11_MODULE(_native, m) {
   simpler::python::bind_sim(m);
   simpler::python::bind_tools(m);
   simpler::python::bind_worker(m);
+  simpler::python::bind_log(m);
 }

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <optional>
 
+#include "simpler/log/log.h"
+
 namespace simpler::sim {
 namespace {
 
@@ -48,11 +50,10 @@ void override_from_env(const char* name, T* field, uint64_t min, uint64_t max) {
   if (text == nullptr) return;
   const std::optional<uint64_t> value = parse_size(text);
   if (!value || *value < min || *value > max) {
-    std::fprintf(stderr,
-                 "simpler sim: ignoring %s=\"%s\": expected an integer in [%llu, %llu]; "
-                 "using the default %llu\n",
-                 name, text, static_cast<unsigned long long>(min),
-                 static_cast<unsigned long long>(max), static_cast<unsigned long long>(*field));
+    simpler_log(SIMPLER_LOG_LEVEL_WARNING, "sim",
+                "ignoring %s=\"%s\": expected an integer in [%llu, %llu]; using the default %llu",
+                name, text, static_cast<unsigned long long>(min),
+                static_cast<unsigned long long>(max), static_cast<unsigned long long>(*field));
     return;
   }
   *field = static_cast<T>(*value);

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "runtime_library.h"
+#include "simpler/log/log.h"
 
 namespace simpler {
 
@@ -42,16 +43,16 @@ ChipWorker::~ChipWorker() {
       finalize();
       return;
     } catch (const std::exception& e) {
-      std::fprintf(stderr,
-                   "simpler: ChipWorker destroyed while its teardown fails (%s); "
-                   "leaking the context instead of tearing it down\n",
-                   e.what());
+      simpler_log(SIMPLER_LOG_LEVEL_ERROR, "worker",
+                  "ChipWorker destroyed while its teardown fails (%s); leaking the context "
+                  "instead of tearing it down",
+                  e.what());
     }
   } else {
-    std::fprintf(stderr,
-                 "simpler: ChipWorker destroyed without finalize() on a thread other "
-                 "than its init thread; leaking its %s-mode context on device %d\n",
-                 chip_worker_mode_name(mode_), device_id_);
+    simpler_log(SIMPLER_LOG_LEVEL_WARNING, "worker",
+                "ChipWorker destroyed without finalize() on a thread other than its init "
+                "thread; leaking its %s-mode context on device %d",
+                chip_worker_mode_name(mode_), device_id_);
   }
   if (library_) library_->keep_loaded();
 }

@@ -11,15 +11,13 @@
 #include <filesystem>
 #include <system_error>
 
+#include "install_layout.h"
 #include "kernel_compiler_cache.h"
 #include "kernel_compiler_elf.h"
 #include "kernel_compiler_files.h"
 #include "kernel_compiler_process.h"
 #include "task_interface/sha256.h"
 
-#ifndef SIMPLER_INCLUDE_DIR
-#error "SIMPLER_INCLUDE_DIR must be defined by the build (src/worker/CMakeLists.txt)"
-#endif
 #ifndef SIMPLER_CXX
 #error "SIMPLER_CXX must be defined by the build (src/worker/CMakeLists.txt)"
 #endif
@@ -114,8 +112,21 @@ bool image_is_usable(const std::vector<uint8_t>& image, std::string_view require
 
 }  // namespace
 
-std::string default_kernel_compiler() { return SIMPLER_CXX; }
-std::string kernel_include_dir() { return SIMPLER_INCLUDE_DIR; }
+std::string default_kernel_compiler() {
+  // The compiler that built simpler when it is still there (same ABI), else the system's
+  // (an installed package may run on a machine without that exact path).
+  std::error_code ec;
+  if (std::filesystem::exists(SIMPLER_CXX, ec)) return SIMPLER_CXX;
+  return "c++";
+}
+
+std::string kernel_include_dir() {
+  // $SIMPLER_INCLUDE_DIR, else include/ next to the lib/ directory of libsimpler_worker.so
+  // (the build mirrors include/ into the build tree; a package installs it beside lib/).
+  const std::string configured = env_or_empty("SIMPLER_INCLUDE_DIR");
+  if (!configured.empty()) return configured;
+  return (layout::worker_library_dir().parent_path() / "include").string();
+}
 
 std::string default_kernel_cache_dir() {
   const std::string configured = env_or_empty("SIMPLER_CACHE_DIR");

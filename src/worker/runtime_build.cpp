@@ -15,9 +15,7 @@
 #include <string>
 #include <system_error>
 
-#ifndef SIMPLER_DEFAULT_LIB_DIR
-#error "SIMPLER_DEFAULT_LIB_DIR must be defined by the build (src/worker/CMakeLists.txt)"
-#endif
+#include "install_layout.h"
 
 namespace simpler {
 namespace {
@@ -68,7 +66,9 @@ const std::vector<std::string>& known_runtimes() {
 
 std::string default_lib_dir() {
   const char* env = std::getenv("SIMPLER_LIB_DIR");
-  if (env == nullptr || env[0] == '\0') return SIMPLER_DEFAULT_LIB_DIR;
+  // Unset: the directory of libsimpler_worker.so, the lib/ directory of its build or
+  // package (found at run time: a moved build or package keeps working).
+  if (env == nullptr || env[0] == '\0') return layout::worker_library_dir().string();
   // A relative value is resolved once, against the working directory of the first read of
   // that value, so a later chdir (before init, say) cannot move it.
   static std::mutex mu;

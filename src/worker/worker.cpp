@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "process_guards.h"
+#include "simpler/log/log.h"
 #include "worker_core.h"
 
 namespace simpler {
@@ -87,11 +88,11 @@ Worker::~Worker() {
     return;
   }
   if (c.mode == ExecutionMode::KERNEL) {
-    std::fprintf(stderr,
-                 "simpler: kernel-mode Worker on device %d destroyed without close(); its "
-                 "ChipWorker is pinned for the life of the process instead of being finalized "
-                 "on this thread (call close() on the init thread)\n",
-                 c.options.device_id);
+    simpler_log(SIMPLER_LOG_LEVEL_WARNING, "worker",
+                "kernel-mode Worker on device %d destroyed without close(); its ChipWorker is "
+                "pinned for the life of the process instead of being finalized on this thread "
+                "(call close() on the init thread)",
+                c.options.device_id);
     pin_for_process_lifetime(std::move(c.chip));
     return;
   }
@@ -109,8 +110,8 @@ Worker::~Worker() {
       c.chip->finalize();
     }
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "simpler: program-mode Worker teardown failed in its destructor: %s\n",
-                 e.what());
+    simpler_log(SIMPLER_LOG_LEVEL_ERROR, "worker",
+                "program-mode Worker teardown failed in its destructor: %s", e.what());
     pin_for_process_lifetime(std::move(c.chip));
     return;
   }
@@ -207,10 +208,10 @@ void Worker::init(const std::optional<CallConfig>& prewarm_config,
     try {
       chip->finalize();
     } catch (const std::exception& e) {
-      std::fprintf(stderr,
-                   "simpler: rolling back a failed Worker.init could not release the "
-                   "context (%s); it is pinned for the life of the process\n",
-                   e.what());
+      simpler_log(SIMPLER_LOG_LEVEL_ERROR, "worker",
+                  "rolling back a failed Worker.init could not release the context (%s); it "
+                  "is pinned for the life of the process",
+                  e.what());
       pin_for_process_lifetime(std::move(chip));
     }
     std::lock_guard plock(c.program_mu);

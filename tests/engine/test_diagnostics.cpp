@@ -7,10 +7,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
+#include "engine/diagnostics.h"
 #include "engine_test_support.h"
 
 namespace simpler::rt::testing {
@@ -101,7 +105,7 @@ TEST_F(DiagnosticsTest, SwimlaneHasOneEventPerKernelBlock) {
             SIMPLER_OK)
       << error;
   const std::string json = slurp(prefix() + "swimlane.json");
-  ASSERT_EQ(json.rfind("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", 0), 0u)
+  ASSERT_EQ(json.rfind("{\"displayTimeUnit\":\"ns\",\"otherData\":{", 0), 0u)
       << json.substr(0, 200);
   EXPECT_EQ(json.substr(json.size() - 4), "\n]}\n");
   // 2 x 2 output tiles x 2 k-tiles: 8 GEMMs (AIC) and 8 accumulates (AIV).
@@ -208,6 +212,113 @@ TEST_F(DiagnosticsTest, UnwritableOutputIsAWarningNeverAFailedRun) {
       run(*e, *program, make_args({a.tensor({16}), b.tensor({16}), c.tensor({16})}), &error, &cfg),
       SIMPLER_OK)
       << error;
+}
+
+// The trace is valid JSON (parsed by a real parser), names a track per core and type,
+// and keeps nanosecond timing exactly: ts/dur are microseconds with the ns digits.
+TEST_F(DiagnosticsTest, SwimlaneIsValidChromeTraceJson) {
+  auto e = make_engine();
+  auto program = load(test_programs::matmul());
+  DeviceBuffer a(128 * 128 * 4), b(128 * 128 * 4), c(128 * 128 * 4);
+  const SimplerCallConfig cfg = config(SIMPLER_CFG_SWIMLANE);
+  std::string error;
+  ASSERT_EQ(run(*e, *program,
+                make_args({a.tensor({128, 128}), b.tensor({128, 128}), c.tensor({128, 128})}),
+                &error, &cfg),
+            SIMPLER_OK)
+      << error;
+  const nlohmann::json trace = nlohmann::json::parse(slurp(prefix() + "swimlane.json"));
+  EXPECT_EQ(trace["otherData"]["format"], "simpler-swimlane");
+  EXPECT_EQ(trace["otherData"]["format_version"], kSwimlaneFormatVersion);
+  std::set<std::string> process_names, thread_names;
+  size_t slices = 0;
+  for (const auto& ev : trace["traceEvents"]) {
+    if (ev["ph"] == "M" && ev["name"] == "process_name") process_names.insert(ev["args"]["name"]);
+    if (ev["ph"] == "M" && ev["name"] == "thread_name") thread_names.insert(ev["args"]["name"]);
+    if (ev["ph"] != "X") continue;
+    ++slices;
+    const int64_t start = ev["args"]["start_ns"], end = ev["args"]["end_ns"];
+    EXPECT_EQ(ev["ts"].get<double>(), static_cast<double>(start) / 1000.0);
+    EXPECT_EQ(ev["dur"].get<double>(), static_cast<double>(end - start) / 1000.0);
+    const std::string track =
+        std::string(ev["args"]["core_type"]) + " " + std::to_string(ev["args"]["core"].get<int>());
+    EXPECT_TRUE(thread_names.count(track)) << track << " has no thread_name before its slices";
+  }
+  EXPECT_EQ(slices, 16u);
+  EXPECT_TRUE(process_names.count("AIC cores"));
+  EXPECT_TRUE(process_names.count("AIV cores"));
+  EXPECT_TRUE(process_names.count("run orch_matmul"));
+}
+
+// A task ordered after another (add_dependency) shows as one flow arrow from the
+// producer's block to the consumer's, and the ready-queue counter is present.
+TEST_F(DiagnosticsTest, SwimlaneDrawsADependencyAsAFlow) {
+  auto program = load(test_programs::explicit_dep());
+  auto e = make_engine();
+  DeviceBuffer x(64), y(64);
+  const SimplerCallConfig cfg = config(SIMPLER_CFG_SWIMLANE);
+  std::string error;
+  ASSERT_EQ(run(*e, *program, make_args({x.tensor({16}), y.tensor({16})}, {5}), &error, &cfg),
+            SIMPLER_OK)
+      << error;
+  const nlohmann::json trace = nlohmann::json::parse(slurp(prefix() + "swimlane.json"));
+  std::map<uint64_t, nlohmann::json> starts, finishes;
+  std::map<uint64_t, int64_t> task_start, task_end;  // per task id, from its slices
+  bool counter = false;
+  for (const auto& ev : trace["traceEvents"]) {
+    if (ev["ph"] == "s") starts[ev["id"]] = ev;
+    if (ev["ph"] == "f") finishes[ev["id"]] = ev;
+    if (ev["ph"] == "C" && ev["name"] == "ready tasks") counter = true;
+    if (ev["ph"] == "X") {
+      task_start[ev["args"]["task"]] = ev["args"]["start_ns"];
+      task_end[ev["args"]["task"]] = ev["args"]["end_ns"];
+    }
+  }
+  ASSERT_EQ(task_start.size(), 2u);
+  ASSERT_EQ(starts.size(), 1u) << trace.dump();
+  ASSERT_EQ(finishes.size(), 1u);
+  const auto& s = starts.begin()->second;
+  const auto& f = finishes.at(starts.begin()->first);
+  const uint64_t producer = s["args"]["task"], consumer = f["args"]["task"];
+  EXPECT_EQ(producer, task_start.begin()->first);
+  EXPECT_EQ(consumer, std::next(task_start.begin())->first);
+  EXPECT_EQ(f["bp"], "e");
+  EXPECT_LE(task_end[producer], task_start[consumer]);
+  EXPECT_LE(s["ts"].get<double>(), f["ts"].get<double>());
+  EXPECT_TRUE(counter);
+}
+
+// Names with quotes, backslashes and control characters are escaped, not dropped.
+TEST_F(DiagnosticsTest, SwimlaneEscapesControlCharactersInNames) {
+  const std::string path = prefix() + "swimlane.json";
+  SwimlaneTrace trace;
+  trace.program = std::string(
+      "a\x01"
+      "b\"c\\d\n\x7f",
+      9);
+  trace.events.push_back(SwimlaneEvent{7, 1, 0, SIMPLER_CORE_AIV, 3, 1000, 2500});
+  std::string error;
+  ASSERT_TRUE(write_swimlane(path, trace, &error)) << error;
+  const std::string text = slurp(path);
+  EXPECT_NE(text.find("a\\u0001b\\\"c\\\\d\\n"), std::string::npos) << text;
+  const nlohmann::json parsed = nlohmann::json::parse(text);
+  EXPECT_EQ(parsed["otherData"]["program"], trace.program);
+}
+
+// With Graphviz installed, the dependency graph is also drawn as SVG.
+TEST_F(DiagnosticsTest, DependencyGraphIsDrawnAsSvgWhenGraphvizIsInstalled) {
+  if (system("command -v dot >/dev/null 2>&1") != 0) GTEST_SKIP() << "graphviz not installed";
+  auto e = make_engine(default_config(), /*build_graph_first=*/true);
+  auto program = load(test_programs::dag());
+  DeviceBuffer a(256), b(256), f(256);
+  const SimplerCallConfig c = config(SIMPLER_CFG_DEP_GRAPH);
+  std::string error;
+  ASSERT_EQ(
+      run(*e, *program, make_args({a.tensor({64}), b.tensor({64}), f.tensor({64})}), &error, &c),
+      SIMPLER_OK)
+      << error;
+  const std::string svg = slurp(prefix() + "deps.svg");
+  EXPECT_NE(svg.find("<svg"), std::string::npos) << svg.substr(0, 200);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "engine_test_support.h"
+#include "simpler/log/log.h"
 
 namespace simpler::rt::testing {
 namespace {
@@ -69,33 +70,31 @@ TEST_F(ErrorPathsTest, OrchestrationApiMisuseIsNamed) {
   expect_engine_still_works(*e);
 }
 
-TEST_F(ErrorPathsTest, OrchestrationLogGoesToStderrWithAPrefix) {
+// The orchestration's api->log goes through the process's log sink (simpler/log/log.h):
+// component "orch", the program's name first, filtered by the sink's threshold (default
+// WARNING); the default sink writes one line on stderr.
+TEST_F(ErrorPathsTest, OrchestrationLogGoesThroughTheLogSink) {
   auto program = load(test_programs::misuse());
   DeviceBuffer x(1024 * 4);
-  const char* saved = getenv("SIMPLER_LOG");
-  const std::string saved_value = saved != nullptr ? saved : "";
-  for (const bool debug : {false, true}) {
-    if (debug) {
-      setenv("SIMPLER_LOG", "debug", 1);
-    } else {
-      unsetenv("SIMPLER_LOG");
-    }
-    auto e = make_engine();  // reads SIMPLER_LOG
+  const int saved = simpler_log_threshold();
+  for (const int threshold :
+       {SIMPLER_LOG_LEVEL_WARNING, SIMPLER_LOG_LEVEL_INFO, SIMPLER_LOG_LEVEL_DEBUG}) {
+    simpler_log_set_threshold(threshold);
+    auto e = make_engine();
     std::string error;
     ::testing::internal::CaptureStderr();
     const int rc = run(*e, *program, make_args({x.tensor({1024})}, {11}), &error);
     const std::string out = ::testing::internal::GetCapturedStderr();
     EXPECT_EQ(rc, SIMPLER_OK) << error;
-    EXPECT_NE(out.find("[simpler orch orch_misuse] INFO: orch-log-info"), std::string::npos) << out;
-    EXPECT_NE(out.find("[simpler orch orch_misuse] ERROR: orch-log-error"), std::string::npos)
+    EXPECT_NE(out.find("simpler ERROR orch: orch_misuse: orch-log-error"), std::string::npos)
         << out;
-    EXPECT_EQ(out.find("orch-log-debug") != std::string::npos, debug) << out;
+    EXPECT_EQ(out.find("simpler INFO orch: orch_misuse: orch-log-info") != std::string::npos,
+              threshold <= SIMPLER_LOG_LEVEL_INFO)
+        << out;
+    EXPECT_EQ(out.find("orch-log-debug") != std::string::npos, threshold <= SIMPLER_LOG_LEVEL_DEBUG)
+        << out;
   }
-  if (saved != nullptr) {
-    setenv("SIMPLER_LOG", saved_value.c_str(), 1);
-  } else {
-    unsetenv("SIMPLER_LOG");
-  }
+  simpler_log_set_threshold(saved);
 }
 
 TEST_F(ErrorPathsTest, RuntimeAllocationsAreAlignedDeviceTensors) {

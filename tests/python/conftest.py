@@ -68,6 +68,18 @@ def crash_callable(compiler):
 
 
 @pytest.fixture(scope="session")
+def two_step_callable(compiler):
+    """ChipCallable [IN x, OUT y, OUT z, SCALAR s]: y = x + s, then z = y + s (two tasks,
+    one dependency); its orchestration logs one line at DEBUG, INFO and WARN first."""
+    from simpler.task_interface import ArgDirection as D, ChipCallable, CoreCallable
+    kernel = CoreCallable.build([D.IN, D.OUT, D.SCALAR],
+                                compiler.compile_kernel(_source("add_scalar_kernel.cpp"), "aiv"))
+    orch = compiler.compile_orchestration(_source("two_step_orch.cpp"), entry="two_step_entry")
+    return ChipCallable.build([D.IN, D.OUT, D.OUT, D.SCALAR], "two_step_entry", orch,
+                              children=[(0, kernel)])
+
+
+@pytest.fixture(scope="session")
 def fake_lib_dir():
     """lib dir of the fake runtime build (tests/worker/core), or skip when not built."""
     from simpler import builds

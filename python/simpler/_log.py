@@ -1,0 +1,111 @@
+"""Native log lines -> Python's ``logging`` (logger ``"simpler"``); see docs/logging.md.
+
+Every native part of simpler logs through one sink per process (``libsimpler_log``). Once
+``simpler._native`` is loaded (any of simpler's modules), that sink appends to a bounded
+queue and a daemon thread (``simpler-log``) drains it into ``logging.getLogger("simpler")``
+with the native level (DEBUG 10, INFO 20, WARNING 30, ERROR 40: Python's numbers).
+Native threads never take the GIL.
+
+The native threshold decides which lines are produced at all: ``$SIMPLER_LOG_LEVEL`` when
+set, else the effective level of the ``"simpler"`` logger (WARNING unless configured),
+followed within about a second when it changes; :func:`set_level` sets both at once.
+"""
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import threading
+from typing import Optional, Union
+
+from simpler import _native
+
+__all__ = ["LOGGER", "set_level", "flush"]
+
+LOGGER = logging.getLogger("simpler")
+_bridge = _native.log
+_lock = threading.Lock()
+_thread: Optional[threading.Thread] = None
+_stopping = threading.Event()
+_pinned_by_set_level = False
+
+# How often the drain thread looks at the logger's level when nothing is logged.
+_SYNC_SECONDS = 1.0
+
+
+def _emit(records, dropped: int) -> None:
+    for level, component, message in records:
+        if LOGGER.isEnabledFor(level):
+            LOGGER.log(level, "%s: %s", component, message,
+                       extra={"simpler_component": component})
+    if dropped:
+        LOGGER.warning("log: %d native log lines were dropped (more than 10000 queued)", dropped)
+
+
+def _sync_threshold() -> None:
+    if _pinned_by_set_level or _bridge.threshold_from_env():
+        return
+    wanted = LOGGER.getEffectiveLevel()
+    if _bridge.threshold() != wanted:
+        _bridge.set_threshold(wanted)
+
+
+def _drain() -> None:
+    while not _stopping.is_set():
+        try:
+            records, dropped = _bridge.take(_SYNC_SECONDS)
+            _emit(records, dropped)
+            _sync_threshold()
+        except Exception:  # noqa: BLE001 - a broken handler must not kill the bridge
+            pass
+
+
+def _start() -> None:
+    global _thread
+    with _lock:
+        if _thread is not None and _thread.is_alive():
+            return
+        _stopping.clear()
+        _bridge.install()
+        _sync_threshold()
+        _thread = threading.Thread(target=_drain, name="simpler-log", daemon=True)
+        _thread.start()
+
+
+def _shutdown() -> None:
+    """At exit: back to the stderr sink, stop the thread, deliver what is queued."""
+    _stopping.set()
+    _bridge.uninstall()
+    if _thread is not None:
+        _thread.join(timeout=2.0)
+    flush()
+
+
+def _after_fork_in_child() -> None:
+    global _thread
+    _thread = None  # the thread did not survive the fork
+    _start()
+
+
+def flush() -> None:
+    """Delivers every native log line queued so far, on the calling thread."""
+    records, dropped = _bridge.take(0.0)
+    _emit(records, dropped)
+
+
+def set_level(level: Union[int, str]) -> None:
+    """Sets the ``"simpler"`` logger's level and the native threshold together (this wins
+    over ``$SIMPLER_LOG_LEVEL``). ``level``: a ``logging`` level or its name."""
+    global _pinned_by_set_level
+    number = logging.getLevelName(level.upper()) if isinstance(level, str) else int(level)
+    if not isinstance(number, int):
+        raise ValueError(f"unknown log level {level!r}; use DEBUG, INFO, WARNING, ERROR or a number")
+    LOGGER.setLevel(number)
+    _bridge.set_threshold(number)
+    _pinned_by_set_level = True
+
+
+_start()
+atexit.register(_shutdown)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
