@@ -39,17 +39,41 @@ class CliError(Exception):
 # ---------------------------------------------------------------------------------- info
 
 
-def runtime_abi_version(host_lib_path: str) -> Optional[int]:
-    """``simpler_runtime_abi_version`` of a runtime build (None when it does not answer)."""
+class _ApiHead(ctypes.Structure):
+    # The first fields of SimplerApi (include/simpler/abi/runtime_abi.h).
+    _fields_ = [("struct_size", ctypes.c_size_t), ("major", ctypes.c_uint32),
+                ("minor", ctypes.c_uint32)]
+
+
+# The C ABI major this package speaks (SIMPLER_API_MAJOR of its headers).
+_API_MAJOR = 2
+
+
+def runtime_abi_version(host_lib_path: str) -> Optional[str]:
+    """The C ABI version of a runtime build, ``"major.minor"`` (from the table its
+    ``simpler_get_api`` returns), or None when it does not answer."""
     try:
         lib = ctypes.CDLL(host_lib_path, mode=os.RTLD_LOCAL)
-        entry = lib.simpler_runtime_abi_version
-    except (OSError, AttributeError):
+    except OSError:
         return None
-    entry.argtypes = [ctypes.POINTER(ctypes.c_uint32)]
-    entry.restype = ctypes.c_int
+    get_api = getattr(lib, "simpler_get_api", None)
+    if get_api is not None:
+        get_api.argtypes = [ctypes.c_uint32, ctypes.c_uint32,
+                            ctypes.POINTER(ctypes.POINTER(_ApiHead)),
+                            ctypes.POINTER(ctypes.c_char_p)]
+        get_api.restype = ctypes.c_int
+        table = ctypes.POINTER(_ApiHead)()
+        message = ctypes.c_char_p()
+        if get_api(_API_MAJOR, 0, ctypes.byref(table), ctypes.byref(message)) == 0 and table:
+            return f"{table.contents.major}.{table.contents.minor}"
+        return None
+    legacy = getattr(lib, "simpler_runtime_abi_version", None)  # ABI v1 builds
+    if legacy is None:
+        return None
+    legacy.argtypes = [ctypes.POINTER(ctypes.c_uint32)]
+    legacy.restype = ctypes.c_int
     version = ctypes.c_uint32(0)
-    return int(version.value) if entry(ctypes.byref(version)) == 0 else None
+    return f"{version.value}" if legacy(ctypes.byref(version)) == 0 else None
 
 
 def collect_info() -> Dict[str, Any]:

@@ -18,8 +18,18 @@ CHIP_MAX_FUNC_ID: int
 CHIP_MAX_FUNC_NAME: int
 SIMPLER_OUTPUT_PREFIX_MAX: int
 PTO_RUNTIME_ERR_BASE: int
-# PTO_RUNTIME_ERR_* constants: generated from the one status list (simpler.errors).
-def __getattr__(name: str) -> int: ...
+# PTO_RUNTIME_ERR_* constants: re-exported from the one status list (simpler.errors);
+# tests/python/test_public_api.py checks that this list matches the module.
+PTO_RUNTIME_ERR_INTERNAL: int
+PTO_RUNTIME_ERR_UNSUPPORTED: int
+PTO_RUNTIME_ERR_PREPARED_INCOMPATIBLE: int
+PTO_RUNTIME_ERR_INVALID_STATE: int
+PTO_RUNTIME_ERR_INVALID_ARGUMENT: int
+PTO_RUNTIME_ERR_CALLABLE_COUNT_EXCEEDED: int
+PTO_RUNTIME_ERR_CALLABLE_BYTES_EXCEEDED: int
+PTO_RUNTIME_ERR_CALLABLE_NOT_RESIDENT: int
+PTO_RUNTIME_ERR_CAPACITY_EXCEEDED: int
+PTO_RUNTIME_ERR_TIMEOUT: int
 
 class DataType(enum.IntEnum):
     FLOAT32 = 0

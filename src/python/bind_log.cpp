@@ -91,12 +91,16 @@ void bind_log(py::module_& root) {
   m.attr("WARNING") = static_cast<int>(SIMPLER_LOG_LEVEL_WARNING);
   m.attr("ERROR") = static_cast<int>(SIMPLER_LOG_LEVEL_ERROR);
   m.attr("OFF") = static_cast<int>(SIMPLER_LOG_LEVEL_OFF);
-  m.def("install", [] { simpler_log_set_sink(&enqueue, &queue()); },
-        "Route native log lines into the queue.");
-  m.def("uninstall", [] {
-    simpler_log_set_sink(nullptr, nullptr);
-    queue().wake();
-  }, "Back to the stderr sink; wakes a waiting take().");
+  m.def(
+      "install", [] { simpler_log_set_sink(&enqueue, &queue()); },
+      "Route native log lines into the queue.");
+  m.def(
+      "uninstall",
+      [] {
+        simpler_log_set_sink(nullptr, nullptr);
+        queue().wake();
+      },
+      "Back to the stderr sink; wakes a waiting take().");
   m.def("wake", [] { queue().wake(); });
   m.def(
       "take",

@@ -55,8 +55,8 @@ TEST_F(LogSink, DeliversOnlyLinesAtOrAboveTheThreshold) {
   simpler_log(SIMPLER_LOG_LEVEL_INFO, "t", "shown %d", 2);
   simpler_log(SIMPLER_LOG_LEVEL_ERROR, nullptr, "no component");
   ASSERT_EQ(captured_.lines.size(), 2u);
-  EXPECT_EQ(captured_.lines[0], std::make_tuple(SIMPLER_LOG_LEVEL_INFO, std::string("t"),
-                                                std::string("shown 2")));
+  EXPECT_EQ(captured_.lines[0],
+            std::make_tuple(SIMPLER_LOG_LEVEL_INFO, std::string("t"), std::string("shown 2")));
   EXPECT_EQ(std::get<1>(captured_.lines[1]), "simpler");
 }
 
