@@ -1,4 +1,4 @@
-"""Reading swimlane traces (``<output_prefix>swimlane.json``, format in docs/traces.md).
+"""Reading swimlane traces (``<output_prefix>/swimlane.json``, format in docs/traces.md).
 
 ``summarize(path)`` -> :class:`TraceSummary`: per core the kernel blocks it ran, the tasks
 they belong to, its busy time and busy share of the run's span, and the longest idle gaps

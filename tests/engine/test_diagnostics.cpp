@@ -290,7 +290,7 @@ TEST_F(DiagnosticsTest, SwimlaneDrawsADependencyAsAFlow) {
 
 // Names with quotes, backslashes and control characters are escaped, not dropped.
 TEST_F(DiagnosticsTest, SwimlaneEscapesControlCharactersInNames) {
-  const std::string path = prefix() + "swimlane.json";
+  const std::string path = dir_ + "/escaped.json";
   SwimlaneTrace trace;
   trace.program = std::string(
       "a\x01"

@@ -24,7 +24,7 @@ def two_step_run(two_step_callable, tmp_path_factory):
         args.add_tensor(ChipTensor.from_array(t))
     args.add_scalar_f32(1.0)
     config = CallConfig(enable_swimlane=True, dump_dep_graph=True, enable_profiling=True,
-                        output_prefix=str(out / "run_"))
+                        output_prefix=str(out))
     with Worker(level=2, device_id=0) as w:
         handle = w.register(two_step_callable)
         w.init()
@@ -34,7 +34,7 @@ def two_step_run(two_step_callable, tmp_path_factory):
 
 
 def test_swimlane_is_valid_json_with_named_tracks(two_step_run):
-    data = json.loads((two_step_run / "run_swimlane.json").read_text())
+    data = json.loads((two_step_run / "swimlane.json").read_text())
     events = data["traceEvents"]
     slices = [e for e in events if e["ph"] == "X"]
     assert len(slices) == 2
@@ -53,7 +53,7 @@ def test_swimlane_is_valid_json_with_named_tracks(two_step_run):
 
 
 def test_two_task_dependency_is_one_flow(two_step_run):
-    data = trace.load(two_step_run / "run_swimlane.json")
+    data = trace.load(two_step_run / "swimlane.json")
     tasks = sorted({e["args"]["task"] for e in data["traceEvents"] if e["ph"] == "X"})
     assert trace.flows(data) == [(tasks[0], tasks[1])]
     s = next(e for e in data["traceEvents"] if e["ph"] == "s")
@@ -62,14 +62,14 @@ def test_two_task_dependency_is_one_flow(two_step_run):
 
 
 def test_dependency_graph_dot_and_svg(two_step_run):
-    dot = (two_step_run / "run_deps.dot").read_text()
+    dot = (two_step_run / "deps.dot").read_text()
     assert dot.startswith("digraph deps {") and dot.count(" -> ") == 1
     if shutil.which("dot"):
-        assert "<svg" in (two_step_run / "run_deps.svg").read_text()
+        assert "<svg" in (two_step_run / "deps.svg").read_text()
 
 
 def test_summary_counts_blocks_per_core(two_step_run):
-    summary = trace.summarize(two_step_run / "run_swimlane.json")
+    summary = trace.summarize(two_step_run / "swimlane.json")
     assert summary.tasks == 2 and summary.blocks == 2 and summary.dependencies == 1
     assert sum(c.blocks for c in summary.cores) == 2
     assert all(0 < c.busy_percent <= 100 for c in summary.cores)
