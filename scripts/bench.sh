@@ -102,14 +102,11 @@ fi
 echo
 
 echo "== kernel_launch from Python (bench/kernel_launch/launch_bench.py)"
-# The Python module must come from the same build: otherwise two copies of the sim
-# driver would be loaded (the module's and the runtime build's) and kernel mode refuses.
-py_lib_dir=$(/usr/bin/python3 -c "import sys; sys.path.insert(0, '$here/python'); import simpler._native, simpler._build_info as b; print(b.LIB_DIR)" 2>/dev/null || true)
-if [ -z "$py_lib_dir" ]; then
-  echo "the Python module is not built (scripts/build.sh builds it into python/simpler)"
-elif [ "$py_lib_dir" != "$dir/lib" ]; then
-  echo "python/simpler/_native was built by $py_lib_dir, not by $dir: skipped (run"
-  echo "scripts/bench.sh without --build-dir, or rebuild the module from this build)"
+# The Python module of this build: $dir/python/simpler/_native*.so, found by the package in
+# python/simpler through SIMPLER_BUILD_DIR (so the module and the runtime builds share one
+# sim driver, as kernel mode requires).
+if ! ls "$dir"/python/simpler/_native*.so >/dev/null 2>&1; then
+  echo "the Python module is not built in $dir (scripts/build.sh builds it into build/python/simpler)"
 else
   run launch_bench.py env SIMPLER_BUILD_DIR="$dir" /usr/bin/python3 \
     "$here/bench/kernel_launch/launch_bench.py" "${quick[@]}"
@@ -117,7 +114,7 @@ else
   echo "== several chips in parallel (bench/multi_chip/multi_chip_bench.py)"
   multi_repeat=()
   [ ${#quick[@]} -gt 0 ] && multi_repeat=(--repeat 2)
-  run multi_chip_bench.py /usr/bin/python3 "$here/bench/multi_chip/multi_chip_bench.py" \
+  run multi_chip_bench.py env SIMPLER_BUILD_DIR="$dir" /usr/bin/python3 "$here/bench/multi_chip/multi_chip_bench.py" \
     "${multi_repeat[@]}"
   echo
   echo "== several hosts on Open MPI vs bare mpi4py (bench/multi_host/multi_host_bench.py)"

@@ -112,8 +112,11 @@ def _app_block() -> str:
 
 
 def _build_dir() -> pathlib.Path:
-    from simpler import _build_info
-    return pathlib.Path(_build_info.LIB_DIR).parent
+    # The build the Python module comes from: its lib/ is the directory of the loaded
+    # libsimpler_worker.so (SIMPLER_LIB_DIR unset).
+    from simpler import builds
+    lib = os.environ.get("SIMPLER_LIB_DIR") or builds.default_lib_dir()
+    return pathlib.Path(lib).parent
 
 
 def _run_app(app: pathlib.Path) -> None:
