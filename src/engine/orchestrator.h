@@ -16,9 +16,11 @@
 // (SIMPLER_CHIP_ERR_TENSORMAP_OVERFLOW for the tensor map) instead of hanging.
 //
 // TMR: the most recently submitted task keeps its release guard until the next API call,
-// so add_dependency(before, latest) can still add an edge. HBG (build_graph_first): every
-// task keeps its guard until the orchestration returned; a ring that fills up during the
-// build is PTO_RUNTIME_ERR_CAPACITY_EXCEEDED (the tensor map: TENSORMAP_OVERFLOW).
+// so add_dependency(before, latest) can still add an edge; an older task can still get one
+// while it waits for a producer (add_dependency holds it by its pending count). HBG
+// (build_graph_first): every task keeps its guard until the orchestration returned; a ring that
+// fills up during the build is PTO_RUNTIME_ERR_CAPACITY_EXCEEDED (the tensor map:
+// TENSORMAP_OVERFLOW).
 //
 // Used by one thread at a time: the caller of Engine::execute (both modes).
 #pragma once
@@ -28,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "address_check.h"
 #include "byte_ring.h"
 #include "chip_state.h"
 #include "dispatcher.h"
@@ -40,6 +43,7 @@
 namespace simpler::rt {
 
 struct OrchestratorSizes {
+  int32_t device = 0;            // tensors must lie in allocations of this device
   uint8_t* heap_base = nullptr;  // device memory, heap_bytes long, 1024-byte aligned
   uint64_t heap_bytes = 0;
   uint64_t arena_bytes = 0;
@@ -106,8 +110,10 @@ class Orchestrator {
   bool make_room(const char* what, const char* knob, int32_t deadlock_code);
   bool pinned(const TaskSlot& slot) const;
   bool link(TaskSlot& producer, TaskSlot& consumer);
+  int link_dependency(uint64_t before, uint64_t after, TaskSlot& consumer);
   bool value_access(const char* api, const ChipTensor* t, int64_t index, const void* buf,
-                    size_t size, uint8_t** addr);
+                    size_t size, bool write, uint8_t** addr);
+  bool wait_for_accessors(const ChipTensor& t, AccessKind kind);
   bool wait_all_done(bool stop_on_error);
   void wait_for_completion(uint64_t id, bool stop_on_error);
   bool help_once();
@@ -124,7 +130,8 @@ class Orchestrator {
   ChipState& chip_;
   Dispatcher dispatcher_;  // lane 0: ready blocks this thread runs itself (work-first)
   TensorMap tmap_;
-  SimplerOrchApi api_{};
+  AddressCheck addresses_;
+  SimplerOrchApi api_{};  // rebuilt for every run: an orchestration may have scribbled on it
 
   // Task ids are unique for the engine's lifetime: slot = id & window_mask.
   uint64_t head_ = 1;             // next id to submit

@@ -13,12 +13,21 @@
 //  11 logs "orch-log-debug" (DEBUG), "orch-log-info" (INFO), "orch-log-error" (ERROR); returns 0
 //  12 alloc_tensor with ndims 0             -> SIMPLER_CHIP_ERR_INVALID_ARGS
 //  13 read_value past the end of x          -> SIMPLER_CHIP_ERR_INVALID_ARGS
+//  15 write_value into host memory (not device memory) -> SIMPLER_CHIP_ERR_INVALID_ARGS,
+//     the host bytes untouched
+//  16 a task tensor claiming a 1 TiB buffer over x's allocation -> SIMPLER_CHIP_ERR_INVALID_ARGS
+//  17 read_value of a tensor whose buffer runs 1 byte past x's allocation -> INVALID_ARGS
+//  18 scribbles over the API table it was given (casting const away), returns 0
 //  14 checks runtime allocations (OUT_ALLOC and alloc_tensor): DEVICE, >= 1024-byte
 //     aligned, contiguous with the asked shape, distinct; returns 0 or calls fatal
 #include "orch_util.h"
 
 using simpler::orch::Scope;
 using simpler::orch::Task;
+
+namespace {
+unsigned char g_host_bytes[256];  // host memory an orchestration must not reach via the API
+}  // namespace
 
 extern "C" int orch_misuse(const ChipStorageTaskArgs* args, const SimplerOrchApi* api) {
   const ChipTensor& x = args->tensors[0];
@@ -105,6 +114,36 @@ extern "C" int orch_misuse(const ChipStorageTaskArgs* args, const SimplerOrchApi
       }
       if (a.buffer.addr == b.buffer.addr)
         return api->fatal(api->rt, "case 14: two live allocations share memory");
+      return 0;
+    }
+    case 15: {
+      ChipTensor t = x;
+      t.buffer.addr = reinterpret_cast<uint64_t>(g_host_bytes);
+      t.buffer.size = sizeof g_host_bytes;
+      t.start_offset = 0;
+      t.shapes[0] = 16;
+      const float v = 42.0f;
+      const int rc = api->write_value(api->rt, &t, 0, &v, sizeof v);
+      for (unsigned char b : g_host_bytes)
+        if (b != 0) return api->fatal(api->rt, "case 15: write_value wrote into host memory");
+      return rc;
+    }
+    case 16: {
+      ChipTensor t = x;
+      t.buffer.size = uint64_t{1} << 40;
+      return Task(api, 0, SIMPLER_CORE_AIV).inout(t).scalar_f32(1.0f).submit(&r);
+    }
+    case 17: {
+      ChipTensor t = x;
+      t.buffer.size += 1;
+      float v;
+      return api->read_value(api->rt, &t, 0, &v, sizeof v);
+    }
+    case 18: {
+      auto* table = const_cast<SimplerOrchApi*>(api);
+      table->submit = nullptr;
+      table->read_value = nullptr;
+      table->rt = nullptr;
       return 0;
     }
     default:
