@@ -307,7 +307,8 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
     if (producer.dedup_stamp == id) continue;
     producer.dedup_stamp = id;
     deps_[unique++] = p;
-    if (options_.observer != nullptr) options_.observer->on_dependency(p - run_first_, id - run_first_);
+    if (options_.observer != nullptr)
+      options_.observer->on_dependency(p - run_first_, id - run_first_);
   }
   deps_.resize(unique);
 
@@ -344,7 +345,8 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
 
   head_ = id + 1;
   if (options_.observer != nullptr)
-    options_.observer->on_task(TaskView{id - run_first_, desc->func_id, desc->core_type, desc->block_num});
+    options_.observer->on_task(
+        TaskView{id - run_first_, desc->func_id, desc->core_type, desc->block_num});
   if (!options_.build_graph_first) {
     release_deferred();
     deferred_ = &task;
