@@ -188,6 +188,9 @@ class Worker:
 
     @close_grace.setter
     def close_grace(self, seconds: float) -> None:
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+            raise TypeError(f"Worker.close_grace: seconds must be a number, "
+                            f"got {type(seconds).__name__}")
         self._native.close_grace = float(seconds)
 
     @property

@@ -300,3 +300,19 @@ def test_engine_value_ordering_and_dependencies(worker, value_order_callable, ca
     np.testing.assert_array_equal(y, x + 1)
     if case == 1:
         np.testing.assert_array_equal(z, x + 2)
+
+
+def test_sim_wrong_types_are_type_errors_naming_the_parameter():
+    cases = [
+        (lambda: sim.set_device("0"), "device"),
+        (lambda: sim.device_reset("x"), "device"),
+        (lambda: sim.malloc(1.5), "nbytes"),
+        (lambda: sim.free("0x10"), "ptr"),
+        (lambda: sim.memset(None, 0, 4), "ptr"),
+        (lambda: sim.memcpy_dtod(0, object(), 4), "src_ptr"),
+        (lambda: Worker(level=2).__setattr__("close_grace", "x"), "seconds"),
+    ]
+    for call, name in cases:
+        with pytest.raises(TypeError, match=name):
+            call()
+    sim.set_device(np.int64(0))  # numpy integers are ints
