@@ -18,6 +18,15 @@ void AddressCheck::begin_run(uint64_t heap_base, uint64_t heap_bytes) {
   next_ = 1;
 }
 
+void AddressCheck::remember(uint64_t base, uint64_t size) {
+  if (count_ < kSlots) {
+    ranges_[count_++] = Range{base, base + size};
+  } else {
+    ranges_[next_] = Range{base, base + size};
+    next_ = next_ + 1 < kSlots ? next_ + 1 : 1;
+  }
+}
+
 bool AddressCheck::ask_driver(uint64_t addr, uint64_t size, std::string* why) {
   SimAllocation a{};
   const int status = sim_pointer_allocation(reinterpret_cast<const void*>(addr), &a);
@@ -37,12 +46,7 @@ bool AddressCheck::ask_driver(uint64_t addr, uint64_t size, std::string* why) {
            range_text(a.base, a.size) + ")";
     return false;
   }
-  if (count_ < kSlots) {
-    ranges_[count_++] = Range{a.base, a.base + a.size};
-  } else {
-    ranges_[next_] = Range{a.base, a.base + a.size};
-    next_ = next_ + 1 < kSlots ? next_ + 1 : 1;
-  }
+  remember(a.base, a.size);
   return true;
 }
 

@@ -32,6 +32,9 @@ class AddressCheck {
     return ask_driver(addr, size, why);
   }
 
+  // An allocation the run made itself (known valid until the run ends).
+  void remember(uint64_t base, uint64_t size);
+
  private:
   bool ask_driver(uint64_t addr, uint64_t size, std::string* why);
 

@@ -10,6 +10,7 @@
 #include "engine_defaults.h"
 #include "fault_guard.h"
 #include "simpler/abi/status.h"
+#include "simpler/sim/sim_driver.h"
 #include "simpler/task/task_interface.h"
 #include "tensor_shape.h"
 
@@ -84,7 +85,8 @@ Orchestrator::Orchestrator(ChipState& chip, const OrchestratorSizes& sizes)
       // scheduler's cores.
       dispatcher_(chip, 0, {chip.core_count[0] / 2, chip.core_count[1] / 2}),
       tmap_(sizes.tensormap_capacity),
-      addresses_(sizes.device) {
+      addresses_(sizes.device),
+      device_(sizes.device) {
   arena_.reset(sizes.arena_bytes);
   arena_mem_ = std::make_unique<uint8_t[]>(sizes.arena_bytes);
   pool_size_ = sizes.dep_pool_size;
@@ -156,6 +158,35 @@ void Orchestrator::finish() {
   pool_tail_ = pool_head_;
   heap_.release_all();
   block_tail_ = block_head_;
+  free_loose();
+}
+
+void Orchestrator::free_loose() {
+  // Every task completed; sim_free is ordered after the work queued on the run's own stream
+  // (this job), so the blocks are reused only once the run is over.
+  for (void* p : loose_) (void)sim_free(p);
+  loose_.clear();
+}
+
+bool Orchestrator::loose_alloc(uint64_t bytes, uint8_t** out) {
+  void* p = nullptr;
+  const int rc = sim_malloc_on_device(device_, &p, std::max<uint64_t>(bytes, 1));
+  if (rc != SIMPLER_OK) {
+    fail(SIMPLER_CHIP_ERR_DEVICE_FAULT,
+         "a scope-less allocation of " + std::to_string(bytes) + " bytes failed (" +
+             simpler_status_name(rc) +
+             "); allocations outside any scope live until the run ends: allocate inside scopes");
+    return false;
+  }
+  try {
+    loose_.push_back(p);
+  } catch (...) {
+    (void)sim_free(p);
+    throw;  // guarded() turns it into a failed run
+  }
+  addresses_.remember(reinterpret_cast<uintptr_t>(p), std::max<uint64_t>(bytes, 1));
+  *out = static_cast<uint8_t*>(p);
+  return true;
 }
 
 int Orchestrator::fail(int32_t code, const std::string& message) {
@@ -551,6 +582,7 @@ void Orchestrator::reclaim_heap() {
 }
 
 bool Orchestrator::heap_alloc(uint64_t bytes, uint8_t** out) {
+  if (scopes_.empty()) return loose_alloc(bytes, out);
   const uint64_t size =
       (std::max<uint64_t>(bytes, 1) + kHeapAlignment - 1) / kHeapAlignment * kHeapAlignment;
   if (size > heap_.capacity()) {
@@ -582,11 +614,9 @@ bool Orchestrator::wait_for_heap() {
     fail(capacity ? PTO_RUNTIME_ERR_CAPACITY_EXCEEDED : SIMPLER_CHIP_ERR_RING_DEADLOCK,
          std::string(capacity ? "build_graph_first: " : "ring deadlock: ") + "the heap ring (" +
              std::to_string(heap_.capacity()) + " bytes) is full" +
-             (capacity
-                  ? "; a host-built graph must fit at once"
-                  : " and its oldest allocation belongs to a scope that is still open (top-level "
-                    "allocations live until the run ends); allocate inside scopes that close "
-                    "sooner") +
+             (capacity ? "; a host-built graph must fit at once"
+                       : " and its oldest allocation belongs to a scope that is still open; "
+                         "close scopes sooner") +
              " or raise heap_ring_bytes");
     return false;
   }

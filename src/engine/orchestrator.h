@@ -9,10 +9,11 @@
 //   heap ring     device memory for OUT_ALLOC outputs and alloc_tensor
 // All are reclaimed in order. A task slot (with its arena bytes, edges and tensor-map
 // entries) is reclaimed once the task completed and the scope it was submitted in (if
-// any) closed. A heap block is freed once its scope closed (top-level allocations: when
-// the run ends) and every task submitted before that completed. When a ring is full the
-// orchestrator waits for the oldest task (back-pressure); when the oldest occupant is
-// pinned by a scope that is still open the run fails with SIMPLER_CHIP_ERR_RING_DEADLOCK
+// any) closed. A heap block is freed once its scope closed and every task submitted
+// before that completed. Allocations outside any scope live until the run ends; they come
+// from the device allocator instead of the ring, so they never pin the ring. When a ring is full
+// the orchestrator waits for the oldest task (back-pressure); when the oldest occupant is pinned by
+// a scope that is still open the run fails with SIMPLER_CHIP_ERR_RING_DEADLOCK
 // (SIMPLER_CHIP_ERR_TENSORMAP_OVERFLOW for the tensor map) instead of hanging.
 //
 // TMR: the most recently submitted task keeps its release guard until the next API call,
@@ -104,6 +105,8 @@ class Orchestrator {
 
   bool validate_task(const SimplerTaskDesc* desc);
   bool heap_alloc(uint64_t bytes, uint8_t** out);
+  bool loose_alloc(uint64_t bytes, uint8_t** out);
+  void free_loose();
   bool wait_for_heap();
   void reclaim_heap();
   bool reclaim_front();
@@ -153,6 +156,10 @@ class Orchestrator {
   uint64_t block_head_ = 0;
   uint64_t block_tail_ = 0;
   std::vector<ScopeFrame> scopes_;
+  // Scope-less runtime allocations of this run: device-allocator blocks (not heap-ring
+  // blocks, so they never keep the ring from reclaiming scoped blocks), freed at run end.
+  std::vector<void*> loose_;
+  int32_t device_ = 0;
   uint64_t next_scope_serial_ = 1;
 
   const LoadedProgram::Impl* program_ = nullptr;

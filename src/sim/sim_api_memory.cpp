@@ -44,6 +44,20 @@ int sim_malloc(void** out_ptr, size_t size) {
   });
 }
 
+int sim_malloc_on_device(int32_t device, void** out_ptr, size_t size) {
+  return guarded([&] {
+    Driver& driver = simpler::sim::counted(Operation::kMalloc);
+    if (out_ptr == nullptr) return SIM_ERR_INVALID_VALUE;
+    *out_ptr = nullptr;
+    if (size == 0) return SIM_ERR_INVALID_VALUE;
+    Device* target = nullptr;
+    if (int status = driver.device(device, &target); status != SIMPLER_OK) return status;
+    if (int fault = driver.stats().take_fault(Operation::kMalloc)) return fault;
+    driver.sweep_pending_frees();
+    return target->arena.allocate(size, out_ptr);
+  });
+}
+
 int sim_free(void* ptr) {
   return guarded([&] {
     Driver& driver = simpler::sim::counted(Operation::kFree);

@@ -114,6 +114,19 @@ TEST_F(ErrorPathsTest, AnOrchestrationThatOverwritesItsApiTableBreaksNoLaterRun)
   expect_engine_still_works(*e);
 }
 
+// A scope-less allocation lives until the run ends but does not pin the heap ring: scoped
+// blocks allocated after it are still reclaimed (before, a ring deadlock).
+TEST_F(ErrorPathsTest, AScopeLessAllocationDoesNotPinTheHeapRing) {
+  auto program = load(test_programs::misuse());
+  SimplerCallConfig config = default_config();
+  config.heap_ring_bytes = 64 * 1024;
+  auto e = make_engine(config);
+  DeviceBuffer x(1024 * 4);
+  std::string error;
+  EXPECT_EQ(run(*e, *program, make_args({x.tensor({1024})}, {19}), &error), SIMPLER_OK) << error;
+  expect_engine_still_works(*e);
+}
+
 TEST_F(ErrorPathsTest, OrchestrationLogGoesToStderrWithAPrefix) {
   auto program = load(test_programs::misuse());
   DeviceBuffer x(1024 * 4);

@@ -67,6 +67,9 @@ int sim_device_reset_epoch(int32_t device, uint64_t* out_epoch);
 
 /* ---- memory (current device) ------------------------------------------------------- */
 int sim_malloc(void** out_ptr, size_t size); /* >= 1024-byte aligned */
+/* sim_malloc on `device` instead of the calling thread's current device (runtimes allocate
+ * from threads whose current device they do not own). Counted as "malloc". */
+int sim_malloc_on_device(int32_t device, void** out_ptr, size_t size);
 /* ptr: the exact base of a live allocation, on any device. Ordered after the work already
  * queued on every stream (the CUDA stream-ordered allocator's rule): the pointer is invalid
  * for new work at once, but its memory is reused only after that work ran. */

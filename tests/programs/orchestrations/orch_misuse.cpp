@@ -18,6 +18,9 @@
 //  16 a task tensor claiming a 1 TiB buffer over x's allocation -> SIMPLER_CHIP_ERR_INVALID_ARGS
 //  17 read_value of a tensor whose buffer runs 1 byte past x's allocation -> INVALID_ARGS
 //  18 scribbles over the API table it was given (casting const away), returns 0
+//  19 a scope-less alloc_tensor first, then 64 scopes each allocating 4 KiB and running a
+//     task on it: with a 64 KiB heap ring the scoped blocks must be reclaimed behind the
+//     scope-less one (which stays usable: written and read back at the end); returns 0
 //  14 checks runtime allocations (OUT_ALLOC and alloc_tensor): DEVICE, >= 1024-byte
 //     aligned, contiguous with the asked shape, distinct; returns 0 or calls fatal
 #include "orch_util.h"
@@ -144,6 +147,25 @@ extern "C" int orch_misuse(const ChipStorageTaskArgs* args, const SimplerOrchApi
       table->submit = nullptr;
       table->read_value = nullptr;
       table->rt = nullptr;
+      return 0;
+    }
+    case 19: {
+      ChipTensor top;
+      const int64_t top_shape[1] = {256};
+      TEST_ORCH_TRY(api->alloc_tensor(api->rt, 1, top_shape, CHIP_DT_FLOAT32, &top));
+      for (int i = 0; i < 64; ++i) {
+        Scope scope(api);
+        TEST_ORCH_TRY(scope.status());
+        ChipTensor t;
+        const int64_t shape[1] = {1024};
+        TEST_ORCH_TRY(api->alloc_tensor(api->rt, 1, shape, CHIP_DT_FLOAT32, &t));
+        TEST_ORCH_TRY(Task(api, 0, SIMPLER_CORE_AIV).inout(t).scalar_f32(1.0f).submit(&r));
+      }
+      const float v = 7.0f;
+      float back = 0.0f;
+      TEST_ORCH_TRY(api->write_value(api->rt, &top, 255, &v, sizeof v));
+      TEST_ORCH_TRY(api->read_value(api->rt, &top, 255, &back, sizeof back));
+      if (back != 7.0f) return api->fatal(api->rt, "case 19: the scope-less tensor lost its value");
       return 0;
     }
     default:
