@@ -79,11 +79,11 @@ class Topology:
 def _int(value: Any, name: str) -> int:
     """An int parameter (numpy integers too), or a TypeError naming it."""
     if isinstance(value, bool):
-        raise TypeError(f"{name} must be an int, got bool")
+        raise SimplerTypeError(f"{name} must be an int, got bool")
     try:
         return operator.index(value)
     except TypeError:
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}") from None
+        raise SimplerTypeError(f"{name} must be an int, got {type(value).__name__}") from None
 
 
 def _check_nbytes(nbytes: int) -> int:
