@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import operator
 import os
 import sys
 import time
@@ -76,15 +77,25 @@ class Topology:
     aicpu_threads: int
 
 
+def _int(value: Any, name: str) -> int:
+    """An int parameter (numpy integers too), or a TypeError naming it."""
+    if isinstance(value, bool):
+        raise SimplerTypeError(f"{name} must be an int, got bool")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise SimplerTypeError(f"{name} must be an int, got {type(value).__name__}") from None
+
+
 def _check_nbytes(nbytes: int) -> int:
-    nbytes = int(nbytes)
+    nbytes = _int(nbytes, "nbytes")
     if nbytes < 0:
         raise SimplerValueError(f"nbytes must be >= 0, got {nbytes}")
     return nbytes
 
 
 def _check_byte_value(value: int) -> int:
-    value = int(value)
+    value = _int(value, "value")
     if not 0 <= value <= 255:
         raise SimplerValueError(f"memset value must be a byte in [0, 255], got {value}")
     return value
@@ -112,10 +123,12 @@ def configure(*, device_count: Optional[int] = None, clusters_per_device: Option
     """
     current = get_config()
     _sim.configure(
-        current.device_count if device_count is None else int(device_count),
-        current.clusters_per_device if clusters_per_device is None else int(clusters_per_device),
-        current.aicpu_threads if aicpu_threads is None else int(aicpu_threads),
-        current.device_memory_bytes if device_memory_bytes is None else int(device_memory_bytes),
+        current.device_count if device_count is None else _int(device_count, "device_count"),
+        (current.clusters_per_device if clusters_per_device is None
+         else _int(clusters_per_device, "clusters_per_device")),
+        current.aicpu_threads if aicpu_threads is None else _int(aicpu_threads, "aicpu_threads"),
+        (current.device_memory_bytes if device_memory_bytes is None
+         else _int(device_memory_bytes, "device_memory_bytes")),
     )
     return get_config()
 
@@ -127,7 +140,7 @@ def device_count() -> int:
 
 def set_device(device: int) -> None:
     """Make `device` the current device of the calling thread."""
-    _sim.set_device(int(device))
+    _sim.set_device(_int(device, "device"))
 
 
 def get_device() -> Optional[int]:
@@ -137,12 +150,12 @@ def get_device() -> Optional[int]:
 
 def device_topology(device: int) -> Topology:
     """Clusters and cores of `device`."""
-    return Topology(**_sim.device_topology(int(device)))
+    return Topology(**_sim.device_topology(_int(device, "device")))
 
 
 def device_reset(device: int) -> None:
     """Wait for the device's streams, destroy them and free all its memory."""
-    _sim.device_reset(int(device))
+    _sim.device_reset(_int(device, "device"))
 
 
 # ---- memory (synchronous) --------------------------------------------------------------
@@ -160,32 +173,32 @@ def malloc(nbytes: int) -> int:
 
 def free(ptr: int) -> None:
     """Free the allocation starting exactly at `ptr` (any device)."""
-    _sim.free(int(ptr))
+    _sim.free(_int(ptr, "ptr"))
 
 
 def memset(ptr: int, value: int, nbytes: int) -> None:
     """Set `nbytes` of device memory at `ptr` to the byte `value`."""
-    _sim.memset(int(ptr), _check_byte_value(value), _check_nbytes(nbytes))
+    _sim.memset(_int(ptr, "ptr"), _check_byte_value(value), _check_nbytes(nbytes))
 
 
 def memcpy_htod(dst_ptr: int, src: Any, nbytes: Optional[int] = None) -> None:
     """Copy a host buffer (all of it, or its first `nbytes`) to device memory at `dst_ptr`."""
-    _sim.memcpy_htod(int(dst_ptr), src, nbytes)
+    _sim.memcpy_htod(_int(dst_ptr, "dst_ptr"), src, nbytes)
 
 
 def memcpy_dtoh(dst: Any, src_ptr: int, nbytes: Optional[int] = None) -> None:
     """Fill a writable host buffer (all of it, or its first `nbytes`) from device memory."""
-    _sim.memcpy_dtoh(dst, int(src_ptr), nbytes)
+    _sim.memcpy_dtoh(dst, _int(src_ptr, "src_ptr"), nbytes)
 
 
 def memcpy_dtod(dst_ptr: int, src_ptr: int, nbytes: int) -> None:
     """Copy `nbytes` between device allocations (possibly on different devices)."""
-    _sim.memcpy_dtod(int(dst_ptr), int(src_ptr), _check_nbytes(nbytes))
+    _sim.memcpy_dtod(_int(dst_ptr, "dst_ptr"), _int(src_ptr, "src_ptr"), _check_nbytes(nbytes))
 
 
 def pointer_device(ptr: int, nbytes: int = 1) -> int:
     """The device owning [ptr, ptr+nbytes) inside one live allocation."""
-    return _sim.pointer_device(int(ptr), _check_nbytes(nbytes))
+    return _sim.pointer_device(_int(ptr, "ptr"), _check_nbytes(nbytes))
 
 
 # ---- streams and events ----------------------------------------------------------------
@@ -285,22 +298,22 @@ class Stream:
     def memcpy_htod_async(self, dst_ptr: int, src: Any, nbytes: Optional[int] = None) -> None:
         """Enqueue a copy of a host buffer to device memory."""
         view = memoryview(src)  # holds the buffer export so it cannot be resized meanwhile
-        _sim.memcpy_htod_async(int(dst_ptr), view, nbytes, self._handle)
+        _sim.memcpy_htod_async(_int(dst_ptr, "dst_ptr"), view, nbytes, self._handle)
         self._keepalive.append(view)
 
     def memcpy_dtoh_async(self, dst: Any, src_ptr: int, nbytes: Optional[int] = None) -> None:
         """Enqueue a copy of device memory into a writable host buffer."""
         view = memoryview(dst)
-        _sim.memcpy_dtoh_async(view, int(src_ptr), nbytes, self._handle)
+        _sim.memcpy_dtoh_async(view, _int(src_ptr, "src_ptr"), nbytes, self._handle)
         self._keepalive.append(view)
 
     def memcpy_dtod_async(self, dst_ptr: int, src_ptr: int, nbytes: int) -> None:
         """Enqueue a device-to-device copy."""
-        _sim.memcpy_dtod_async(int(dst_ptr), int(src_ptr), _check_nbytes(nbytes), self._handle)
+        _sim.memcpy_dtod_async(_int(dst_ptr, "dst_ptr"), _int(src_ptr, "src_ptr"), _check_nbytes(nbytes), self._handle)
 
     def memset_async(self, ptr: int, value: int, nbytes: int) -> None:
         """Enqueue setting `nbytes` of device memory to the byte `value`."""
-        _sim.memset_async(int(ptr), _check_byte_value(value), _check_nbytes(nbytes), self._handle)
+        _sim.memset_async(_int(ptr, "ptr"), _check_byte_value(value), _check_nbytes(nbytes), self._handle)
 
     def host_func(self, fn: Callable[[], Any]) -> None:
         """Enqueue a Python callable, run in stream order on the stream's thread.
@@ -503,7 +516,7 @@ def _drain_streams_at_exit() -> None:
 def inject_fault(op: str, count: int = 1, status: int = 0) -> None:
     """The next `count` calls of `op` (see OPERATIONS) fail with `status`
     (0 = SIM_ERR_INJECTED_FAULT). A "launch" fault surfaces on the stream when the job runs."""
-    _sim.inject_fault(str(op), int(count), int(status))
+    _sim.inject_fault(str(op), _int(count, "count"), _int(status, "status"))
 
 
 def clear_faults() -> None:

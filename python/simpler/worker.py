@@ -188,6 +188,9 @@ class Worker:
 
     @close_grace.setter
     def close_grace(self, seconds: float) -> None:
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+            raise TypeError(f"Worker.close_grace: seconds must be a number, "
+                            f"got {type(seconds).__name__}")
         self._native.close_grace = float(seconds)
 
     @property
@@ -200,6 +203,8 @@ class Worker:
     def init(self, prewarm_config: Any = None, *, config: Any = None) -> None:
         """Program mode: ``init(prewarm_config=None)``. Kernel mode: ``init(config=CallConfig(...))``
         on the device current on the calling thread."""
+        _require_config(prewarm_config, "init", "prewarm_config")
+        _require_config(config, "init", "config")
         _prepare_output_dir(config)
         self._native.init(prewarm_config, config)
         if self.execution_mode == "kernel":
@@ -280,6 +285,7 @@ class Worker:
             args, config = args[:1], args[1]  # the old run(handle, args, config) form
         elif args and config is None and isinstance(args[-1], CallConfig):
             args, config = args[:-1], args[-1]
+        _require_config(config, api, "config")
         whole = (ChipStorageTaskArgs, list, tuple)
         if len(args) == 1 and (args[0] is None or isinstance(args[0], whole)):
             args = args[0]
@@ -290,22 +296,28 @@ class Worker:
         return self._native.pack_args(handle, args, api), config
 
     def malloc(self, size: int) -> int:
-        return self._native.malloc(size)
+        """``size`` bytes of device memory (> 0); returns the device pointer."""
+        return self._native.malloc(_require_int(size, "malloc", "size"))
 
     def free(self, ptr: int) -> None:
-        self._native.free(ptr)
+        """Frees a pointer this Worker's malloc returned. Ordered after the runs already
+        submitted: memory a running run still uses is reused only once that run finished."""
+        self._native.free(_require_int(ptr, "free", "ptr"))
 
     def copy_to(self, dst: int, src: Any, nbytes: Optional[int] = None) -> None:
         """Copies a host buffer (numpy array, bytes, ...) to device pointer ``dst``."""
-        self._native.copy_to(dst, src, nbytes)
+        self._native.copy_to(_require_int(dst, "copy_to", "dst"), src,
+                             None if nbytes is None else _require_int(nbytes, "copy_to", "nbytes"))
 
     def copy_from(self, dst: Any, src: int, nbytes: Optional[int] = None) -> None:
         """Copies device memory at ``src`` into the writable host buffer ``dst``."""
-        self._native.copy_from(dst, src, nbytes)
+        self._native.copy_from(dst, _require_int(src, "copy_from", "src"),
+                               None if nbytes is None else _require_int(nbytes, "copy_from",
+                                                                        "nbytes"))
 
     def create_buffer(self, nbytes: int) -> Any:
         """A zero-filled host buffer (buffer protocol: ``numpy.frombuffer(buf, dtype)``)."""
-        return self._native.create_buffer(nbytes)
+        return self._native.create_buffer(_require_int(nbytes, "create_buffer", "nbytes"))
 
     def make_tensor_arg(self, array: Any, shape: Any = None, dtype: Any = None) -> Any:
         """A HOST ChipTensor over ``array`` (a buffer from create_buffer or a C-contiguous
@@ -320,6 +332,9 @@ class Worker:
             if np_dtype is None:
                 raise SimplerValueError("Worker.make_tensor_arg: dtype is required for a raw buffer")
             dtype = DataType.from_numpy(np_dtype)
+        if not isinstance(dtype, DataType):
+            raise TypeError("Worker.make_tensor_arg: dtype must be a DataType, got "
+                            f"{type(dtype).__name__}")
         return self._native.make_tensor_arg(array, [int(d) for d in shape], dtype)
 
     def release_buffer(self, buffer: Any) -> None:
@@ -367,6 +382,22 @@ class Worker:
     def __repr__(self) -> str:
         return (f"<simpler.Worker level={self.level} mode={self.execution_mode!r} "
                 f"device={self.device_id} state={self.state}>")
+
+
+def _require_int(value: Any, api: str, name: str) -> int:
+    """``value`` as an int, or a TypeError naming the parameter (bool is not an int here)."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"Worker.{api}: {name} must be an int, got {type(value).__name__}")
+    return value
+
+
+def _require_config(value: Any, api: str, name: str) -> Any:
+    """A CallConfig or None, or a TypeError naming the parameter."""
+    from simpler.task_interface import CallConfig
+    if value is not None and not isinstance(value, CallConfig):
+        raise TypeError(f"Worker.{api}: {name} must be a CallConfig or None, "
+                        f"got {type(value).__name__}")
+    return value
 
 
 def _is_chip_callable(obj: Any) -> bool:

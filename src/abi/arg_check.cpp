@@ -3,6 +3,7 @@
 #include <string>
 
 #include "abi/abi_error.h"
+#include "engine/tensor_shape.h"
 #include "simpler/abi/status.h"
 #include "simpler/sim/sim_driver.h"
 
@@ -18,16 +19,18 @@ std::string position(uint32_t i) { return "argument " + std::to_string(i); }
 }  // namespace
 
 void check_device_tensor(const ChipTensor& t, int32_t device, uint32_t arg_index) {
-  auto [first, last] = tensor_byte_extent(t);
-  if (last == first) return;  // an empty view touches no memory
-  const void* start = reinterpret_cast<const void*>(t.buffer.addr + first);
+  // The whole buffer the descriptor claims, not only the view: kernels and orchestrations
+  // see buffer.size and may trust it (a 1 TiB claim over a 64-byte allocation is refused).
+  if (t.buffer.size == 0) return;  // an empty buffer touches no memory
+  const void* start = reinterpret_cast<const void*>(t.buffer.addr);
   int32_t owner = -1;
-  int status = sim_pointer_device(start, static_cast<size_t>(last - first), &owner);
+  int status = sim_pointer_device(start, static_cast<size_t>(t.buffer.size), &owner);
   if (status != SIMPLER_OK) {
     fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
-         position(arg_index) + ": DEVICE tensor bytes [" + std::to_string(t.buffer.addr + first) +
-             ", +" + std::to_string(last - first) +
-             ") are not inside one live device allocation (" + simpler_status_name(status) + ")");
+         position(arg_index) + ": DEVICE tensor buffer [" + std::to_string(t.buffer.addr) + ", +" +
+             std::to_string(t.buffer.size) + ") is not inside one live device allocation (" +
+             simpler_status_name(status) +
+             (status == SIM_ERR_OUT_OF_RANGE ? ": it runs past the allocation's end" : "") + ")");
   }
   if (owner != device) {
     fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
@@ -40,16 +43,15 @@ void check_call_args(const ChipStorageTaskArgs& args, std::span<const ArgDirecti
                      int32_t device, bool allow_host, std::span<const ArgSpec> typed) {
   if (args.tensor_count > CHIP_MAX_TENSOR_ARGS || args.scalar_count > CHIP_MAX_SCALAR_ARGS) {
     fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
-         "args hold " + std::to_string(args.tensor_count) + " tensors and " +
-             std::to_string(args.scalar_count) + " scalars; the capacity is " +
+         "args hold " + counted(args.tensor_count, "tensor") + " and " +
+             counted(args.scalar_count, "scalar") + "; the capacity is " +
              std::to_string(CHIP_MAX_TENSOR_ARGS) + " and " + std::to_string(CHIP_MAX_SCALAR_ARGS));
   }
   const uint64_t given = uint64_t{args.tensor_count} + args.scalar_count;
   if (given != signature.size()) {
     fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
-         "the callable's signature has " + std::to_string(signature.size()) +
-             " arguments, args hold " + std::to_string(args.tensor_count) + " tensors + " +
-             std::to_string(args.scalar_count) + " scalars");
+         "the callable's signature has " + counted(signature.size(), "argument") + ", args hold " +
+             counted(args.tensor_count, "tensor") + " + " + counted(args.scalar_count, "scalar"));
   }
   for (uint32_t i = 0; i < signature.size(); ++i) {
     const bool wants_tensor = is_tensor_direction(signature[i]);

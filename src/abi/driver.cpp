@@ -50,28 +50,48 @@ DeviceAllocation DeviceAllocation::allocate(size_t bytes, const std::string& wha
   DeviceAllocation a;
   a.ptr_ = static_cast<uint8_t*>(ptr);
   a.size_ = bytes;
+  a.epoch_ = DeviceEpoch::of_current_device();
   return a;
 }
 
+DeviceEpoch DeviceEpoch::of_current_device() { return of(current_device()); }
+
+DeviceEpoch DeviceEpoch::of(int32_t device) {
+  DeviceEpoch e;
+  e.device_ = device;
+  if (device >= 0 && sim_device_reset_epoch(device, &e.epoch_) != SIMPLER_OK) e.device_ = -1;
+  return e;
+}
+
+bool DeviceEpoch::reset_since() const {
+  uint64_t now = 0;
+  return device_ >= 0 && sim_device_reset_epoch(device_, &now) == SIMPLER_OK && now != epoch_;
+}
+
 DeviceAllocation::~DeviceAllocation() {
-  if (ptr_ != nullptr) (void)sim_free(ptr_);
+  if (ptr_ != nullptr && !epoch_.reset_since()) (void)sim_free(ptr_);
 }
 
 DeviceAllocation::DeviceAllocation(DeviceAllocation&& other) noexcept
-    : ptr_(std::exchange(other.ptr_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+    : ptr_(std::exchange(other.ptr_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      epoch_(other.epoch_) {}
 
 DeviceAllocation& DeviceAllocation::operator=(DeviceAllocation&& other) noexcept {
   if (this != &other) {
-    if (ptr_ != nullptr) (void)sim_free(ptr_);
+    if (ptr_ != nullptr && !epoch_.reset_since()) (void)sim_free(ptr_);
     ptr_ = std::exchange(other.ptr_, nullptr);
     size_ = std::exchange(other.size_, 0);
+    epoch_ = other.epoch_;
   }
   return *this;
 }
 
 int DeviceAllocation::release() {
   if (ptr_ == nullptr) return SIMPLER_OK;
-  int status = sim_free(ptr_);
+  // A device reset already freed the block (and its address may belong to someone else
+  // now): forget it.
+  int status = epoch_.reset_since() ? SIMPLER_OK : sim_free(ptr_);
   if (status != SIMPLER_OK) return status;
   ptr_ = nullptr;
   size_ = 0;

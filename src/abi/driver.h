@@ -32,6 +32,19 @@ class ScopedDevice {
   bool switched_ = false;
 };
 
+// A device's reset epoch when a resource was taken: reset_since() is true once a
+// sim_device_reset freed the device's memory and destroyed its streams afterwards.
+class DeviceEpoch {
+ public:
+  static DeviceEpoch of_current_device();
+  static DeviceEpoch of(int32_t device);
+  bool reset_since() const;
+
+ private:
+  int32_t device_ = -1;
+  uint64_t epoch_ = 0;
+};
+
 // One sim_malloc'd block on the current device. release() reports a failed free and keeps
 // the block; the destructor frees best-effort (error paths only).
 class DeviceAllocation {
@@ -44,7 +57,9 @@ class DeviceAllocation {
   DeviceAllocation(const DeviceAllocation&) = delete;
   DeviceAllocation& operator=(const DeviceAllocation&) = delete;
 
-  int release();  // SIMPLER_OK (also when empty) or the sim_free status
+  // SIMPLER_OK (also when empty, or when a device reset already freed it) or the
+  // sim_free status.
+  int release();
   uint8_t* data() const { return ptr_; }
   uint64_t address() const { return reinterpret_cast<uint64_t>(ptr_); }
   size_t size() const { return size_; }
@@ -53,6 +68,7 @@ class DeviceAllocation {
  private:
   uint8_t* ptr_ = nullptr;
   size_t size_ = 0;
+  DeviceEpoch epoch_;
 };
 
 }  // namespace simpler::rt::host

@@ -1,5 +1,6 @@
 #include "abi/kernel_mode.h"
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -18,11 +19,15 @@ size_t KernelLimits::arena_bytes_from_environment() {
   const char* text = std::getenv("SIMPLER_KERNEL_CODE_ARENA_BYTES");
   if (text == nullptr || *text == '\0') return kDefaultArenaBytes;
   char* end = nullptr;
+  errno = 0;
   const unsigned long long value = std::strtoull(text, &end, 10);
-  if (*end != '\0' || text[0] == '-' || value < kMinArenaBytes) {
+  // An overflowing number (ERANGE) is an invalid value, not a request for all memory.
+  if (*end != '\0' || text[0] == '-' || errno == ERANGE || value < kMinArenaBytes ||
+      value > kMaxArenaBytes) {
     fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
-         std::string("SIMPLER_KERNEL_CODE_ARENA_BYTES='") + text +
-             "' is not a byte count >= " + std::to_string(kMinArenaBytes));
+         std::string("SIMPLER_KERNEL_CODE_ARENA_BYTES='") + text + "' is not a byte count in [" +
+             std::to_string(kMinArenaBytes) + ", " + std::to_string(kMaxArenaBytes) +
+             "] (the arena is device memory)");
   }
   return static_cast<size_t>(value);
 }
@@ -36,6 +41,7 @@ KernelMode::~KernelMode() = default;
 void KernelMode::commit(const SimplerCallConfig& config, size_t arena_bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
   try {
+    epoch_ = DeviceEpoch::of(device_);
     arena_.commit(KernelLimits::kArenaBlockBytes, arena_bytes);
     EngineOptions options;
     options.device = device_;
@@ -66,6 +72,11 @@ const char* KernelMode::phase_refusal() const {
     case Phase::Committing:
       return "the kernel-mode init of this context did not complete";
     case Phase::Open:
+      if (epoch_.reset_since()) {
+        return "the device was reset (sim_device_reset) while this context used it: its code "
+               "arena and rings are gone; finalize_device it (close the worker) and start a new "
+               "context";
+      }
       return nullptr;
     case Phase::Poisoned:
       return "the context is poisoned: an earlier prepare could not load its orchestration; "

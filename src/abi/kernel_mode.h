@@ -35,10 +35,11 @@ struct KernelLimits {
   static constexpr size_t kDefaultArenaBytes = size_t{1} << 30;  // limit: 1 GiB
   static constexpr size_t kArenaBlockBytes = size_t{4} << 20;    // committed per block
   static constexpr size_t kMinArenaBytes = 4096;
+  static constexpr size_t kMaxArenaBytes = size_t{1} << 40;  // the largest simulated device
   // SIMPLER_KERNEL_CODE_ARENA_BYTES overrides the arena's limit (the first block is
   // min(kArenaBlockBytes, limit); more blocks are added as callables are prepared).
-  // Throws AbiError INVALID_ARGUMENT naming the variable when it is not a number
-  // >= kMinArenaBytes.
+  // Throws AbiError INVALID_ARGUMENT naming the variable when it is not a number in
+  // [kMinArenaBytes, kMaxArenaBytes] (an overflowing number included).
   static size_t arena_bytes_from_environment();
 };
 
@@ -79,6 +80,7 @@ class KernelMode {
 
   mutable std::mutex mutex_;  // prepare, launch (up to the enqueue), finalize
   Phase phase_ = Phase::Committing;
+  DeviceEpoch epoch_;  // a sim_device_reset after commit took the arena and the heap
   DeviceClaim claim_;
   CodeArena arena_;
   std::unique_ptr<Engine> engine_;

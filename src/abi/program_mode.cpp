@@ -54,6 +54,7 @@ void ProgramMode::open(const SimplerCallConfig* prewarm) {
   try {
     // The runtime owns the device: it becomes (and stays) current on the init thread.
     check_driver(sim_set_device(device_), "making device " + std::to_string(device_) + " current");
+    epoch_ = DeviceEpoch::of(device_);
     check_driver(sim_stream_create(&stream_), "creating the context's stream");
     if (prewarm != nullptr) ensure_engine(prewarm, /*for_all_runs=*/true);
     phase_ = Phase::Open;
@@ -74,6 +75,12 @@ void ProgramMode::open(const SimplerCallConfig* prewarm) {
 void ProgramMode::require_open() const {
   switch (phase_) {
     case Phase::Open:
+      if (epoch_.reset_since()) {
+        fail(PTO_RUNTIME_ERR_INVALID_STATE,
+             "device " + std::to_string(device_) +
+                 " was reset (sim_device_reset) while this context used it: its stream and "
+                 "memory are gone; finalize_device it (close the worker) and start a new one");
+      }
       return;
     case Phase::Opening:
       fail(PTO_RUNTIME_ERR_INVALID_STATE, "the program-mode init of this context did not complete");
@@ -490,7 +497,10 @@ int ProgramMode::release_all() {
     allocations_.erase(allocations_.begin());
   }
   if (stream_ != nullptr) {
-    if (int status = sim_stream_destroy(stream_); status != SIMPLER_OK) return status;
+    // A device reset destroyed the stream already (its handle is invalid for good).
+    if (!epoch_.reset_since()) {
+      if (int status = sim_stream_destroy(stream_); status != SIMPLER_OK) return status;
+    }
     stream_ = nullptr;
   }
   if (engine_) {

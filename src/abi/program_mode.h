@@ -88,6 +88,7 @@ class ProgramMode {
   mutable std::mutex mutex_;
   Phase phase_ = Phase::Opening;
   DeviceClaim claim_;
+  DeviceEpoch epoch_;  // a sim_device_reset after open took the stream and all memory
   sim_stream_t stream_ = nullptr;
   std::atomic<bool> stream_failed_{false};  // set by a skipped job's cleanup
   std::unique_ptr<Engine> engine_;

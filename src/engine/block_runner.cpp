@@ -67,7 +67,7 @@ void run_block(ChipState& chip, TaskSlot& task, uint32_t block_idx, uint32_t cor
   argv[0] = static_cast<int64_t>(reinterpret_cast<intptr_t>(&context));
   std::memcpy(&argv[1], task.args, task.arg_count * sizeof(int64_t));
   RunObserver* observer = chip.observer.load(std::memory_order_relaxed);
-  const BlockView view{task.id, task.func_id, block_idx, core_type, core_id};
+  const BlockView view{task.id - chip.first_task, task.func_id, block_idx, core_type, core_id};
   const bool tracked = chip.running.tracking.load(std::memory_order_relaxed);
   if (tracked) chip.running.enter(core_type, core_id, task.id, task.func_id, block_idx, now_ns());
   if (observer != nullptr) observer->on_entry(lane, view);

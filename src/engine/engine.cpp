@@ -63,6 +63,7 @@ struct Engine::Impl {
 
   void* heap = nullptr;
   uint64_t heap_bytes = 0;
+  uint64_t heap_epoch = 0;             // the device's reset epoch when the heap was allocated
   std::atomic<uint64_t> committed{0};  // readable while another thread runs or releases
 
   ChipState chip;
@@ -125,9 +126,15 @@ struct Engine::Impl {
     return false;
   }
 
+  bool device_was_reset() const {
+    uint64_t now = 0;
+    return sim_device_reset_epoch(device, &now) == SIMPLER_OK && now != heap_epoch;
+  }
+
   int free_heap(std::string* error) {
     if (heap == nullptr) return SIMPLER_OK;
-    const int rc = sim_free(heap);
+    // A device reset freed the heap already; its address may be someone else's now.
+    const int rc = device_was_reset() ? SIMPLER_OK : sim_free(heap);
     if (rc != SIMPLER_OK) {
       if (error != nullptr) {
         *error = std::string("freeing the engine's heap ring failed: ") + simpler_status_name(rc);
@@ -211,6 +218,7 @@ int Engine::create(const EngineOptions& options, std::unique_ptr<Engine>* out, s
     chip.init_cores(static_cast<uint32_t>(topology.clusters));
     for (auto& queue : chip.ready) queue.reset(2 * window);
 
+    (void)sim_device_reset_epoch(options.device, &impl->heap_epoch);
     if (int rc = sim_malloc(&impl->heap, impl->heap_bytes); rc != SIMPLER_OK) {
       impl->heap = nullptr;
       err = "cannot allocate the heap ring (" + std::to_string(impl->heap_bytes) +
@@ -220,6 +228,7 @@ int Engine::create(const EngineOptions& options, std::unique_ptr<Engine>* out, s
     }
     impl->committed.store(impl->heap_bytes, std::memory_order_relaxed);
     OrchestratorSizes sizes;
+    sizes.device = options.device;
     sizes.heap_base = static_cast<uint8_t*>(impl->heap);
     sizes.heap_bytes = impl->heap_bytes;
     sizes.arena_bytes = std::max(kMinArenaBytes, window * kArenaBytesPerSlot);
@@ -272,6 +281,11 @@ int Engine::execute(const LoadedProgram& program, const ChipStorageTaskArgs& arg
           "); close it and create a new one";
     return code;
   }
+  if (I.device_was_reset()) {
+    err = "device " + std::to_string(I.device) +
+          " was reset (sim_device_reset) after this engine was created: its heap ring is gone";
+    return PTO_RUNTIME_ERR_INVALID_STATE;
+  }
   const LoadedProgram::Impl& P = program.impl();
 
   SimplerCallConfig config = I.config;
@@ -284,9 +298,9 @@ int Engine::execute(const LoadedProgram& program, const ChipStorageTaskArgs& arg
   const bool watched = watchdog_ms != 0;
 
   if (args.tensor_count != P.tensor_count || args.scalar_count != P.scalar_count) {
-    err = "the entry args have " + std::to_string(args.tensor_count) + " tensors and " +
-          std::to_string(args.scalar_count) + " scalars; the callable's signature takes " +
-          std::to_string(P.tensor_count) + " and " + std::to_string(P.scalar_count);
+    err = "the entry args have " + counted(args.tensor_count, "tensor") + " and " +
+          counted(args.scalar_count, "scalar") + "; the callable's signature takes " +
+          counted(P.tensor_count, "tensor") + " and " + counted(P.scalar_count, "scalar");
     return PTO_RUNTIME_ERR_INVALID_ARGUMENT;
   }
   for (uint32_t i = 0; i < args.tensor_count; ++i) {

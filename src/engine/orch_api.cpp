@@ -117,50 +117,93 @@ int Orchestrator::alloc_tensor(uint32_t ndims, const int64_t* shapes, uint32_t d
   return SIMPLER_OK;
 }
 
-int Orchestrator::add_dependency(uint64_t before, uint64_t after) {
+int Orchestrator::add_dependency(uint64_t before_task, uint64_t after_task) {
   if (int code = status()) return code;
   bump_progress();
   auto invalid = [&](const std::string& why) {
-    return fail(SIMPLER_CHIP_ERR_INVALID_ARGS, "add_dependency(" + std::to_string(before) + ", " +
-                                                   std::to_string(after) + "): " + why);
+    return fail(SIMPLER_CHIP_ERR_INVALID_ARGS, "add_dependency(" + std::to_string(before_task) +
+                                                   ", " + std::to_string(after_task) + "): " + why);
   };
-  if (after < run_first_ || after >= head_) return invalid("after_task is not a task of this run");
-  if (before < run_first_ || before >= after) {
+  // Task ids are the user's numbering (0, 1, ... in submission order within the run).
+  const uint64_t submitted = head_ - run_first_;
+  if (after_task >= submitted) {
+    return invalid("after_task is not a task of this run (" + std::to_string(submitted) +
+                   " submitted so far, numbered from 0)");
+  }
+  if (before_task >= after_task) {
     return invalid("before_task must be a task of this run submitted before after_task");
   }
+  const uint64_t before = before_task + run_first_;
+  const uint64_t after = after_task + run_first_;
   TaskSlot& consumer = chip_.slot(after);
-  if (!options_.build_graph_first && (deferred_ == nullptr || deferred_->id != after)) {
-    return invalid("after_task must be the most recently submitted task (" +
-                   std::to_string(head_ - 1) +
-                   ") and no other runtime call may come in between: only it is not yet released "
-                   "for execution");
+  if (after < tail_ || consumer.id != after) {
+    return invalid(
+        "after_task already completed; a dependency can only delay a task not yet "
+        "released for execution");
   }
-  if (options_.observer != nullptr) options_.observer->on_dependency(before, after);
+  // HBG holds every guard until the orchestration returned, TMR the latest task's. Any
+  // other task is held here by one more pending count, taken only while it is still
+  // positive: a task whose producers all completed was released and may be running.
+  const bool held_by_guard = options_.build_graph_first || deferred_ == &consumer;
+  if (!held_by_guard) {
+    int32_t pending = consumer.pending.load(std::memory_order_acquire);
+    do {
+      if (pending <= 0) {
+        return invalid(
+            "after_task was already released for execution (every task it waited "
+            "for had completed); add the dependency right after submitting it, or "
+            "while it still waits for a producer");
+      }
+    } while (
+        !consumer.pending.compare_exchange_weak(pending, pending + 1, std::memory_order_acq_rel));
+  }
+  const int rc = link_dependency(before, after, consumer);
+  if (!held_by_guard) drop_guard(consumer, /*wake=*/true);  // our extra count
+  return rc;
+}
+
+int Orchestrator::link_dependency(uint64_t before, uint64_t after, TaskSlot& consumer) {
+  if (options_.observer != nullptr)
+    options_.observer->on_dependency(before - run_first_, after - run_first_);
   if (before < tail_) return SIMPLER_OK;  // reclaimed, hence completed
   TaskSlot& producer = chip_.slot(before);
   if (producer.dedup_stamp == after) return SIMPLER_OK;  // already linked
   if (pool_head_ - pool_tail_ == pool_size_) {
     // make_room would release the deferred task; `after` must stay unreleased meanwhile.
-    TaskSlot* keep = deferred_;
-    deferred_ = nullptr;
+    TaskSlot* keep = deferred_ == &consumer ? deferred_ : nullptr;
+    if (keep != nullptr) deferred_ = nullptr;
     const bool room = make_room("dependency pool", "dep_pool_size", SIMPLER_CHIP_ERR_RING_DEADLOCK);
-    deferred_ = keep;
+    if (keep != nullptr) deferred_ = keep;
     if (!room) return status();
   }
   if (before < tail_) return SIMPLER_OK;
   producer.dedup_stamp = after;
   if (producer.done_id.load(std::memory_order_acquire) == before) return SIMPLER_OK;
-  consumer.pending.fetch_add(1, std::memory_order_relaxed);  // the guard keeps it above zero
+  consumer.pending.fetch_add(1, std::memory_order_relaxed);  // a guard keeps it above zero
   if (link(producer, consumer)) {
-    consumer.pool_end = pool_head_;
+    // Edges are reclaimed in task order with the slot that records pool_end; the newest
+    // task is reclaimed last, so the edge outlives both ends (and pool_end stays monotonic).
+    chip_.slot(head_ - 1).pool_end = pool_head_;
   } else {
     consumer.pending.fetch_sub(1, std::memory_order_relaxed);
   }
   return SIMPLER_OK;
 }
 
+bool Orchestrator::wait_for_accessors(const ChipTensor& t, AccessKind kind) {
+  release_deferred();  // the latest task may be one of them: it must be able to run
+  deps_.clear();
+  tmap_.conflicts(t, kind, deps_);
+  for (uint64_t id : deps_) {
+    if (id < tail_ || id >= head_) continue;  // reclaimed, hence completed
+    wait_for_completion(id, /*stop_on_error=*/true);
+    if (chip_.status.failed()) return false;
+  }
+  return true;
+}
+
 bool Orchestrator::value_access(const char* api, const ChipTensor* t, int64_t index,
-                                const void* buf, size_t size, uint8_t** addr) {
+                                const void* buf, size_t size, bool write, uint8_t** addr) {
   auto invalid = [&](const std::string& why) {
     fail(SIMPLER_CHIP_ERR_INVALID_ARGS, std::string(api) + ": " + why);
     return false;
@@ -169,6 +212,7 @@ bool Orchestrator::value_access(const char* api, const ChipTensor* t, int64_t in
   if (size == 0) return invalid("size is 0");
   std::string why;
   if (!check_device_tensor(*t, &why)) return invalid(why);
+  if (!addresses_.contains(t->buffer.addr, t->buffer.size, &why)) return invalid(why);
   uint64_t offset = 0;
   if (!element_byte_offset(*t, index, &offset, &why)) return invalid(why);
   if (offset > t->buffer.size || size > t->buffer.size - offset) {
@@ -181,9 +225,10 @@ bool Orchestrator::value_access(const char* api, const ChipTensor* t, int64_t in
           "build_graph_first runs the graph after the orchestration returns, so values "
           "can only be read or written before the first submit");
     }
-    // Conservative ordering: every task submitted so far (a superset of the tensor's
-    // readers and writers) has completed.
-    if (!wait_all_done(/*stop_on_error=*/true)) return false;
+    // Ordered like a task accessing the view: a read waits for the tasks that write it, a
+    // write also for those that read it (the tensor map knows them); unrelated tasks keep
+    // running. NODEP accesses are not tracked, so they are not waited for.
+    if (!wait_for_accessors(*t, write ? AccessKind::Write : AccessKind::Read)) return false;
   }
   *addr = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(t->buffer.addr)) + offset;
   return true;
@@ -193,7 +238,7 @@ int Orchestrator::read_value(const ChipTensor* t, int64_t index, void* out, size
   if (int code = status()) return code;
   bump_progress();
   uint8_t* addr = nullptr;
-  if (!value_access("read_value", t, index, out, size, &addr)) return status();
+  if (!value_access("read_value", t, index, out, size, /*write=*/false, &addr)) return status();
   std::memcpy(out, addr, size);
   return SIMPLER_OK;
 }
@@ -202,7 +247,7 @@ int Orchestrator::write_value(const ChipTensor* t, int64_t index, const void* in
   if (int code = status()) return code;
   bump_progress();
   uint8_t* addr = nullptr;
-  if (!value_access("write_value", t, index, in, size, &addr)) return status();
+  if (!value_access("write_value", t, index, in, size, /*write=*/true, &addr)) return status();
   std::memcpy(addr, in, size);
   return SIMPLER_OK;
 }

@@ -10,6 +10,7 @@
 #include "engine_defaults.h"
 #include "fault_guard.h"
 #include "simpler/abi/status.h"
+#include "simpler/sim/sim_driver.h"
 #include "simpler/task/task_interface.h"
 #include "tensor_shape.h"
 
@@ -83,8 +84,9 @@ Orchestrator::Orchestrator(ChipState& chip, const OrchestratorSizes& sizes)
       // Lane 0 starts its core search half-way through each type, away from the first
       // scheduler's cores.
       dispatcher_(chip, 0, {chip.core_count[0] / 2, chip.core_count[1] / 2}),
-      tmap_(sizes.tensormap_capacity) {
-  api_ = make_orch_api(this);
+      tmap_(sizes.tensormap_capacity),
+      addresses_(sizes.device),
+      device_(sizes.device) {
   arena_.reset(sizes.arena_bytes);
   arena_mem_ = std::make_unique<uint8_t[]>(sizes.arena_bytes);
   pool_size_ = sizes.dep_pool_size;
@@ -99,6 +101,10 @@ Orchestrator::Orchestrator(ChipState& chip, const OrchestratorSizes& sizes)
 void Orchestrator::begin_run(const LoadedProgram::Impl& program, const RunOptions& options) {
   program_ = &program;
   options_ = options;
+  // The orchestration gets a pointer to this table; one that wrote through it (casting
+  // const away) must not break the next run of another program.
+  api_ = make_orch_api(this);
+  addresses_.begin_run(reinterpret_cast<uintptr_t>(heap_base_), heap_.capacity());
   // A fresh id range: nothing of an earlier (possibly failed) run can alias it.
   head_ += 1;
   tail_ = done_cursor_ = run_first_ = head_;
@@ -152,6 +158,35 @@ void Orchestrator::finish() {
   pool_tail_ = pool_head_;
   heap_.release_all();
   block_tail_ = block_head_;
+  free_loose();
+}
+
+void Orchestrator::free_loose() {
+  // Every task completed; sim_free is ordered after the work queued on the run's own stream
+  // (this job), so the blocks are reused only once the run is over.
+  for (void* p : loose_) (void)sim_free(p);
+  loose_.clear();
+}
+
+bool Orchestrator::loose_alloc(uint64_t bytes, uint8_t** out) {
+  void* p = nullptr;
+  const int rc = sim_malloc_on_device(device_, &p, std::max<uint64_t>(bytes, 1));
+  if (rc != SIMPLER_OK) {
+    fail(SIMPLER_CHIP_ERR_DEVICE_FAULT,
+         "a scope-less allocation of " + std::to_string(bytes) + " bytes failed (" +
+             simpler_status_name(rc) +
+             "); allocations outside any scope live until the run ends: allocate inside scopes");
+    return false;
+  }
+  try {
+    loose_.push_back(p);
+  } catch (...) {
+    (void)sim_free(p);
+    throw;  // guarded() turns it into a failed run
+  }
+  addresses_.remember(reinterpret_cast<uintptr_t>(p), std::max<uint64_t>(bytes, 1));
+  *out = static_cast<uint8_t*>(p);
+  return true;
 }
 
 int Orchestrator::fail(int32_t code, const std::string& message) {
@@ -187,9 +222,8 @@ bool Orchestrator::validate_task(const SimplerTaskDesc* d) {
                    std::to_string(kMaxBlockNum) + ")");
   }
   if (d->tensor_count > CHIP_MAX_TENSOR_ARGS || d->scalar_count > CHIP_MAX_SCALAR_ARGS) {
-    return invalid(std::to_string(d->tensor_count) + " tensors / " +
-                   std::to_string(d->scalar_count) + " scalars exceed the capacity (" +
-                   std::to_string(CHIP_MAX_TENSOR_ARGS) + " each)");
+    return invalid(counted(d->tensor_count, "tensor") + " / " + counted(d->scalar_count, "scalar") +
+                   " exceed the capacity (" + std::to_string(CHIP_MAX_TENSOR_ARGS) + " each)");
   }
   const LoadedKernel& k = program_->kernels[d->func_id];
   if (k.core_type >= 0 && static_cast<uint32_t>(k.core_type) != d->core_type) {
@@ -200,9 +234,10 @@ bool Orchestrator::validate_task(const SimplerTaskDesc* d) {
                    name(static_cast<uint32_t>(k.core_type)) + ")");
   }
   if (d->tensor_count != k.tensor_count || d->scalar_count != k.scalar_count) {
-    return invalid("the kernel's signature takes " + std::to_string(k.tensor_count) +
-                   " tensors and " + std::to_string(k.scalar_count) + " scalars, the task passes " +
-                   std::to_string(d->tensor_count) + " and " + std::to_string(d->scalar_count));
+    return invalid("the kernel's signature takes " + counted(k.tensor_count, "tensor") + " and " +
+                   counted(k.scalar_count, "scalar") + ", the task passes " +
+                   counted(d->tensor_count, "tensor") + " and " +
+                   counted(d->scalar_count, "scalar"));
   }
   for (uint32_t i = 0; i < d->tensor_count; ++i) {
     const SimplerTaskTensor& a = d->tensors[i];
@@ -229,7 +264,8 @@ bool Orchestrator::validate_task(const SimplerTaskDesc* d) {
       if (!shape_bytes(a.tensor.ndims, a.tensor.shapes, a.tensor.dtype, &bytes, &why)) {
         return invalid("tensor " + std::to_string(i) + " (OUT_ALLOC): " + why);
       }
-    } else if (!check_device_tensor(a.tensor, &why)) {
+    } else if (!check_device_tensor(a.tensor, &why) ||
+               !addresses_.contains(a.tensor.buffer.addr, a.tensor.buffer.size, &why)) {
       return invalid("tensor " + std::to_string(i) + ": " + why);
     }
   }
@@ -302,7 +338,8 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
     if (producer.dedup_stamp == id) continue;
     producer.dedup_stamp = id;
     deps_[unique++] = p;
-    if (options_.observer != nullptr) options_.observer->on_dependency(p, id);
+    if (options_.observer != nullptr)
+      options_.observer->on_dependency(p - run_first_, id - run_first_);
   }
   deps_.resize(unique);
 
@@ -339,13 +376,14 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
 
   head_ = id + 1;
   if (options_.observer != nullptr)
-    options_.observer->on_task(TaskView{id, desc->func_id, desc->core_type, desc->block_num});
+    options_.observer->on_task(
+        TaskView{id - run_first_, desc->func_id, desc->core_type, desc->block_num});
   if (!options_.build_graph_first) {
     release_deferred();
     deferred_ = &task;
   }
   if (result != nullptr) {
-    result->task_id = id;
+    result->task_id = id - run_first_;  // the user's numbering: 0, 1, 2, ... per run
     result->output_count = outputs;
   }
   run_ready_inline();
@@ -448,7 +486,8 @@ bool Orchestrator::make_room(const char* what, const char* knob, int32_t deadloc
       if (!pinned(oldest)) continue;  // it completed just now: reclaim it
       fail(deadlock_code,
            std::string(kind) + ": the " + what + " is full and its oldest task (" +
-               std::to_string(tail_) + ") is pinned by a scope that is still open; a scope " +
+               std::to_string(tail_ - run_first_) +
+               ") is pinned by a scope that is still open; a scope " +
                "can hold at most what the ring holds — close scopes sooner or raise " + knob);
       return false;
     }
@@ -543,6 +582,7 @@ void Orchestrator::reclaim_heap() {
 }
 
 bool Orchestrator::heap_alloc(uint64_t bytes, uint8_t** out) {
+  if (scopes_.empty()) return loose_alloc(bytes, out);
   const uint64_t size =
       (std::max<uint64_t>(bytes, 1) + kHeapAlignment - 1) / kHeapAlignment * kHeapAlignment;
   if (size > heap_.capacity()) {
@@ -574,11 +614,9 @@ bool Orchestrator::wait_for_heap() {
     fail(capacity ? PTO_RUNTIME_ERR_CAPACITY_EXCEEDED : SIMPLER_CHIP_ERR_RING_DEADLOCK,
          std::string(capacity ? "build_graph_first: " : "ring deadlock: ") + "the heap ring (" +
              std::to_string(heap_.capacity()) + " bytes) is full" +
-             (capacity
-                  ? "; a host-built graph must fit at once"
-                  : " and its oldest allocation belongs to a scope that is still open (top-level "
-                    "allocations live until the run ends); allocate inside scopes that close "
-                    "sooner") +
+             (capacity ? "; a host-built graph must fit at once"
+                       : " and its oldest allocation belongs to a scope that is still open; "
+                         "close scopes sooner") +
              " or raise heap_ring_bytes");
     return false;
   }

@@ -9,16 +9,19 @@
 //   heap ring     device memory for OUT_ALLOC outputs and alloc_tensor
 // All are reclaimed in order. A task slot (with its arena bytes, edges and tensor-map
 // entries) is reclaimed once the task completed and the scope it was submitted in (if
-// any) closed. A heap block is freed once its scope closed (top-level allocations: when
-// the run ends) and every task submitted before that completed. When a ring is full the
-// orchestrator waits for the oldest task (back-pressure); when the oldest occupant is
-// pinned by a scope that is still open the run fails with SIMPLER_CHIP_ERR_RING_DEADLOCK
+// any) closed. A heap block is freed once its scope closed and every task submitted
+// before that completed. Allocations outside any scope live until the run ends; they come
+// from the device allocator instead of the ring, so they never pin the ring. When a ring is full
+// the orchestrator waits for the oldest task (back-pressure); when the oldest occupant is pinned by
+// a scope that is still open the run fails with SIMPLER_CHIP_ERR_RING_DEADLOCK
 // (SIMPLER_CHIP_ERR_TENSORMAP_OVERFLOW for the tensor map) instead of hanging.
 //
 // TMR: the most recently submitted task keeps its release guard until the next API call,
-// so add_dependency(before, latest) can still add an edge. HBG (build_graph_first): every
-// task keeps its guard until the orchestration returned; a ring that fills up during the
-// build is PTO_RUNTIME_ERR_CAPACITY_EXCEEDED (the tensor map: TENSORMAP_OVERFLOW).
+// so add_dependency(before, latest) can still add an edge; an older task can still get one
+// while it waits for a producer (add_dependency holds it by its pending count). HBG
+// (build_graph_first): every task keeps its guard until the orchestration returned; a ring that
+// fills up during the build is PTO_RUNTIME_ERR_CAPACITY_EXCEEDED (the tensor map:
+// TENSORMAP_OVERFLOW).
 //
 // Used by one thread at a time: the caller of Engine::execute (both modes).
 #pragma once
@@ -28,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "address_check.h"
 #include "byte_ring.h"
 #include "chip_state.h"
 #include "dispatcher.h"
@@ -40,6 +44,7 @@
 namespace simpler::rt {
 
 struct OrchestratorSizes {
+  int32_t device = 0;            // tensors must lie in allocations of this device
   uint8_t* heap_base = nullptr;  // device memory, heap_bytes long, 1024-byte aligned
   uint64_t heap_bytes = 0;
   uint64_t arena_bytes = 0;
@@ -100,14 +105,18 @@ class Orchestrator {
 
   bool validate_task(const SimplerTaskDesc* desc);
   bool heap_alloc(uint64_t bytes, uint8_t** out);
+  bool loose_alloc(uint64_t bytes, uint8_t** out);
+  void free_loose();
   bool wait_for_heap();
   void reclaim_heap();
   bool reclaim_front();
   bool make_room(const char* what, const char* knob, int32_t deadlock_code);
   bool pinned(const TaskSlot& slot) const;
   bool link(TaskSlot& producer, TaskSlot& consumer);
+  int link_dependency(uint64_t before, uint64_t after, TaskSlot& consumer);
   bool value_access(const char* api, const ChipTensor* t, int64_t index, const void* buf,
-                    size_t size, uint8_t** addr);
+                    size_t size, bool write, uint8_t** addr);
+  bool wait_for_accessors(const ChipTensor& t, AccessKind kind);
   bool wait_all_done(bool stop_on_error);
   void wait_for_completion(uint64_t id, bool stop_on_error);
   bool help_once();
@@ -124,7 +133,8 @@ class Orchestrator {
   ChipState& chip_;
   Dispatcher dispatcher_;  // lane 0: ready blocks this thread runs itself (work-first)
   TensorMap tmap_;
-  SimplerOrchApi api_{};
+  AddressCheck addresses_;
+  SimplerOrchApi api_{};  // rebuilt for every run: an orchestration may have scribbled on it
 
   // Task ids are unique for the engine's lifetime: slot = id & window_mask.
   uint64_t head_ = 1;             // next id to submit
@@ -146,6 +156,10 @@ class Orchestrator {
   uint64_t block_head_ = 0;
   uint64_t block_tail_ = 0;
   std::vector<ScopeFrame> scopes_;
+  // Scope-less runtime allocations of this run: device-allocator blocks (not heap-ring
+  // blocks, so they never keep the ring from reclaiming scoped blocks), freed at run end.
+  std::vector<void*> loose_;
+  int32_t device_ = 0;
   uint64_t next_scope_serial_ = 1;
 
   const LoadedProgram::Impl* program_ = nullptr;

@@ -342,6 +342,19 @@ struct TensorMap::Impl {
     return true;
   }
 
+  void conflicts(const ChipTensor& view, AccessKind kind, std::vector<uint64_t>& deps) {
+    describe_view(view, probe);
+    if (probe.empty) return;
+    const uint32_t b = buffer_index.find(view.buffer.addr);
+    if (b == FlatIndex::kNone) return;
+    const bool write = kind != AccessKind::Read;
+    const size_t deps_before = deps.size();
+    constexpr uint64_t kNoTask = ~uint64_t{0};  // matches no entry
+    scan_conflicts(b, /*writers=*/true, kNoTask, write, deps, deps_before);
+    if (write) scan_conflicts(b, /*writers=*/false, kNoTask, write, deps, deps_before);
+    covered.clear();  // nothing is recorded, so nothing is hidden
+  }
+
   void retire(uint64_t task) {
     const uint32_t t = task_index.find(task);
     if (t == FlatIndex::kNone) return;
@@ -378,6 +391,10 @@ TensorMap::~TensorMap() { delete impl_; }
 bool TensorMap::access(uint64_t task_id, const ChipTensor& view, AccessKind kind,
                        std::vector<uint64_t>& deps) {
   return impl_->access(task_id, view, kind, deps);
+}
+
+void TensorMap::conflicts(const ChipTensor& view, AccessKind kind, std::vector<uint64_t>& deps) {
+  impl_->conflicts(view, kind, deps);
 }
 
 void TensorMap::retire(uint64_t task_id) { impl_->retire(task_id); }

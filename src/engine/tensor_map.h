@@ -49,6 +49,10 @@ class TensorMap {
   // recording nothing and appending nothing, when that would exceed `capacity` live entries.
   bool access(uint64_t task_id, const ChipTensor& view, AccessKind kind,
               std::vector<uint64_t>& deps);
+  // Appends the ids of the live tasks an access of `view` with `kind` would wait for (as
+  // access() would), without recording anything: what a synchronous read (Read) or write
+  // (Write) of the view by the orchestrator itself must wait for.
+  void conflicts(const ChipTensor& view, AccessKind kind, std::vector<uint64_t>& deps);
   // The task finished: its entries stop producing dependencies and free capacity.
   // O(entries of that task); an unknown id is ignored. Ids may be reused after retire.
   void retire(uint64_t task_id);

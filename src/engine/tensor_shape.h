@@ -8,6 +8,11 @@
 
 namespace simpler::rt {
 
+// "1 tensor", "2 tensors": counts in messages read as the user would write them.
+inline std::string counted(uint64_t n, const char* noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
 // Bytes of a contiguous tensor of this shape and dtype; false with `why` on a bad ndims,
 // negative extent, unknown dtype or overflow.
 bool shape_bytes(uint32_t ndims, const int64_t* shapes, uint32_t dtype, uint64_t* bytes,

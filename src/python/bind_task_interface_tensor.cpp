@@ -2,7 +2,9 @@
 // zero-copy views. Every rule lives in the C++ task interface; this file only converts.
 #include <pybind11/stl.h>
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "task_interface_types.h"
@@ -85,6 +87,14 @@ PyChipTensor from_array(py::handle obj, std::optional<DataType> dtype) {
   const auto itemsize = static_cast<size_t>(v.itemsize);
   if (v.format && v.format[0] && (v.format[0] == '>' || v.format[0] == '!')) {
     throw py::value_error("ChipTensor.from_array: big-endian data; the chip is little-endian");
+  }
+  // Python object pointers (a numpy object array): a run would overwrite them, and no
+  // dtype= makes them numbers.
+  if (v.format != nullptr && std::string_view(v.format).find('O') != std::string_view::npos) {
+    throw py::type_error(std::string("ChipTensor.from_array: the buffer holds Python objects "
+                                     "(format '") +
+                         v.format +
+                         "'), not numbers; convert it first (e.g. numpy.asarray(x, dtype=...))");
   }
   if (!dtype) {
     dtype = dtype_of_format(v.format, itemsize);

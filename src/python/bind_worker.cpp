@@ -69,12 +69,35 @@ const PyChipStorageTaskArgs& task_args(py::handle args, const char* api) {
   return args.cast<const PyChipStorageTaskArgs&>();
 }
 
+CallableHandle callable_handle(py::handle h, const char* api) {
+  if (!py::isinstance<CallableHandle>(h)) {
+    throw py::type_error(std::string(api) + ": handle must be a handle from register(), got " +
+                         Py_TYPE(h.ptr())->tp_name);
+  }
+  return h.cast<CallableHandle>();
+}
+
 const ChipCallable& chip_callable(py::handle callable, const char* api) {
   if (!py::isinstance<ChipCallable>(callable)) {
-    throw py::type_error(std::string(api) + ": expected a ChipCallable, got " +
+    throw py::type_error(std::string(api) + ": chip_callable must be a ChipCallable, got " +
                          Py_TYPE(callable.ptr())->tp_name);
   }
   return callable.cast<const ChipCallable&>();
+}
+
+// A read-only host buffer (a view of bytes, a read-only mmap or numpy array) passed
+// where the signature writes (OUT/INOUT) would be written by the run: refused first.
+void refuse_read_only_outputs(const std::vector<ArgDirection>& signature,
+                              const PyChipStorageTaskArgs& args, const char* api) {
+  for (uint32_t i = 0; i < args.args.tensor_count && i < signature.size(); ++i) {
+    const bool writes = signature[i] == ArgDirection::OUT || signature[i] == ArgDirection::INOUT;
+    if (writes && i < args.host.size() && args.host[i] && args.host[i]->readonly()) {
+      throw py::value_error(std::string(api) + ": args tensor " + std::to_string(i) + " (" +
+                            arg_direction_name(signature[i]) +
+                            ") is a read-only host buffer; the run would write into it. Pass a "
+                            "writable array (e.g. numpy.array(x) or bytearray(x)).");
+    }
+  }
 }
 
 // A C-contiguous export of a host buffer-protocol object.
@@ -140,11 +163,18 @@ void bind_chip_worker(py::module_& m) {
            [](ChipWorker& w, py::handle c) {
              return w.register_callable(chip_callable(c, "ChipWorker.register"));
            })
-      .def("unregister", &ChipWorker::unregister_callable)
+      .def(
+          "unregister",
+          [](ChipWorker& w, py::handle h) {
+            w.unregister_callable(callable_handle(h, "ChipWorker.unregister"));
+          },
+          py::arg("handle"))
       .def(
           "run",
-          [](ChipWorker& w, CallableHandle h, py::handle args, std::optional<CallConfig> config) {
+          [](ChipWorker& w, py::handle handle, py::handle args, std::optional<CallConfig> config) {
+            const CallableHandle h = callable_handle(handle, "ChipWorker.run");
             const auto& a = task_args(args, "ChipWorker.run");
+            refuse_read_only_outputs(w.callable_signature(h), a, "ChipWorker.run");
             py::gil_scoped_release nogil;
             w.run(h, a.args, config);
           },
@@ -280,26 +310,23 @@ void bind_worker_classes(py::module_& m) {
       .def("unregister",
            [](Worker& w, py::handle h) {
              w.require_program_api("unregister");
-             if (!py::isinstance<CallableHandle>(h)) {
-               throw py::type_error(
-                   std::string("Worker.unregister: expected a handle from register(), got ") +
-                   Py_TYPE(h.ptr())->tp_name);
-             }
-             w.unregister_callable(h.cast<CallableHandle>());
+             w.unregister_callable(callable_handle(h, "Worker.unregister"));
            })
       .def("run",
            [](Worker& w, py::handle h, py::handle args, std::optional<CallConfig> config) {
              w.require_program_api("run");
-             const CallableHandle handle = h.cast<CallableHandle>();
+             const CallableHandle handle = callable_handle(h, "Worker.run");
              const auto& a = task_args(args, "Worker.run");
+             refuse_read_only_outputs(w.callable_signature(handle), a, "Worker.run");
              py::gil_scoped_release nogil;
              w.run(handle, a.args, config);
            })
       .def("submit",
            [](Worker& w, py::handle h, py::handle args, std::optional<CallConfig> config) {
              w.require_program_api("submit");
-             const CallableHandle handle = h.cast<CallableHandle>();
+             const CallableHandle handle = callable_handle(h, "Worker.submit");
              const auto& a = task_args(args, "Worker.submit");
+             refuse_read_only_outputs(w.callable_signature(handle, "submit"), a, "Worker.submit");
              py::gil_scoped_release nogil;
              return w.submit(handle, a.args, config);
            })

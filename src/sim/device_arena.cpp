@@ -46,7 +46,7 @@ int DeviceArena::allocate(std::size_t size, void** out) {
     const std::size_t remaining = it->second - rounded;
     free_blocks_.erase(it);
     if (remaining != 0) free_blocks_.emplace(offset + rounded, remaining);
-    live_.emplace(offset, Allocation{size, rounded});
+    live_.emplace(offset, Allocation{size, rounded, false});
     used_ += rounded;
     *out = base_.load(std::memory_order_relaxed) + offset;
     return SIMPLER_OK;
@@ -54,13 +54,24 @@ int DeviceArena::allocate(std::size_t size, void** out) {
   return SIM_ERR_OUT_OF_MEMORY;
 }
 
-int DeviceArena::release(void* ptr) {
+int DeviceArena::mark_free_pending(void* ptr) {
+  std::lock_guard lock(mutex_);
+  std::byte* base = base_.load(std::memory_order_relaxed);
+  if (base == nullptr || !contains(ptr)) return SIM_ERR_INVALID_POINTER;
+  auto live = live_.find(static_cast<std::size_t>(static_cast<std::byte*>(ptr) - base));
+  if (live == live_.end() || live->second.free_pending) return SIM_ERR_INVALID_POINTER;
+  live->second.free_pending = true;
+  return SIMPLER_OK;
+}
+
+int DeviceArena::release(void* ptr, bool pending) {
   std::lock_guard lock(mutex_);
   std::byte* base = base_.load(std::memory_order_relaxed);
   if (base == nullptr || !contains(ptr)) return SIM_ERR_INVALID_POINTER;
   const auto offset = static_cast<std::size_t>(static_cast<std::byte*>(ptr) - base);
   auto live = live_.find(offset);
-  if (live == live_.end()) return SIM_ERR_INVALID_POINTER;  // interior or already freed
+  // Interior, already freed, or (a second sim_free) already free-pending.
+  if (live == live_.end() || live->second.free_pending != pending) return SIM_ERR_INVALID_POINTER;
   const std::size_t freed = live->second.rounded;
   live_.erase(live);
   used_ -= freed;
@@ -109,17 +120,29 @@ bool DeviceArena::contains(const void* ptr) const {
   return base != nullptr && p >= base && p < base + capacity_;
 }
 
-int DeviceArena::check_range(const void* ptr, std::size_t size) const {
+int DeviceArena::check_range(const void* ptr, std::size_t size, bool accept_free_pending) const {
+  uint64_t base = 0;
+  uint64_t length = 0;
+  bool pending = false;
+  if (int status = find(ptr, &base, &length, &pending); status != SIMPLER_OK) return status;
+  if (pending && !accept_free_pending) return SIM_ERR_INVALID_POINTER;
+  const uint64_t offset = reinterpret_cast<uintptr_t>(ptr) - base;
+  if (size > length - offset) return SIM_ERR_OUT_OF_RANGE;
+  return SIMPLER_OK;
+}
+
+int DeviceArena::find(const void* ptr, uint64_t* base, uint64_t* size, bool* free_pending) const {
   std::lock_guard lock(mutex_);
   if (!contains(ptr)) return SIM_ERR_INVALID_POINTER;
-  const auto offset = static_cast<std::size_t>(static_cast<const std::byte*>(ptr) -
-                                               base_.load(std::memory_order_relaxed));
+  std::byte* arena = base_.load(std::memory_order_relaxed);
+  const auto offset = static_cast<std::size_t>(static_cast<const std::byte*>(ptr) - arena);
   auto it = live_.upper_bound(offset);
   if (it == live_.begin()) return SIM_ERR_INVALID_POINTER;
   --it;
-  const std::size_t end = it->first + it->second.requested;
-  if (offset >= end) return SIM_ERR_INVALID_POINTER;  // in a free gap
-  if (size > end - offset) return SIM_ERR_OUT_OF_RANGE;
+  if (offset >= it->first + it->second.requested) return SIM_ERR_INVALID_POINTER;  // a gap
+  *base = reinterpret_cast<uintptr_t>(arena + it->first);
+  *size = it->second.requested;
+  *free_pending = it->second.free_pending;
   return SIMPLER_OK;
 }
 

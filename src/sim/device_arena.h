@@ -22,16 +22,26 @@ class DeviceArena {
 
   // SIMPLER_OK, SIM_ERR_INVALID_VALUE (size 0) or SIM_ERR_OUT_OF_MEMORY.
   int allocate(std::size_t size, void** out);
-  // ptr must be the exact base of a live allocation, else SIM_ERR_INVALID_POINTER.
-  int release(void* ptr);
+  // ptr must be the exact base of a live allocation (or, with `pending`, of one marked by
+  // mark_free_pending), else SIM_ERR_INVALID_POINTER.
+  int release(void* ptr, bool pending = false);
+  // A stream-ordered free (sim_free while queued stream work may still use the memory):
+  // the allocation stops being valid for new work (check_range refuses it, a second free
+  // is SIM_ERR_INVALID_POINTER) but keeps its memory until release(ptr, true).
+  int mark_free_pending(void* ptr);
   // Frees every allocation and gives the pages back to the OS (device reset).
   void release_all();
 
   // True when ptr lies inside this arena's reserved range (lock-free).
   bool contains(const void* ptr) const;
   // [ptr, ptr+size) inside one live allocation: SIMPLER_OK, SIM_ERR_INVALID_POINTER (ptr not
-  // in a live allocation) or SIM_ERR_OUT_OF_RANGE (runs past its end).
-  int check_range(const void* ptr, std::size_t size) const;
+  // in a live allocation) or SIM_ERR_OUT_OF_RANGE (runs past its end). With
+  // `accept_free_pending`, an allocation whose free waits for queued work also counts
+  // (work queued before the free runs after it returned).
+  int check_range(const void* ptr, std::size_t size, bool accept_free_pending = false) const;
+  // The allocation holding ptr (live or free-pending): its base, requested size and
+  // whether its free is pending. SIM_ERR_INVALID_POINTER when none holds it.
+  int find(const void* ptr, uint64_t* base, uint64_t* size, bool* free_pending) const;
 
   uint64_t capacity() const { return capacity_; }
   uint64_t used() const;
@@ -47,6 +57,7 @@ class DeviceArena {
   struct Allocation {
     std::size_t requested;  // what range checks allow
     std::size_t rounded;    // what the allocation occupies
+    bool free_pending;      // freed, memory kept until the work queued before the free ran
   };
   std::map<std::size_t, Allocation> live_;  // offset -> allocation
   uint64_t used_ = 0;

@@ -24,6 +24,8 @@ struct Device {
   const int32_t id;
   const SimTopology topology;
   DeviceArena arena;
+  // Bumped by every sim_device_reset: memory and streams taken before a bump are gone.
+  std::atomic<uint64_t> reset_epoch{0};
 };
 
 class Driver final : public DeviceMemoryView {
@@ -48,9 +50,26 @@ class Driver final : public DeviceMemoryView {
   int set_current_device(int32_t id);
   int get_current_device(int32_t* out) const;
 
-  // Device owning [ptr, ptr+size) inside one live allocation.
-  int pointer_device(const void* ptr, std::size_t size, int32_t* out_device) const;
-  int check_device_range(const void* ptr, std::size_t size) const override;
+  // Device owning [ptr, ptr+size) inside one live allocation (with accept_free_pending,
+  // also one whose stream-ordered free is still pending).
+  int pointer_device(const void* ptr, std::size_t size, int32_t* out_device,
+                     bool accept_free_pending = false) const;
+  int check_device_range(const void* ptr, std::size_t size) const {
+    return pointer_device(ptr, size, nullptr);
+  }
+  int check_queued_range(const void* ptr, std::size_t size) const override {
+    return pointer_device(ptr, size, nullptr, true);
+  }
+  // The allocation holding ptr (live or free-pending), on any device.
+  int pointer_allocation(const void* ptr, SimAllocation* out) const;
+
+  // sim_free of a live allocation's base, ordered after the work already queued on every
+  // stream (the CUDA stream-ordered allocator's rule): released at once when no stream has
+  // unfinished work, else marked free-pending and released by a later sweep once that
+  // work retired. SIM_ERR_INVALID_POINTER for anything but the base of a live allocation.
+  int free_ordered(Device& device, void* ptr);
+  // Releases the pending frees whose queued work retired. Cheap when none is pending.
+  void sweep_pending_frees();
 
   // Waits for and destroys the device's streams, then frees all its memory.
   int reset_device(int32_t id);
@@ -67,6 +86,16 @@ class Driver final : public DeviceMemoryView {
   SimConfig config_;
   std::atomic<bool> frozen_{false};
   std::vector<std::unique_ptr<Device>> devices_;  // immutable once frozen_
+
+  struct PendingFree {
+    Device* device;
+    void* ptr;
+    // (stream, ops enqueued on it at the free): released once each retired that many.
+    std::vector<std::pair<std::shared_ptr<Stream>, uint64_t>> waits;
+  };
+  std::mutex pending_mutex_;
+  std::vector<PendingFree> pending_frees_;
+  std::atomic<std::size_t> pending_count_{0};
 };
 
 }  // namespace simpler::sim

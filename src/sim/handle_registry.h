@@ -52,6 +52,14 @@ class HandleRegistry {
     return object;
   }
 
+  // fn(const std::shared_ptr<T>&) for every live object, under the shared lock (fn must
+  // not call back into the registry).
+  template <class Fn>
+  void for_each(Fn&& fn) const {
+    std::shared_lock lock(mutex_);
+    for (const auto& entry : live_) fn(entry.second);
+  }
+
   template <class Pred>
   std::vector<std::shared_ptr<T>> remove_if(Pred&& pred) {
     std::vector<std::shared_ptr<T>> removed;

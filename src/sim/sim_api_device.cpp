@@ -65,6 +65,17 @@ int sim_device_topology(int32_t device, SimTopology* out) {
   });
 }
 
+int sim_device_reset_epoch(int32_t device, uint64_t* out_epoch) {
+  return guarded([&] {
+    if (out_epoch == nullptr) return SIM_ERR_INVALID_VALUE;
+    Device* target = nullptr;
+    if (int status = Driver::instance().device(device, &target); status != SIMPLER_OK)
+      return status;
+    *out_epoch = target->reset_epoch.load(std::memory_order_acquire);
+    return SIMPLER_OK;
+  });
+}
+
 int sim_device_reset(int32_t device) {
   return guarded([&] {
     Driver& driver = simpler::sim::counted(Operation::kDeviceReset);

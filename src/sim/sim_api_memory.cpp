@@ -39,7 +39,22 @@ int sim_malloc(void** out_ptr, size_t size) {
     Device* device = nullptr;
     if (int status = driver.current_device(&device); status != SIMPLER_OK) return status;
     if (int fault = driver.stats().take_fault(Operation::kMalloc)) return fault;
+    driver.sweep_pending_frees();
     return device->arena.allocate(size, out_ptr);
+  });
+}
+
+int sim_malloc_on_device(int32_t device, void** out_ptr, size_t size) {
+  return guarded([&] {
+    Driver& driver = simpler::sim::counted(Operation::kMalloc);
+    if (out_ptr == nullptr) return SIM_ERR_INVALID_VALUE;
+    *out_ptr = nullptr;
+    if (size == 0) return SIM_ERR_INVALID_VALUE;
+    Device* target = nullptr;
+    if (int status = driver.device(device, &target); status != SIMPLER_OK) return status;
+    if (int fault = driver.stats().take_fault(Operation::kMalloc)) return fault;
+    driver.sweep_pending_frees();
+    return target->arena.allocate(size, out_ptr);
   });
 }
 
@@ -53,7 +68,7 @@ int sim_free(void* ptr) {
     if (int fault = driver.stats().take_fault(Operation::kFree)) return fault;
     Device* device = nullptr;
     if (int status = driver.device(owner, &device); status != SIMPLER_OK) return status;
-    return device->arena.release(ptr);
+    return driver.free_ordered(*device, ptr);
   });
 }
 
@@ -89,6 +104,7 @@ int sim_mem_get_info(size_t* out_free, size_t* out_total) {
     Device* device = nullptr;
     if (int status = Driver::instance().current_device(&device); status != SIMPLER_OK)
       return status;
+    Driver::instance().sweep_pending_frees();
     *out_total = device->arena.capacity();
     *out_free = device->arena.capacity() - device->arena.used();
     return SIMPLER_OK;
@@ -99,6 +115,13 @@ int sim_pointer_device(const void* ptr, size_t size, int32_t* out_device) {
   return guarded([&] {
     if (ptr == nullptr || out_device == nullptr) return SIM_ERR_INVALID_VALUE;
     return Driver::instance().pointer_device(ptr, size, out_device);
+  });
+}
+
+int sim_pointer_allocation(const void* ptr, SimAllocation* out) {
+  return guarded([&] {
+    if (ptr == nullptr || out == nullptr) return SIM_ERR_INVALID_VALUE;
+    return Driver::instance().pointer_allocation(ptr, out);
   });
 }
 

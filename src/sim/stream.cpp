@@ -129,11 +129,11 @@ int Stream::copy(const StreamOp& op) const {
   const bool dst_on_device = op.copy_kind != SIM_MEMCPY_DEVICE_TO_HOST;
   const bool src_on_device = op.copy_kind != SIM_MEMCPY_HOST_TO_DEVICE;
   if (dst_on_device) {
-    if (int status = memory_.check_device_range(op.dst, op.size); status != SIMPLER_OK)
+    if (int status = memory_.check_queued_range(op.dst, op.size); status != SIMPLER_OK)
       return status;
   }
   if (src_on_device) {
-    if (int status = memory_.check_device_range(op.src, op.size); status != SIMPLER_OK)
+    if (int status = memory_.check_queued_range(op.src, op.size); status != SIMPLER_OK)
       return status;
   }
   std::memmove(op.dst, op.src, op.size);
@@ -149,7 +149,7 @@ void Stream::execute(StreamOp& op) {
       break;
     case StreamOpKind::kMemset:
       if (sticky == SIMPLER_OK) {
-        status = memory_.check_device_range(op.dst, op.size);
+        status = memory_.check_queued_range(op.dst, op.size);
         if (status == SIMPLER_OK) std::memset(op.dst, op.memset_value, op.size);
       }
       break;
@@ -159,16 +159,27 @@ void Stream::execute(StreamOp& op) {
     case StreamOpKind::kDeviceJob:
       if (sticky == SIMPLER_OK)
         status = op.preset_status != 0 ? op.preset_status : op.job(op.user_data);
+      // Retired before the cleanup: a cleanup that signals "done" to a waiter must find
+      // the job's memory uses over (a free right after the wait is not deferred).
+      retired_.fetch_add(1, std::memory_order_acq_rel);
       if (op.cleanup != nullptr) op.cleanup(op.user_data);
-      break;
+      if (sticky == SIMPLER_OK && status != SIMPLER_OK)
+        sticky_status_.store(status, std::memory_order_release);
+      return;
     case StreamOpKind::kRecordEvent:  // signalled by executor_main after completion
       break;
     case StreamOpKind::kWaitEvent:
       if (sticky == SIMPLER_OK) op.event->wait(op.event_generation);
       break;
   }
+  retired_.fetch_add(1, std::memory_order_acq_rel);
   if (sticky == SIMPLER_OK && status != SIMPLER_OK)
     sticky_status_.store(status, std::memory_order_release);
+}
+
+uint64_t Stream::unretired_target() const {
+  const uint64_t enqueued = published_tail_.load(std::memory_order_acquire);
+  return retired_.load(std::memory_order_acquire) < enqueued ? enqueued : 0;
 }
 
 void Stream::wait_completed(uint64_t target) {

@@ -44,6 +44,12 @@ class Stream {
   // SIM_ERR_BUSY from the stream's own executor. Idempotent.
   int close();
 
+  // Ops enqueued so far when some of them have not retired yet, else 0. An op retires
+  // once its body ran (a device job before its cleanup): a free ordered after the
+  // stream's queued work waits until retired() reaches this.
+  uint64_t unretired_target() const;
+  uint64_t retired() const { return retired_.load(std::memory_order_acquire); }
+
   bool on_executor_thread() const;
   // The stream whose executor is the calling thread, or nullptr.
   static const Stream* executing_on_this_thread();
@@ -90,6 +96,7 @@ class Stream {
   std::atomic<bool> stopping_{false};
 
   std::atomic<uint64_t> completed_{0};
+  std::atomic<uint64_t> retired_{0};   // <= completed_ + 1: bumped before a job's cleanup
   std::atomic<int> sticky_status_{0};  // written only by the executor
   std::atomic<uint32_t> sync_waiters_{0};
   std::mutex done_mutex_;

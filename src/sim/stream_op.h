@@ -37,12 +37,13 @@ struct StreamOp {
   uint64_t event_generation = 0;
 };
 
-// Where a stream re-validates device ranges when a copy executes (the memory may have
-// been freed since it was enqueued).
+// Where a stream re-validates device ranges when a copy executes. A free is ordered after
+// the work queued before it, so memory whose free is pending still counts; memory gone
+// for another reason (a device reset) does not.
 class DeviceMemoryView {
  public:
   // SIMPLER_OK, SIM_ERR_INVALID_POINTER or SIM_ERR_OUT_OF_RANGE.
-  virtual int check_device_range(const void* ptr, std::size_t size) const = 0;
+  virtual int check_queued_range(const void* ptr, std::size_t size) const = 0;
 
  protected:
   ~DeviceMemoryView() = default;

@@ -8,10 +8,25 @@
 namespace simpler {
 namespace {
 
+// Upper bounds: what a device and a host can hold, so a typo (2**40) is refused by
+// validate() instead of taking the host's memory and minutes at init. A task-window slot
+// costs about 1.2 KB of host memory (slot, argument arena, ready queues), an edge 16 bytes,
+// a tensor-map entry about 100 bytes; the simulated device holds at most 1 TiB.
+constexpr uint64_t kMaxTaskWindow = uint64_t{1} << 20;         // ~1.2 GB of host memory
+constexpr uint64_t kMaxHeapRingBytes = uint64_t{1} << 40;      // the largest device
+constexpr uint64_t kMaxDepPoolSize = uint64_t{1} << 26;        // 1 GiB of edges
+constexpr uint64_t kMaxTensorMapCapacity = uint64_t{1} << 24;  // ~1.6 GB of entries
+constexpr uint64_t kMaxWatchdogMs = uint64_t{1} << 40;         // ~35 years: "no timeout" in effect
+
+std::string too_large(const char* field, uint64_t value, uint64_t limit, const char* why) {
+  return std::string(field) + ": " + std::to_string(value) + " is larger than the limit " +
+         std::to_string(limit) + " (" + why + ")";
+}
+
 // Range rules shared by the C++ and the ABI checks. Each returns "" or the reason.
 std::string check_numeric_fields(int32_t aicpu_thread_num, uint64_t task_window_size,
                                  uint64_t heap_ring_bytes, uint64_t dep_pool_size,
-                                 uint64_t tensormap_capacity) {
+                                 uint64_t tensormap_capacity, uint64_t watchdog_timeout_ms) {
   if (aicpu_thread_num != 0 && (aicpu_thread_num < 2 || aicpu_thread_num > 16)) {
     return "aicpu_thread_num: " + std::to_string(aicpu_thread_num) +
            " is not allowed (0 for the default, or 2..16: 1 orchestrator + schedulers)";
@@ -20,6 +35,25 @@ std::string check_numeric_fields(int32_t aicpu_thread_num, uint64_t task_window_
       (task_window_size < 4 || (task_window_size & (task_window_size - 1)) != 0)) {
     return "task_window_size: " + std::to_string(task_window_size) +
            " is not allowed (0 for the default, or a power of two >= 4)";
+  }
+  if (task_window_size > kMaxTaskWindow) {
+    return too_large("task_window_size", task_window_size, kMaxTaskWindow,
+                     "each task slot takes about 1.2 KB of host memory");
+  }
+  if (heap_ring_bytes > kMaxHeapRingBytes) {
+    return too_large("heap_ring_bytes", heap_ring_bytes, kMaxHeapRingBytes,
+                     "the heap ring is device memory; a device holds at most 1 TiB");
+  }
+  if (dep_pool_size > kMaxDepPoolSize) {
+    return too_large("dep_pool_size", dep_pool_size, kMaxDepPoolSize,
+                     "each edge takes 16 bytes of host memory");
+  }
+  if (tensormap_capacity > kMaxTensorMapCapacity) {
+    return too_large("tensormap_capacity", tensormap_capacity, kMaxTensorMapCapacity,
+                     "each entry takes about 100 bytes of host memory");
+  }
+  if (watchdog_timeout_ms > kMaxWatchdogMs) {
+    return too_large("watchdog_timeout_ms", watchdog_timeout_ms, kMaxWatchdogMs, "about 35 years");
   }
   if (heap_ring_bytes != 0 && heap_ring_bytes < 4096) {
     return "heap_ring_bytes: " + std::to_string(heap_ring_bytes) +
@@ -64,7 +98,7 @@ void CallConfig::validate() const {
   std::string error = check_prefix(output_prefix, flags_of(*this) != 0);
   if (error.empty()) {
     error = check_numeric_fields(aicpu_thread_num, task_window_size, heap_ring_bytes, dep_pool_size,
-                                 tensormap_capacity);
+                                 tensormap_capacity, watchdog_timeout_ms);
   }
   if (!error.empty()) throw TaskInterfaceError(error);
 }
@@ -122,7 +156,7 @@ std::string validate_call_config(const SimplerCallConfig& c) {
   std::string error = check_prefix(std::string_view(c.output_prefix, len), c.flags != 0);
   if (error.empty()) {
     error = check_numeric_fields(c.aicpu_thread_num, c.task_window_size, c.heap_ring_bytes,
-                                 c.dep_pool_size, c.tensormap_capacity);
+                                 c.dep_pool_size, c.tensormap_capacity, c.watchdog_timeout_ms);
   }
   return error;
 }

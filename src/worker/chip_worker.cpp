@@ -1,6 +1,8 @@
 // ChipWorker: lifecycle shared by both modes, and program mode.
 #include "simpler/worker/chip_worker.h"
 
+#include <atomic>
+
 #include <cstdio>
 
 #include "runtime_library.h"
@@ -131,6 +133,7 @@ void ChipWorker::release_context_and_library() {
   ctx_ = nullptr;
   library_.reset();
   registered_.clear();
+  signatures_.clear();
   kernel_images_.clear();
 }
 
@@ -180,7 +183,18 @@ void ChipWorker::init(int32_t device_id, const RuntimeBins& bins,
   state_ = ChipWorkerState::INITIALIZED;
 }
 
+uint64_t mint_callable_owner() noexcept {
+  static std::atomic<uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 int64_t ChipWorker::runtime_callable_id(CallableHandle handle, const char* api) const {
+  if (handle.owner != handle_owner_) {
+    throw ChipWorkerError(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
+                          std::string("ChipWorker.") + api +
+                              ": the callable handle was minted by another ChipWorker; a handle "
+                              "is valid only on the ChipWorker whose register() returned it");
+  }
   auto it = registered_.find(handle.token);
   if (it == registered_.end()) {
     throw ChipWorkerError(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
@@ -188,6 +202,12 @@ int64_t ChipWorker::runtime_callable_id(CallableHandle handle, const char* api) 
                               ": unknown callable handle (never registered here, or unregistered)");
   }
   return it->second;
+}
+
+std::vector<ArgDirection> ChipWorker::callable_signature(CallableHandle handle) const {
+  (void)runtime_callable_id(handle, "run");
+  auto it = signatures_.find(handle.token);
+  return it != signatures_.end() ? it->second : std::vector<ArgDirection>{};
 }
 
 CallableHandle ChipWorker::register_callable(const ChipCallable& callable) {
@@ -202,8 +222,9 @@ CallableHandle ChipWorker::register_callable(const ChipCallable& callable) {
     throw ChipWorkerError(
         PTO_RUNTIME_ERR_INTERNAL,
         "ChipWorker.register_callable: runtime reported success without a callable id");
-  CallableHandle handle{next_handle_token_++};
+  CallableHandle handle{next_handle_token_++, handle_owner_};
   registered_.emplace(handle.token, id);
+  signatures_.emplace(handle.token, callable.signature());
   return handle;
 }
 
@@ -214,6 +235,7 @@ void ChipWorker::unregister_callable(CallableHandle handle) {
   int st = library_->api().unregister_callable(&a);
   if (st != SIMPLER_OK) throw_status(st, "ChipWorker.unregister_callable failed");
   registered_.erase(handle.token);
+  signatures_.erase(handle.token);
 }
 
 void ChipWorker::run(CallableHandle handle, const ChipStorageTaskArgs& args,
@@ -345,6 +367,23 @@ void ChipWorker::finalize() {
     throw ChipWorkerError(PTO_RUNTIME_ERR_INVALID_STATE,
                           "ChipWorker.finalize: must run on the thread that called init");
   }
+  finalize_on_this_thread();
+}
+
+void ChipWorker::finalize_program_context_on_any_thread() {
+  if (ctx_ == nullptr) {
+    if (state_ == ChipWorkerState::INITIALIZED) state_ = ChipWorkerState::CLOSED;
+    return;
+  }
+  if (mode_ != ChipWorkerMode::PROGRAM) {
+    throw ChipWorkerError(PTO_RUNTIME_ERR_INVALID_STATE,
+                          "ChipWorker: only a program-mode context may be finalized off its "
+                          "init thread (kernel mode is bound to the caller's device and thread)");
+  }
+  finalize_on_this_thread();
+}
+
+void ChipWorker::finalize_on_this_thread() {
   int st = finalize_device_call();
   if (st != SIMPLER_OK)
     throw_status(st, "ChipWorker.finalize: releasing the context failed (retry finalize)");

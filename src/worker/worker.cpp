@@ -96,19 +96,19 @@ Worker::~Worker() {
     pin_for_process_lifetime(std::move(c.chip));
     return;
   }
-  // Program mode: release everything, best effort (the ChipWorker leaks itself with a
-  // warning if it cannot be finalized on this thread).
+  // Program mode: release everything, best effort, on whatever thread collected the
+  // Worker (the runtime owns a program-mode device, so nothing binds the teardown to the
+  // init thread): its memory and its device claim come back. A teardown that fails pins
+  // the context with a warning.
   try {
-    if (std::this_thread::get_id() == c.init_thread) {
-      {
-        std::lock_guard plock(c.program_mu);
-        if (!c.drain_runs_within(std::chrono::milliseconds(c.close_grace_ms.load()))) {
-          c.abandon_stuck_context("~Worker");  // bounded: never waits for a stuck run
-          return;
-        }
+    {
+      std::lock_guard plock(c.program_mu);
+      if (!c.drain_runs_within(std::chrono::milliseconds(c.close_grace_ms.load()))) {
+        c.abandon_stuck_context("~Worker");  // bounded: never waits for a stuck run
+        return;
       }
-      c.chip->finalize();
     }
+    c.chip->finalize_program_context_on_any_thread();
   } catch (const std::exception& e) {
     simpler_log(SIMPLER_LOG_LEVEL_ERROR, "worker",
                 "program-mode Worker teardown failed in its destructor: %s", e.what());

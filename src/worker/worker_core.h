@@ -58,6 +58,7 @@ struct WorkerCore {
     std::vector<ArgSpec> specs;                 // its (possibly typed) signature
   };
   uint64_t next_callable_token = 1;
+  const uint64_t handle_owner = mint_callable_owner();  // stamps this Worker's handles
   std::map<uint64_t, Registered> callables;
   std::map<uint64_t, uint64_t> allocations;  // device ptr -> bytes (this Worker's malloc)
   std::vector<std::shared_ptr<HostBuffer>> buffers;

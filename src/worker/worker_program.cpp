@@ -133,13 +133,18 @@ CallableHandle Worker::register_callable(const ChipCallable& callable) {
   WorkerCore::Registered reg{std::make_shared<const ChipCallable>(callable), std::nullopt,
                              callable.arg_specs()};
   if (state == WorkerState::READY) reg.chip_handle = c.chip->register_callable(*reg.callable);
-  const CallableHandle handle{c.next_callable_token++};
+  const CallableHandle handle{c.next_callable_token++, c.handle_owner};
   c.callables.emplace(handle.token, std::move(reg));
   return handle;
 }
 
 static WorkerCore::Registered& find_registered(WorkerCore& c, CallableHandle handle,
                                                const char* api) {
+  if (handle.owner != c.handle_owner) {
+    throw std::invalid_argument(std::string("Worker.") + api +
+                                ": the callable handle belongs to another Worker (a handle is "
+                                "valid only on the Worker whose register() returned it)");
+  }
   auto it = c.callables.find(handle.token);
   if (it == c.callables.end()) {
     throw std::invalid_argument(
@@ -169,6 +174,13 @@ void Worker::unregister_callable(CallableHandle handle) {
   auto& reg = find_registered(c, handle, "unregister");
   if (reg.chip_handle) c.chip->unregister_callable(*reg.chip_handle);
   c.callables.erase(handle.token);
+}
+
+std::vector<ArgDirection> Worker::callable_signature(CallableHandle handle, const char* api) {
+  WorkerCore& c = *core_;
+  require_program_mode(c, api);
+  std::lock_guard lock(c.program_mu);
+  return find_registered(c, handle, api).callable->signature();
 }
 
 void Worker::run(CallableHandle handle, const ChipStorageTaskArgs& args,

@@ -52,14 +52,18 @@ TEST_F(ErrorPathsTest, OrchestrationApiMisuseIsNamed) {
       {2, SIMPLER_CHIP_ERR_KERNEL_NOT_FOUND, "func_id 9 is not a child kernel"},
       {3, SIMPLER_CHIP_ERR_INVALID_ARGS, "scope_end without scope_begin"},
       {4, SIMPLER_CHIP_ERR_INVALID_ARGS, "HOST space"},
-      {5, SIMPLER_CHIP_ERR_INVALID_ARGS, "takes 1 tensors and 1 scalars"},
-      {6, SIMPLER_CHIP_ERR_INVALID_ARGS, "most recently submitted task"},
+      {5, SIMPLER_CHIP_ERR_INVALID_ARGS,
+       "takes 1 tensor and 1 scalar, the task passes 1 tensor and 0 scalars"},
+      {6, SIMPLER_CHIP_ERR_INVALID_ARGS, "after_task was already released for execution"},
       {7, SIMPLER_CHIP_ERR_ORCH_FATAL, "returned 7"},
       {8, SIMPLER_CHIP_ERR_TENSORMAP_OVERFLOW, "tensormap_capacity"},
       {9, SIMPLER_CHIP_ERR_INVALID_ARGS, "OUT_ALLOC does not fit the kernel signature's INOUT"},
       {10, SIMPLER_CHIP_ERR_INVALID_ARGS, "block_num 0"},
       {12, SIMPLER_CHIP_ERR_INVALID_ARGS, "alloc_tensor: ndims 0"},
       {13, SIMPLER_CHIP_ERR_INVALID_ARGS, "read_value: index 1024 is outside"},
+      {15, SIMPLER_CHIP_ERR_INVALID_ARGS, "write_value: bytes ["},
+      {16, SIMPLER_CHIP_ERR_INVALID_ARGS, "run past the end of their allocation"},
+      {17, SIMPLER_CHIP_ERR_INVALID_ARGS, "read_value: bytes ["},
   };
   for (const MisuseCase& c : cases) {
     std::string error;
@@ -67,6 +71,60 @@ TEST_F(ErrorPathsTest, OrchestrationApiMisuseIsNamed) {
         << "case " << c.id << ": " << error;
     EXPECT_NE(error.find(c.message), std::string::npos) << "case " << c.id << ": " << error;
   }
+  expect_engine_still_works(*e);
+}
+
+// Addresses an orchestration hands the runtime are checked against the device's live
+// allocations: host memory, a buffer claiming more than its allocation.
+TEST_F(ErrorPathsTest, OrchestrationAddressesOutsideDeviceMemoryAreRefused) {
+  auto program = load(test_programs::misuse());
+  auto e = make_engine();
+  DeviceBuffer x(1024 * 4);
+  std::string error;
+  EXPECT_EQ(run(*e, *program, make_args({x.tensor({1024})}, {15}), &error),
+            SIMPLER_CHIP_ERR_INVALID_ARGS);
+  EXPECT_NE(error.find("are not device memory"), std::string::npos) << error;
+  EXPECT_EQ(run(*e, *program, make_args({x.tensor({1024})}, {16}), &error),
+            SIMPLER_CHIP_ERR_INVALID_ARGS);
+  EXPECT_NE(error.find("tensor 0: bytes [" + std::to_string(reinterpret_cast<uintptr_t>(x.data())) +
+                       ", +1099511627776) run past the end of their allocation"),
+            std::string::npos)
+      << error;
+  // Memory of another device is not this run's either.
+  ASSERT_EQ(sim_set_device(1), SIMPLER_OK);
+  void* other = nullptr;
+  ASSERT_EQ(sim_malloc(&other, 4096), SIMPLER_OK);
+  ASSERT_EQ(sim_set_device(kDevice), SIMPLER_OK);
+  ChipTensor foreign = x.tensor({1024});
+  foreign.buffer.addr = reinterpret_cast<uintptr_t>(other);
+  EXPECT_EQ(run(*e, *program, make_args({foreign}, {6}), &error), SIMPLER_CHIP_ERR_INVALID_ARGS);
+  EXPECT_NE(error.find("are memory of device 1; this run executes on device 0"), std::string::npos)
+      << error;
+  ASSERT_EQ(sim_free(other), SIMPLER_OK);
+  expect_engine_still_works(*e);
+}
+
+// The API table an orchestration receives is its run's own: scribbling over it cannot
+// break the next run of another program.
+TEST_F(ErrorPathsTest, AnOrchestrationThatOverwritesItsApiTableBreaksNoLaterRun) {
+  auto program = load(test_programs::misuse());
+  auto e = make_engine();
+  DeviceBuffer x(1024 * 4);
+  std::string error;
+  ASSERT_EQ(run(*e, *program, make_args({x.tensor({1024})}, {18}), &error), SIMPLER_OK) << error;
+  expect_engine_still_works(*e);
+}
+
+// A scope-less allocation lives until the run ends but does not pin the heap ring: scoped
+// blocks allocated after it are still reclaimed (before, a ring deadlock).
+TEST_F(ErrorPathsTest, AScopeLessAllocationDoesNotPinTheHeapRing) {
+  auto program = load(test_programs::misuse());
+  SimplerCallConfig config = default_config();
+  config.heap_ring_bytes = 64 * 1024;
+  auto e = make_engine(config);
+  DeviceBuffer x(1024 * 4);
+  std::string error;
+  EXPECT_EQ(run(*e, *program, make_args({x.tensor({1024})}, {19}), &error), SIMPLER_OK) << error;
   expect_engine_still_works(*e);
 }
 

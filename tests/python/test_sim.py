@@ -190,13 +190,16 @@ def test_host_func_runs_in_order_and_query_reports_pending():
 
 def test_sticky_error_is_raised_by_synchronize_and_later_work_is_skipped():
     ptr = sim.malloc(4096)
+    sim.set_device(3)
+    source = sim.malloc(4096)  # memory of another device, gone at its reset
+    sim.set_device(0)
     gate = threading.Event()
     ran = []
     stream = sim.Stream()
     stream.host_func(lambda: gate.wait(30))
-    stream.memcpy_htod_async(ptr, np.ones(1024, dtype=np.float32))
+    stream.memcpy_dtod_async(ptr, source, 4096)
     stream.host_func(lambda: ran.append(True))
-    sim.free(ptr)  # the queued copy now targets freed memory
+    sim.device_reset(3)  # the queued copy's source is gone (a free would wait for it)
     gate.set()
     with pytest.raises(SimError) as info:
         stream.synchronize()
@@ -205,6 +208,24 @@ def test_sticky_error_is_raised_by_synchronize_and_later_work_is_skipped():
     with pytest.raises(SimError):
         stream.query()
     stream.destroy()
+    sim.free(ptr)
+
+
+def test_free_is_ordered_after_the_work_queued_before_it():
+    ptr = sim.malloc(4096)
+    gate = threading.Event()
+    stream = sim.Stream()
+    stream.host_func(lambda: gate.wait(30))
+    stream.memcpy_htod_async(ptr, np.ones(1024, dtype=np.float32))
+    sim.free(ptr)  # ordered after the copy: no error, memory not reused before it ran
+    with pytest.raises(SimError):
+        sim.memset(ptr, 0, 16)  # gone for new work at once
+    other = sim.malloc(4096)
+    assert other != ptr
+    gate.set()
+    stream.synchronize()
+    stream.destroy()
+    sim.free(other)
 
 
 def test_destroy_waits_for_pending_work_and_invalidates_the_handle():

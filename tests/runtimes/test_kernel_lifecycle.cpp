@@ -219,6 +219,21 @@ TEST_F(KernelLifecycle, ABadArenaSizeVariableIsAStructuralError) {
   EXPECT_STATUS(SIMPLER_OK, init(tmr, ctx, 0));
 }
 
+// A number too large for 64 bits (or for any device) is an invalid value, not a request
+// that fails later as out of memory.
+TEST_F(KernelLifecycle, AnOverflowingArenaSizeVariableIsAnInvalidValue) {
+  for (const char* value : {"99999999999999999999999", "18446744073709551615", "2199023255553"}) {
+    ASSERT_EQ(setenv("SIMPLER_KERNEL_CODE_ARENA_BYTES", value, 1), 0);
+    Context ctx(tmr);
+    EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, init(tmr, ctx, 0)) << value;
+    unsetenv("SIMPLER_KERNEL_CODE_ARENA_BYTES");
+    EXPECT_NE(last_error(tmr, ctx).find("is not a byte count in [4096, 1099511627776]"),
+              std::string::npos)
+        << last_error(tmr, ctx);
+    EXPECT_EQ(committed(tmr, ctx), 0u);
+  }
+}
+
 TEST_F(KernelLifecycle, AnUnloadableOrchestrationFailsPrepareAndPoisonsTheContext) {
   Context ctx(tmr);
   ASSERT_STATUS(SIMPLER_OK, init(tmr, ctx, 0));

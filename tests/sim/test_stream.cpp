@@ -147,17 +147,85 @@ TEST_F(StreamTest, FailingJobMakesTheStreamStickyAndSkipsLaterWork) {
   EXPECT_EQ(later.cleanups.load(), 1);
 }
 
-TEST_F(StreamTest, CopyIntoMemoryFreedBeforeItRanFailsOnTheStream) {
+// sim_free is ordered after the work already queued (the CUDA stream-ordered allocator's
+// rule): a copy queued before the free still runs into the memory, the pointer is invalid
+// for new work at once, and the memory is reused only after the stream passed the free.
+TEST_F(StreamTest, FreeIsOrderedAfterTheWorkQueuedBeforeIt) {
   ScopedStream stream;
   void* ptr = nullptr;
   ASSERT_SIM_OK(sim_malloc(&ptr, 4096));
+  size_t free_before = 0;
+  size_t total = 0;
+  ASSERT_SIM_OK(sim_mem_get_info(&free_before, &total));
   Gate gate;
   std::vector<unsigned char> host(4096, 1);
   ASSERT_SIM_OK(sim_launch_host_func(stream.get(), Gate::host_fn, &gate));
   ASSERT_SIM_OK(sim_memcpy_async(ptr, host.data(), 4096, SIM_MEMCPY_HOST_TO_DEVICE, stream.get()));
   ASSERT_SIM_OK(sim_free(ptr));
+  // Gone for new work (and a second free is a double free) ...
+  EXPECT_STATUS(SIM_ERR_INVALID_POINTER, sim_free(ptr));
+  EXPECT_STATUS(SIM_ERR_INVALID_POINTER, sim_memset(ptr, 0, 16));
+  int32_t device = -1;
+  EXPECT_STATUS(SIM_ERR_INVALID_POINTER, sim_pointer_device(ptr, 16, &device));
+  SimAllocation a{};
+  ASSERT_SIM_OK(sim_pointer_allocation(ptr, &a));
+  EXPECT_EQ(a.flags, SIM_ALLOCATION_FREE_PENDING);
+  EXPECT_EQ(a.size, 4096u);
+  // ... but not reused while the queued copy may still write it.
+  void* other = nullptr;
+  ASSERT_SIM_OK(sim_malloc(&other, 4096));
+  EXPECT_NE(other, ptr);
+  size_t free_now = 0;
+  ASSERT_SIM_OK(sim_mem_get_info(&free_now, &total));
+  EXPECT_EQ(free_now, free_before - 4096);  // the pending block is still held
   gate.open();
-  EXPECT_STATUS(SIM_ERR_INVALID_POINTER, sim_stream_synchronize(stream.get()));
+  EXPECT_SIM_OK(sim_stream_synchronize(stream.get()));  // the copy ran: no sticky error
+  ASSERT_SIM_OK(sim_mem_get_info(&free_now, &total));
+  EXPECT_EQ(free_now, free_before);  // released once the stream passed the free
+  EXPECT_STATUS(SIM_ERR_INVALID_POINTER, sim_pointer_allocation(ptr, &a));
+  ASSERT_SIM_OK(sim_free(other));
+}
+
+// With no work queued anywhere, a free is immediate and the block is reused at once.
+TEST_F(StreamTest, FreeWithNothingQueuedIsImmediate) {
+  ScopedStream stream;
+  void* ptr = nullptr;
+  ASSERT_SIM_OK(sim_malloc(&ptr, 4096));
+  ASSERT_SIM_OK(sim_free(ptr));
+  void* again = nullptr;
+  ASSERT_SIM_OK(sim_malloc(&again, 4096));
+  EXPECT_EQ(again, ptr);
+  ASSERT_SIM_OK(sim_free(again));
+}
+
+// A reset forgets the pending frees of its device along with all its memory.
+TEST_F(StreamTest, ResetDropsPendingFreesAndBumpsTheEpoch) {
+  ASSERT_SIM_OK(sim_set_device(2));
+  uint64_t epoch = 0;
+  ASSERT_SIM_OK(sim_device_reset_epoch(2, &epoch));
+  sim_stream_t s = nullptr;
+  ASSERT_SIM_OK(sim_stream_create(&s));
+  void* ptr = nullptr;
+  ASSERT_SIM_OK(sim_malloc(&ptr, 4096));
+  Gate gate;
+  ASSERT_SIM_OK(sim_launch_host_func(s, Gate::host_fn, &gate));
+  ASSERT_SIM_OK(sim_free(ptr));
+  std::thread opener([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    gate.open();
+  });
+  ASSERT_SIM_OK(sim_device_reset(2));
+  opener.join();
+  uint64_t after = 0;
+  ASSERT_SIM_OK(sim_device_reset_epoch(2, &after));
+  EXPECT_EQ(after, epoch + 1);
+  SimAllocation a{};
+  EXPECT_STATUS(SIM_ERR_INVALID_POINTER, sim_pointer_allocation(ptr, &a));
+  size_t free_now = 0;
+  size_t total = 0;
+  ASSERT_SIM_OK(sim_mem_get_info(&free_now, &total));
+  EXPECT_EQ(free_now, total);
+  ASSERT_SIM_OK(sim_set_device(0));
 }
 
 TEST_F(StreamTest, JobCleanupRunsExactlyOnceForEveryLaunch) {

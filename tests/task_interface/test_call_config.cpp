@@ -147,5 +147,47 @@ TEST(CallConfig, AbiCheckIsNonThrowingAndNamesTheField) {
   EXPECT_NE(validate_call_config(bad).find("tensormap_capacity"), std::string::npos);
 }
 
+// Every size is bounded by what a device and a host can hold; the message names the limit.
+TEST(CallConfigTest, SizesAreBoundedWithTheLimitInTheMessage) {
+  struct Case {
+    const char* field;
+    void (*set)(CallConfig&, uint64_t);
+    uint64_t limit;
+  };
+  const Case cases[] = {
+      {"task_window_size", [](CallConfig& c, uint64_t v) { c.task_window_size = v; },
+       uint64_t{1} << 20},
+      {"heap_ring_bytes", [](CallConfig& c, uint64_t v) { c.heap_ring_bytes = v; },
+       uint64_t{1} << 40},
+      {"dep_pool_size", [](CallConfig& c, uint64_t v) { c.dep_pool_size = v; }, uint64_t{1} << 26},
+      {"tensormap_capacity", [](CallConfig& c, uint64_t v) { c.tensormap_capacity = v; },
+       uint64_t{1} << 24},
+      {"watchdog_timeout_ms", [](CallConfig& c, uint64_t v) { c.watchdog_timeout_ms = v; },
+       uint64_t{1} << 40},
+  };
+  for (const Case& k : cases) {
+    CallConfig c;
+    k.set(c, k.limit);
+    EXPECT_NO_THROW(c.validate()) << k.field;
+    k.set(c, k.limit * 2);
+    const std::string expected = std::string(k.field) + ": " + std::to_string(k.limit * 2) +
+                                 " is larger than the limit " + std::to_string(k.limit);
+    try {
+      c.validate();
+      ADD_FAILURE() << k.field << " " << k.limit * 2 << " accepted";
+    } catch (const TaskInterfaceError& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+    SimplerCallConfig abi{};  // the ABI check refuses the same value
+    abi.struct_size = sizeof abi;
+    abi.task_window_size = c.task_window_size;
+    abi.heap_ring_bytes = c.heap_ring_bytes;
+    abi.dep_pool_size = c.dep_pool_size;
+    abi.tensormap_capacity = c.tensormap_capacity;
+    abi.watchdog_timeout_ms = c.watchdog_timeout_ms;
+    EXPECT_NE(validate_call_config(abi).find(expected), std::string::npos) << k.field;
+  }
+}
+
 }  // namespace
 }  // namespace simpler

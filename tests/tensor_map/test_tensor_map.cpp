@@ -38,6 +38,29 @@ TEST(TensorMap, ReadAfterWriteWaitsForTheWriter) {
   EXPECT_EQ(deps_of(map, 3, slice1d(kA, 10, 20), AccessKind::Read), Ids{1});
 }
 
+// What a synchronous read_value / write_value of the orchestrator waits for: only the
+// tasks whose accesses conflict with the view (not every task), and nothing is recorded.
+TEST(TensorMap, ConflictsNameOnlyTheConflictingTasksAndRecordNothing) {
+  TensorMap map(64);
+  deps_of(map, 1, slice1d(kA, 0, 100), AccessKind::Write);
+  deps_of(map, 2, slice1d(kB, 0, 100), AccessKind::Write);  // unrelated buffer
+  deps_of(map, 3, slice1d(kA, 0, 50), AccessKind::Read);
+  deps_of(map, 4, slice1d(kA, 200, 300), AccessKind::Write);  // same buffer, apart
+  const size_t live = map.live_entries();
+  auto conflicts = [&](const ChipTensor& v, AccessKind k) {
+    std::vector<uint64_t> deps;
+    map.conflicts(v, k, deps);
+    return Ids(deps.begin(), deps.end());
+  };
+  EXPECT_EQ(conflicts(slice1d(kA, 10, 20), AccessKind::Read), Ids{1});        // its writer
+  EXPECT_EQ(conflicts(slice1d(kA, 10, 20), AccessKind::Write), (Ids{1, 3}));  // + its reader
+  EXPECT_EQ(conflicts(slice1d(kA, 120, 150), AccessKind::Write), Ids{});
+  EXPECT_EQ(conflicts(slice1d(0x300000, 0, 10), AccessKind::Write), Ids{});  // unknown buffer
+  EXPECT_EQ(map.live_entries(), live);
+  // A later access sees exactly what it saw before the queries (nothing was hidden).
+  EXPECT_EQ(deps_of(map, 5, slice1d(kA, 0, 100), AccessKind::Read), Ids{1});
+}
+
 TEST(TensorMap, ReadsDoNotOrderEachOther) {
   TensorMap map(64);
   EXPECT_EQ(deps_of(map, 1, slice1d(kA, 0, 100), AccessKind::Read), Ids{});

@@ -49,7 +49,7 @@ typedef struct SimplerTaskDesc {
 } SimplerTaskDesc;
 
 typedef struct SimplerTaskResult {
-  uint64_t task_id;
+  uint64_t task_id; /* 0, 1, 2, ... in submission order within the run (messages use it too) */
   /* outputs[i] is the runtime-allocated tensor for the i-th OUT_ALLOC argument */
   uint32_t output_count;
   uint32_t reserved;
@@ -76,11 +76,15 @@ typedef struct SimplerOrchApi {
    * and its last user retired. */
   int (*alloc_tensor)(void* rt, uint32_t ndims, const int64_t* shapes, uint32_t dtype,
                       ChipTensor* out);
-  /* `after` may not start before `before` completed. */
+  /* `after` may not start before `before` completed. `after` is any task of this run
+   * not yet released for execution: the latest one, or one still waiting for a producer
+   * (SIMPLER_CHIP_ERR_INVALID_ARGS once it was released); `before` precedes it. */
   int (*add_dependency)(void* rt, uint64_t before_task, uint64_t after_task);
-  /* Waits for the tensor's writers, then copies `size` bytes at element `index`. */
+  /* Waits for the tasks that write the tensor (only those: unrelated tasks keep running),
+   * then copies `size` bytes at element `index`. The tensor must lie in device memory. */
   int (*read_value)(void* rt, const ChipTensor* t, int64_t index, void* out, size_t size);
-  /* Ordered like a task that writes the tensor. */
+  /* Ordered like a task that writes the tensor: waits for the tasks that read or write
+   * it (NODEP accesses are not tracked, so not waited for), then writes. */
   int (*write_value)(void* rt, const ChipTensor* t, int64_t index, const void* in, size_t size);
   /* Latches SIMPLER_CHIP_ERR_ORCH_FATAL with the message; returns that status. */
   int (*fatal)(void* rt, const char* message);

@@ -61,16 +61,38 @@ int sim_device_topology(int32_t device, SimTopology* out);
 /* Waits for the device's streams, destroys them and frees all its memory. Counted, so
  * tests can assert that a library never reset a device it does not own. */
 int sim_device_reset(int32_t device);
+/* How many times the device was reset so far. A library that holds memory or streams of
+ * the device records it and, when it changed, knows they are gone (frees nothing twice). */
+int sim_device_reset_epoch(int32_t device, uint64_t* out_epoch);
 
 /* ---- memory (current device) ------------------------------------------------------- */
 int sim_malloc(void** out_ptr, size_t size); /* >= 1024-byte aligned */
-int sim_free(void* ptr);                     /* exact base of a live allocation */
+/* sim_malloc on `device` instead of the calling thread's current device (runtimes allocate
+ * from threads whose current device they do not own). Counted as "malloc". */
+int sim_malloc_on_device(int32_t device, void** out_ptr, size_t size);
+/* ptr: the exact base of a live allocation, on any device. Ordered after the work already
+ * queued on every stream (the CUDA stream-ordered allocator's rule): the pointer is invalid
+ * for new work at once, but its memory is reused only after that work ran. */
+int sim_free(void* ptr);
 int sim_memset(void* device_ptr, int value, size_t size);
 int sim_memcpy(void* dst, const void* src, size_t size, SimMemcpyKind kind);
 int sim_mem_get_info(size_t* out_free, size_t* out_total);
 /* Device owning [ptr, ptr+size) inside one live allocation, or SIM_ERR_INVALID_POINTER /
  * SIM_ERR_OUT_OF_RANGE. Used by runtimes to validate DEVICE tensors. */
 int sim_pointer_device(const void* ptr, size_t size, int32_t* out_device);
+
+#define SIM_ALLOCATION_FREE_PENDING 1u /* freed; kept until the work queued before it ran */
+typedef struct SimAllocation {
+  uint64_t base; /* first byte */
+  uint64_t size; /* bytes requested at sim_malloc */
+  int32_t device;
+  uint32_t flags; /* SIM_ALLOCATION_* */
+} SimAllocation;
+/* The allocation holding the byte at ptr, on any device: live, or freed while stream work
+ * queued before the free may still use it (flags SIM_ALLOCATION_FREE_PENDING). Runtimes use
+ * it to check, during a run, addresses an orchestration hands them. SIM_ERR_INVALID_POINTER
+ * when no allocation holds ptr. */
+int sim_pointer_allocation(const void* ptr, SimAllocation* out);
 
 /* ---- streams (created on the current device, in-order execution) ------------------- */
 int sim_stream_create(sim_stream_t* out_stream);

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,10 +34,15 @@ const char* chip_worker_state_name(ChipWorkerState state);
 const char* chip_worker_mode_name(ChipWorkerMode mode);
 
 // Opaque handle of a callable registered in program mode (the runtime's id stays private).
+// `owner` names the Worker/ChipWorker that minted it (process-unique): any other one
+// refuses the handle instead of running its own callable that has the same token.
 struct CallableHandle {
   uint64_t token = 0;
+  uint64_t owner = 0;
   friend bool operator==(CallableHandle, CallableHandle) = default;
 };
+// A fresh process-unique owner id for the handles of one Worker or ChipWorker (never 0).
+uint64_t mint_callable_owner() noexcept;
 
 struct DeviceMemoryInfo {
   uint64_t free_bytes = 0;
@@ -65,6 +71,9 @@ class ChipWorker {
             const std::optional<CallConfig>& prewarm_config = std::nullopt);
   CallableHandle register_callable(const ChipCallable& callable);
   void unregister_callable(CallableHandle handle);
+  // The signature of a callable registered here (ChipWorkerError INVALID_ARGUMENT for a
+  // foreign or unknown handle).
+  std::vector<ArgDirection> callable_signature(CallableHandle handle) const;
   // Blocking run; a failed run throws ChipWorkerError with the run's status.
   void run(CallableHandle handle, const ChipStorageTaskArgs& args,
            const std::optional<CallConfig>& config = std::nullopt);
@@ -109,6 +118,11 @@ class ChipWorker {
   // Releases the context: idempotent; only on the thread that called init. A failed
   // teardown throws ChipWorkerError and keeps everything for a retry.
   void finalize();
+  // Program mode only: finalize() from any thread. The runtime owns a program-mode device
+  // (it makes the device current itself), so a Worker collected on another thread can
+  // still release its memory and device claim. The calling thread's current device may
+  // be left set to this context's device.
+  void finalize_program_context_on_any_thread();
 
   // Loads the build (and the sim context when given), resolves `supported` before any
   // context exists, creates exactly one fresh context, asks, destroys it, unloads.
@@ -124,6 +138,7 @@ class ChipWorker {
   void release_context_and_library();
   int finalize_device_call() const;  // finalize_device / context_destroy through the table
   int destroy_context_call() const;
+  void finalize_on_this_thread();
   std::string with_runtime_detail(const std::string& what) const;
   [[noreturn]] void throw_status(int status, const std::string& what_failed) const;
   int64_t runtime_callable_id(CallableHandle handle, const char* api) const;
@@ -138,6 +153,8 @@ class ChipWorker {
   SimplerDeviceContext* ctx_ = nullptr;
   // program mode: handle token -> runtime callable id
   uint64_t next_handle_token_ = 1;
+  const uint64_t handle_owner_ = mint_callable_owner();
+  std::map<uint64_t, std::vector<ArgDirection>> signatures_;  // handle token -> signature
   std::unordered_map<uint64_t, int64_t> registered_;
   // kernel mode: every image handed to prepare, kept until a finalize succeeds
   std::vector<std::shared_ptr<const ChipCallable>> kernel_images_;

@@ -77,6 +77,9 @@ class Worker {
   // The signature of the callable registered under `handle` (bindings pack arguments
   // against it).
   std::vector<ArgSpec> registered_arg_specs(CallableHandle handle, const char* api);
+  // The signature of a callable this Worker registered (throws like run() for a foreign
+  // or unknown handle): lets a binding refuse read-only host memory passed as an output.
+  std::vector<ArgDirection> callable_signature(CallableHandle handle, const char* api = "run");
   void run(CallableHandle handle, const ChipStorageTaskArgs& args,
            const std::optional<CallConfig>& config = std::nullopt);
   RunHandle submit(CallableHandle handle, const ChipStorageTaskArgs& args,

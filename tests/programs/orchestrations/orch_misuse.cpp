@@ -13,12 +13,24 @@
 //  11 logs "orch-log-debug" (DEBUG), "orch-log-info" (INFO), "orch-log-error" (ERROR); returns 0
 //  12 alloc_tensor with ndims 0             -> SIMPLER_CHIP_ERR_INVALID_ARGS
 //  13 read_value past the end of x          -> SIMPLER_CHIP_ERR_INVALID_ARGS
+//  15 write_value into host memory (not device memory) -> SIMPLER_CHIP_ERR_INVALID_ARGS,
+//     the host bytes untouched
+//  16 a task tensor claiming a 1 TiB buffer over x's allocation -> SIMPLER_CHIP_ERR_INVALID_ARGS
+//  17 read_value of a tensor whose buffer runs 1 byte past x's allocation -> INVALID_ARGS
+//  18 scribbles over the API table it was given (casting const away), returns 0
+//  19 a scope-less alloc_tensor first, then 64 scopes each allocating 4 KiB and running a
+//     task on it: with a 64 KiB heap ring the scoped blocks must be reclaimed behind the
+//     scope-less one (which stays usable: written and read back at the end); returns 0
 //  14 checks runtime allocations (OUT_ALLOC and alloc_tensor): DEVICE, >= 1024-byte
 //     aligned, contiguous with the asked shape, distinct; returns 0 or calls fatal
 #include "orch_util.h"
 
 using simpler::orch::Scope;
 using simpler::orch::Task;
+
+namespace {
+unsigned char g_host_bytes[256];  // host memory an orchestration must not reach via the API
+}  // namespace
 
 extern "C" int orch_misuse(const ChipStorageTaskArgs* args, const SimplerOrchApi* api) {
   const ChipTensor& x = args->tensors[0];
@@ -105,6 +117,55 @@ extern "C" int orch_misuse(const ChipStorageTaskArgs* args, const SimplerOrchApi
       }
       if (a.buffer.addr == b.buffer.addr)
         return api->fatal(api->rt, "case 14: two live allocations share memory");
+      return 0;
+    }
+    case 15: {
+      ChipTensor t = x;
+      t.buffer.addr = reinterpret_cast<uint64_t>(g_host_bytes);
+      t.buffer.size = sizeof g_host_bytes;
+      t.start_offset = 0;
+      t.shapes[0] = 16;
+      const float v = 42.0f;
+      const int rc = api->write_value(api->rt, &t, 0, &v, sizeof v);
+      for (unsigned char b : g_host_bytes)
+        if (b != 0) return api->fatal(api->rt, "case 15: write_value wrote into host memory");
+      return rc;
+    }
+    case 16: {
+      ChipTensor t = x;
+      t.buffer.size = uint64_t{1} << 40;
+      return Task(api, 0, SIMPLER_CORE_AIV).inout(t).scalar_f32(1.0f).submit(&r);
+    }
+    case 17: {
+      ChipTensor t = x;
+      t.buffer.size += 1;
+      float v;
+      return api->read_value(api->rt, &t, 0, &v, sizeof v);
+    }
+    case 18: {
+      auto* table = const_cast<SimplerOrchApi*>(api);
+      table->submit = nullptr;
+      table->read_value = nullptr;
+      table->rt = nullptr;
+      return 0;
+    }
+    case 19: {
+      ChipTensor top;
+      const int64_t top_shape[1] = {256};
+      TEST_ORCH_TRY(api->alloc_tensor(api->rt, 1, top_shape, CHIP_DT_FLOAT32, &top));
+      for (int i = 0; i < 64; ++i) {
+        Scope scope(api);
+        TEST_ORCH_TRY(scope.status());
+        ChipTensor t;
+        const int64_t shape[1] = {1024};
+        TEST_ORCH_TRY(api->alloc_tensor(api->rt, 1, shape, CHIP_DT_FLOAT32, &t));
+        TEST_ORCH_TRY(Task(api, 0, SIMPLER_CORE_AIV).inout(t).scalar_f32(1.0f).submit(&r));
+      }
+      const float v = 7.0f;
+      float back = 0.0f;
+      TEST_ORCH_TRY(api->write_value(api->rt, &top, 255, &v, sizeof v));
+      TEST_ORCH_TRY(api->read_value(api->rt, &top, 255, &back, sizeof back));
+      if (back != 7.0f) return api->fatal(api->rt, "case 19: the scope-less tensor lost its value");
       return 0;
     }
     default:

@@ -1,0 +1,52 @@
+// simpler runtime — is an address range the orchestration hands the runtime real device
+// memory? (internal)
+//
+// Every tensor a task or a value read/write names must lie inside one allocation of the
+// engine's device: the sim driver knows the live allocations (sim_pointer_allocation).
+// Asking it takes a lock, so a small per-run cache keeps the allocations already seen;
+// the heap ring (the engine's own allocation) is always in it. A cached allocation stays
+// valid for the whole run: a run executes as a device job on a stream, and sim_free is
+// ordered after the work already queued (the memory is reused only after the run).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace simpler::rt {
+
+class AddressCheck {
+ public:
+  explicit AddressCheck(int32_t device) : device_(device) {}
+
+  // Forgets the cache; the heap ring [heap_base, +heap_bytes) is always known.
+  void begin_run(uint64_t heap_base, uint64_t heap_bytes);
+
+  // [addr, addr + size) inside one allocation of the device? An empty range always is.
+  // Otherwise false with `why` naming the range and what is wrong.
+  bool contains(uint64_t addr, uint64_t size, std::string* why) {
+    if (size == 0) return true;
+    for (uint32_t i = 0; i < count_; ++i) {
+      if (addr >= ranges_[i].begin && addr <= ranges_[i].end && size <= ranges_[i].end - addr)
+        return true;
+    }
+    return ask_driver(addr, size, why);
+  }
+
+  // An allocation the run made itself (known valid until the run ends).
+  void remember(uint64_t base, uint64_t size);
+
+ private:
+  bool ask_driver(uint64_t addr, uint64_t size, std::string* why);
+
+  static constexpr uint32_t kSlots = 8;
+  struct Range {
+    uint64_t begin;
+    uint64_t end;
+  };
+  const int32_t device_;
+  Range ranges_[kSlots] = {};
+  uint32_t count_ = 0;
+  uint32_t next_ = 1;  // round-robin replacement; slot 0 is the heap ring
+};
+
+}  // namespace simpler::rt
