@@ -56,44 +56,34 @@ struct Shape {
   int64_t hidden = 128, heads = 4, ffn = 256, max_pos = 128;
 };
 
+simpler::ArgDirection direction_named(const std::string& word) {
+  if (word == "IN") return simpler::ArgDirection::IN;
+  if (word == "OUT") return simpler::ArgDirection::OUT;
+  if (word == "INOUT") return simpler::ArgDirection::INOUT;
+  if (word == "SCALAR") return simpler::ArgDirection::SCALAR;
+  throw std::runtime_error("kernels.list: unknown direction '" + word + "'");
+}
+
+// The layer's kernels from examples/decoder_layer/kernels.list (the list layer.py reads
+// too), compiled in func-id order, plus the orchestration.
 simpler::ChipCallable build_program() {
   const std::string dir = SIMPLER_BENCH_LAYER_DIR;
   simpler::KernelCompilerOptions options;
   options.include_dirs.push_back(dir + "/kernels");
   simpler::KernelCompiler compiler(options);
-  const struct {
-    const char* file;
-    simpler::CoreType core;
-    std::vector<simpler::ArgDirection> signature;
-  } kernels[] = {
-      {"matmul.cpp",
-       simpler::CoreType::AIC,
-       {simpler::ArgDirection::IN, simpler::ArgDirection::IN, simpler::ArgDirection::OUT}},
-      {"rmsnorm.cpp",
-       simpler::CoreType::AIV,
-       {simpler::ArgDirection::IN, simpler::ArgDirection::IN, simpler::ArgDirection::OUT,
-        simpler::ArgDirection::SCALAR}},
-      {"rope.cpp",
-       simpler::CoreType::AIV,
-       {simpler::ArgDirection::INOUT, simpler::ArgDirection::IN, simpler::ArgDirection::IN,
-        simpler::ArgDirection::SCALAR}},
-      {"softmax.cpp",
-       simpler::CoreType::AIV,
-       {simpler::ArgDirection::INOUT, simpler::ArgDirection::SCALAR,
-        simpler::ArgDirection::SCALAR}},
-      {"add.cpp",
-       simpler::CoreType::AIV,
-       {simpler::ArgDirection::IN, simpler::ArgDirection::IN, simpler::ArgDirection::OUT}},
-      {"silu_mul.cpp",
-       simpler::CoreType::AIV,
-       {simpler::ArgDirection::IN, simpler::ArgDirection::IN, simpler::ArgDirection::OUT}},
-      {"copy.cpp", simpler::CoreType::AIV, {simpler::ArgDirection::IN, simpler::ArgDirection::OUT}},
-  };
   std::vector<std::pair<int32_t, simpler::CoreCallable>> children;
+  std::istringstream list(read_file(dir + "/kernels.list"));
   int32_t func_id = 0;
-  for (const auto& k : kernels) {
-    const auto binary = compiler.compile_kernel(read_file(dir + "/kernels/" + k.file), k.core);
-    children.emplace_back(func_id++, simpler::CoreCallable::build(k.signature, binary));
+  for (std::string line; std::getline(list, line);) {
+    std::istringstream words(line.substr(0, line.find('#')));
+    std::string file, core, word;
+    if (!(words >> file >> core)) continue;
+    std::vector<simpler::ArgDirection> signature;
+    while (words >> word) signature.push_back(direction_named(word));
+    const auto binary =
+        compiler.compile_kernel(read_file(dir + "/kernels/" + file),
+                                core == "aic" ? simpler::CoreType::AIC : simpler::CoreType::AIV);
+    children.emplace_back(func_id++, simpler::CoreCallable::build(signature, binary));
   }
   const auto orchestration =
       compiler.compile_orchestration(read_file(dir + "/orchestration.cpp"), "decoder_layer");

@@ -98,6 +98,12 @@ ChipCallable sleep() {
                        {{0, k(paths::kernel_sleep, {IO, S})}});
 }
 
+ChipCallable pipeline() {
+  return chip_callable(paths::orch_pipeline, "orch_pipeline", {IO, IO, S, S},
+                       {{0, k(paths::kernel_sleep, {IO, S})},
+                        {1, k(paths::kernel_slow_copy, {ArgDirection::IN, ArgDirection::OUT, S})}});
+}
+
 ChipCallable crash() {
   return chip_callable(paths::orch_crash, "orch_crash", {IO, S, S},
                        {{0, k(paths::kernel_crash, {IO, S})}});

@@ -18,7 +18,8 @@ def _program():
     return layer.build_program()
 
 
-def decoder_scene(name: str, shape: "layer.LayerShape", dtypes=("float32", "bfloat16")) -> Scene:
+def decoder_scene(name: str, shape: "layer.LayerShape", dtypes=("float32", "bfloat16"),
+                  pipelined: bool = False) -> Scene:
     directions = [d for d in layer.SIGNATURE if d != layer.D.SCALAR]
 
     def inputs(dtype: str) -> Dict:
@@ -30,12 +31,16 @@ def decoder_scene(name: str, shape: "layer.LayerShape", dtypes=("float32", "bflo
     return Scene(name=name, program=_program, arg_names=layer.arg_order(), directions=directions,
                  scalars=[shape.pos0, shape.step_tokens, shape.heads], make_inputs=inputs,
                  golden=golden, load=layer.load, dtypes=dtypes, tasks=layer.task_count(shape),
-                 checked=["out", "k_cache", "v_cache"])
+                 checked=["out", "k_cache", "v_cache"],
+                 pipelined=(lambda worker, handle, arrays, dtype, depth: layer.decode_steps(
+                     worker, handle, shape, arrays, dtype, depth)) if pipelined else None)
 
 
 SCENES: List[Scene] = [
     decoder_scene("decoder_prefill", layer.LayerShape(tokens=64, step_tokens=64),
                   dtypes=("float32", "float16", "bfloat16")),
     decoder_scene("decoder_prefill_cached", layer.LayerShape(tokens=64, step_tokens=64, pos0=48)),
-    decoder_scene("decode_loop", layer.LayerShape(tokens=16, step_tokens=1, pos0=8)),
+    # Also as one run per token, pipelined (mode "pipelined"): the runs share the caches.
+    decoder_scene("decode_loop", layer.LayerShape(tokens=16, step_tokens=1, pos0=8),
+                  pipelined=True),
 ]
