@@ -155,9 +155,8 @@ TEST_F(MemoryTest, RangeChecksSeeFreesAfterAnEarlierHit) {
   other.join();
   ASSERT_SIM_OK(sim_free(ptr));
   EXPECT_STATUS(SIM_ERR_INVALID_POINTER, sim_pointer_device(ptr, 16, &device));
-  std::thread after([&] {
-    EXPECT_STATUS(SIM_ERR_INVALID_POINTER, sim_pointer_device(ptr, 16, &device));
-  });
+  std::thread after(
+      [&] { EXPECT_STATUS(SIM_ERR_INVALID_POINTER, sim_pointer_device(ptr, 16, &device)); });
   after.join();
   // A smaller allocation at the same address (first fit reuses it): the old size is gone.
   void* again = nullptr;
