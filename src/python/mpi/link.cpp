@@ -223,10 +223,15 @@ void Link::reply(int dest, int64_t rid, ReplyHead head, const std::string& paylo
   }
 }
 
-Outcome Link::collective(const Header& h, const int64_t* counts, size_t ncounts,
-                         const std::vector<int>& members, std::string* error) {
+std::unique_ptr<PostedCollective> Link::post_collective(const Header& h, const int64_t* counts,
+                                                        size_t ncounts, std::string* error) {
   auto posted = std::make_unique<PostedCollective>();
-  if (!posted->post(config_.coll, h, counts, ncounts, error)) return Outcome::kMpiError;
+  if (!posted->post(config_.coll, h, counts, ncounts, error)) return nullptr;
+  return posted;
+}
+
+Outcome Link::wait_collective(std::unique_ptr<PostedCollective>& posted,
+                              const std::vector<int>& members, std::string* error) {
   // A collective progresses only while some thread is inside MPI: keep testing, with the
   // bounded spin and short sleeps of every wait here.
   Backoff backoff(2'000'000, kWaitMinSleepNs, 100'000);

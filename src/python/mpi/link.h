@@ -107,10 +107,14 @@ class Link {
   // The reply to request `rid` of `dest` (any thread).
   void reply(int dest, int64_t rid, ReplyHead head, const std::string& payload);
 
-  // A collective of this rank's chip, posted now (in the order rank 0 launches them) and
-  // awaited with the liveness of every member rank.
-  Outcome collective(const Header& h, const int64_t* counts, size_t ncounts,
-                     const std::vector<int>& members, std::string* error);
+  // A collective of this rank's chip, posted now (rank 0 posts them in the order it
+  // launches them to the other members); nullptr with `error` set if MPI refused it.
+  std::unique_ptr<PostedCollective> post_collective(const Header& h, const int64_t* counts,
+                                                    size_t ncounts, std::string* error);
+  // Awaits a posted collective with the liveness of every member rank. On kPeerDead the
+  // collective is left to MPI (it may be neither freed nor cancelled) and `posted` released.
+  Outcome wait_collective(std::unique_ptr<PostedCollective>& posted,
+                          const std::vector<int>& members, std::string* error);
 
   // Whether [addr, addr+nbytes) lies in one live allocation of this rank's chip `slot`.
   bool device_range(int64_t slot, int64_t addr, int64_t nbytes, std::string* error) const;
