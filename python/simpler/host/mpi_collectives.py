@@ -10,9 +10,9 @@ task's, its inputs are staged on the chips first, and its consumers wait for it.
 
 Order: every member rank must post its collectives in the same order. Rank 0 launches each
 one to all members at once, under one lock (the requests to a rank arrive in the order they
-were sent, and each rank's progress thread posts them in arrival order), then every
-participant waits for its own part. float16/bfloat16 reductions use MPI operators with the
-chip's numerics (widen to float, combine, round to nearest even).
+were sent, and each rank's progress thread posts them in arrival order), then waits for
+every member's part. float16/bfloat16 reductions use MPI operators with the chip's numerics
+(widen to float, combine, round to nearest even).
 """
 from __future__ import annotations
 
@@ -40,20 +40,19 @@ def _addr(buf: Any) -> int:
 
 
 def mpi_body(locals_: Sequence[int], part: Callable[[Step, int, int], Part]) -> Callable[[Step, int], None]:
-    """The body every participant r runs: r = 0 (rank 0's chip) launches the collective on
-    every rank; then each waits for its own part (a reply, or rank 0's local collective)."""
+    """The body every participant r runs once every participant's inputs are staged: r = 0
+    (rank 0's chip) launches the collective on every rank and waits for all of it (its own
+    part, and the other ranks' replies); the others have nothing more to do."""
     def body(s: Step, r: int) -> None:
+        if r != 0:
+            return
         transport = s.run.transport
-        if r == 0:
-            parts = [part(s, i, locals_[i]) for i in range(s.g)]
-            local, remote = transport.launch_collective(parts, s.task.name)
-            s.task.shared["mpi"] = remote
-            s.sync()                    # the others may wait for their parts now
-            transport.wait_collective(local, s.task.name)
-            s.run.count_mpi_collective()
-        else:
-            s.sync()
-            s.task.shared["mpi"][r - 1].result()
+        parts = [part(s, i, locals_[i]) for i in range(s.g)]
+        local, remote = transport.launch_collective(parts, s.task.name)
+        transport.wait_collective(local, s.task.name)
+        for pending in remote:
+            pending.result()
+        s.run.count_mpi_collective()
     return body
 
 

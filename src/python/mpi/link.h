@@ -45,6 +45,10 @@ class Link;
 // wait(), on the thread that calls it.
 class Call {
  public:
+  Call() = default;
+  Call(const Call&) = delete;
+  Call& operator=(const Call&) = delete;
+  ~Call() { abandon(); }  // a call dropped unawaited (its run failed elsewhere)
   Outcome wait(Link& link, int64_t spin_ns);
   const ReplyHead& head() const { return head_; }
   const std::string& payload() const { return payload_; }
@@ -129,6 +133,7 @@ class Link {
     MPI_Request request = MPI_REQUEST_NULL;
     int reply_to = -1;  // -1: an outgoing message (no reply when it completes)
     bool recv = false;  // a receive (cancelled if abandoned)
+    int64_t started = 0;
     int64_t rid = 0;
     std::unique_ptr<std::string> keep;       // bytes MPI reads until completion
     std::unique_ptr<PostedCollective> coll;  // a collective's count arrays
@@ -140,6 +145,7 @@ class Link {
   void answer(int dest, int64_t rid, int64_t status, int64_t code, const std::string& payload);
   void fail(int dest, int64_t rid, const std::string& message, int64_t code = 0);
   bool poll_pending();
+  int64_t in_flight_since() const;  // start of the oldest transfer/collective in flight
   void heartbeats();
   void to_python(Message m);
 
