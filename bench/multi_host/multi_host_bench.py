@@ -13,8 +13,8 @@ its progress thread serves), so both see nearly the same machine load.
     ends; it returns once rank 1 acknowledged);
   * all-reduce (float32 sum): ``MPI.Allreduce`` against the marginal cost of one
     ``orch.all_reduce`` over the two chips (5 back-to-back all-reduces on data already on
-    the chips, minus 1, over 4) — through MPI's own collective (the group in rank order)
-    and through simpler's ring (the same chips in the other order);
+    the chips, minus 1, over 4) — through MPI's own collective (the default for one chip
+    per rank) and through simpler's ring (``mpi_collectives=False``);
   * per task: a chain of dependent tasks on rank 1's chip against the same chain on rank
     0's own chip (a local level-3 submit).
 
