@@ -250,6 +250,30 @@ def case_remote_failure():
     w.close()
 
 
+def case_not_addressable():
+    """A platform whose device memory MPI cannot address: a transfer between ranks is a typed
+    error naming the rank (not a hang), and collectives never take MPI's path."""
+    from simpler.host.transport import LocalTransport
+    original = LocalTransport.addressable
+    LocalTransport.addressable = property(lambda self: False)
+    try:
+        w = Worker(level=4, device_ids=DEVICES, rank_timeout=20)
+        add = w.register(ADD)
+        w.init()
+        if w.is_orchestrator:
+            x = np.arange(64, dtype=np.float32)
+            y = np.zeros_like(x)
+            err = expect(ChipTaskError, lambda: w.run(
+                lambda o, a: o.submit(add, x, y, 1.0, chip=(SIZE - 1, 0))), f"rank {SIZE - 1}")
+            assert "address" in str(err), err
+            assert w.transport.mpi_group([w.device_ids.index((r, 0)) for r in range(SIZE)]) is None
+            w.run(lambda o, a: o.submit(add, x, y, 2.0, chip=(0, 1)))     # local chips work
+            np.testing.assert_array_equal(y, x + 2)
+        w.close()
+    finally:
+        LocalTransport.addressable = original
+
+
 def case_init_rollback():
     """A chip failing to come up on the last rank: every rank rolls back and is told."""
     before = free_memory()
