@@ -2,7 +2,7 @@
 # Configures and builds simpler.
 # Usage: scripts/build.sh [--sanitize=address|thread] [--target=NAME ...]
 #   --target=NAME (repeatable) builds only those CMake targets (and what they need)
-#   default      -> build/        (Release with debug info, Python module into python/simpler)
+#   default      -> build/        (Release with debug info; Python module in build/python/simpler)
 #   address      -> build-asan/   (ASan + UBSan; its Python module in build-asan/python/simpler)
 #   thread       -> build-tsan/   (TSan, C++ only)
 set -euo pipefail
