@@ -131,17 +131,7 @@ void KernelMode::launch(int64_t callable_id, const ChipStorageTaskArgs& args, si
          "callable id " + std::to_string(callable_id) + " is not resident in this context (" +
              std::to_string(callables_.size()) + " prepared)");
   }
-  int32_t stream_device = -1;
-  int status = sim_stream_device(stream, &stream_device);
-  if (status != SIMPLER_OK) {
-    fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
-         std::string("stream: not a live sim stream (") + simpler_status_name(status) + ")");
-  }
-  if (stream_device != device_) {
-    fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
-         "stream: it belongs to device " + std::to_string(stream_device) +
-             ", the kernel context uses device " + std::to_string(device_));
-  }
+  check_stream(stream);
   const ResidentCallable& callable = callables_[static_cast<size_t>(callable_id)];
   check_call_args(args, callable.signature, device_, /*allow_host=*/false, callable.typed);
   if (engine_) {
@@ -164,13 +154,35 @@ void KernelMode::launch(int64_t callable_id, const ChipStorageTaskArgs& args, si
   }
 
   in_flight_.fetch_add(1, std::memory_order_relaxed);
-  status =
+  const int status =
       sim_launch_device_job(stream, &KernelMode::run_launch, record, &KernelMode::finish_launch);
   if (status != SIMPLER_OK) {
     in_flight_.fetch_sub(1, std::memory_order_relaxed);
     pool_.release(record);
+    if (status == SIM_ERR_INVALID_HANDLE) {
+      checked_stream_ = nullptr;  // destroyed since it was checked
+      refuse_stream(status);
+    }
     check_driver(status, "enqueueing the launch on the caller's stream");
   }
+}
+
+void KernelMode::check_stream(sim_stream_t stream) {
+  if (stream == checked_stream_) return;
+  int32_t stream_device = -1;
+  const int status = sim_stream_device(stream, &stream_device);
+  if (status != SIMPLER_OK) refuse_stream(status);
+  if (stream_device != device_) {
+    fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
+         "stream: it belongs to device " + std::to_string(stream_device) +
+             ", the kernel context uses device " + std::to_string(device_));
+  }
+  checked_stream_ = stream;
+}
+
+void KernelMode::refuse_stream(int status) {
+  fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
+       std::string("stream: not a live sim stream (") + simpler_status_name(status) + ")");
 }
 
 int KernelMode::run_launch(void* p) {

@@ -72,6 +72,8 @@ class KernelMode {
   int release_all();                    // mutex_ held
   bool holds_resources_locked() const;  // mutex_ held
   const char* phase_refusal() const;
+  void check_stream(sim_stream_t stream);  // mutex_ held
+  [[noreturn]] static void refuse_stream(int status);
 
   const BuildTraits& traits_;
   const int32_t device_;
@@ -87,6 +89,11 @@ class KernelMode {
   std::vector<ResidentCallable> callables_;  // index == id
   // Content hash -> ids with that hash, to share the loaded program of identical images.
   std::unordered_multimap<size_t, size_t> ids_by_hash_;
+
+  // The last stream found live on device_ (mutex_ held). Stream handles are never reused
+  // and a stream never changes device, so only a destroyed stream can make it stale, and
+  // the enqueue itself reports that (SIM_ERR_INVALID_HANDLE, before anything is queued).
+  sim_stream_t checked_stream_ = nullptr;
 
   LaunchPool pool_;
   std::atomic<uint64_t> in_flight_{0};

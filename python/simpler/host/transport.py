@@ -109,6 +109,12 @@ class LocalTransport(ChipTransport):
     def chip_name(self, slot: int) -> str:
         return f"device {self._device_ids[slot]}"
 
+    @property
+    def addressable(self) -> bool:
+        """True when device memory is host memory this process can address (the simulator):
+        level 4 then moves data straight from and into it."""
+        return self._peer_copy
+
     def worker(self, slot: int) -> Any:
         """The level-2 Worker of a slot (READY after :meth:`init`)."""
         return self._workers[slot]
