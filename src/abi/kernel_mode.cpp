@@ -153,11 +153,11 @@ void KernelMode::launch(int64_t callable_id, const ChipStorageTaskArgs& args, si
     throw;
   }
 
-  in_flight_.fetch_add(1, std::memory_order_relaxed);
+  ++launched_;
   const int status =
       sim_launch_device_job(stream, &KernelMode::run_launch, record, &KernelMode::finish_launch);
   if (status != SIMPLER_OK) {
-    in_flight_.fetch_sub(1, std::memory_order_relaxed);
+    --launched_;
     pool_.release(record);
     if (status == SIM_ERR_INVALID_HANDLE) {
       checked_stream_ = nullptr;  // destroyed since it was checked
@@ -209,7 +209,7 @@ void KernelMode::finish_launch(void* p) {
   KernelMode& self = *record->owner;
   self.pool_.release(record);
   // Last touch of the context: once the count reaches 0 finalize may free everything.
-  self.in_flight_.fetch_sub(1, std::memory_order_release);
+  self.finished_.fetch_add(1, std::memory_order_release);
 }
 
 uint64_t KernelMode::committed_bytes() const {
@@ -253,7 +253,7 @@ int KernelMode::release_all() {
 
 int KernelMode::finalize() {
   std::lock_guard<std::mutex> lock(mutex_);
-  const uint64_t unfinished = in_flight_.load(std::memory_order_acquire);
+  const uint64_t unfinished = launched_ - finished_.load(std::memory_order_acquire);
   if (unfinished != 0) {
     fail(PTO_RUNTIME_ERR_INVALID_STATE, "busy: " + std::to_string(unfinished) +
                                             " launch(es) of this context have not finished; "

@@ -96,7 +96,11 @@ class KernelMode {
   sim_stream_t checked_stream_ = nullptr;
 
   LaunchPool pool_;
-  std::atomic<uint64_t> in_flight_{0};
+  // Launches in flight = launched_ - finished_. Two counters on separate lines: the
+  // launching thread counts under mutex_, the executor after each launch, and neither
+  // pulls the other's line on the hot path.
+  uint64_t launched_ = 0;  // mutex_ held
+  alignas(64) std::atomic<uint64_t> finished_{0};
 };
 
 }  // namespace simpler::rt::host

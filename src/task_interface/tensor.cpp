@@ -1,4 +1,5 @@
 // ChipTensor queries and validation: numel, contiguity, byte extent, validate.
+#include <iterator>
 #include <string>
 
 #include "checked_math.h"
@@ -118,7 +119,10 @@ bool validate_tensor_quickly(const ChipTensor& t) noexcept {
     if (__builtin_mul_overflow(t.shapes[d] - 1, t.strides[d], &step)) return false;
     if (__builtin_add_overflow(last, step, &last)) return false;
   }
-  const auto esize = static_cast<int64_t>(element_size(static_cast<DataType>(t.dtype)));
+  // Element sizes by ChipDataType value (data_type.cpp's table; is_valid_data_type held).
+  static constexpr int64_t kElementBytes[] = {4, 2, 2, 1, 2, 4, 8, 1, 2, 4, 8, 1, 8};
+  static_assert(std::size(kElementBytes) == CHIP_DT_COUNT, "one size per ChipDataType");
+  const int64_t esize = kElementBytes[t.dtype];
   int64_t first_bytes = 0;
   int64_t end_elems = 0;
   int64_t end_bytes = 0;

@@ -103,6 +103,15 @@ class Collective:
         if len(set(self.slots)) != len(self.slots):
             raise SimplerValueError(f"{self.api}: a chip appears twice in the group {chips}")
         self.g = len(self.slots)
+        # Level 4: the local chip index on each rank when the group maps onto the ranks
+        # (one chip per rank, in rank order) and MPI's own collectives can carry it.
+        group = getattr(run.transport, "mpi_group", None)
+        self.mpi: Optional[List[int]] = group(self.slots) if group is not None else None
+
+    def choose(self, ring: Callable[[], Callable[["Step", int], None]],
+               mpi: Callable[[List[int]], Callable[["Step", int], None]]) -> Callable[["Step", int], None]:
+        """The algorithm: MPI's collective when the group maps onto the ranks, else ours."""
+        return mpi(self.mpi) if self.mpi is not None else ring()
 
     def arrays(self, values: Sequence[Any], name: str, dtype: Any,
                allow_empty: bool = False) -> List[_Array]:
@@ -135,7 +144,8 @@ class Collective:
         if arrays[0].dtype.name not in _REDUCIBLE:
             raise SimplerValueError(f"{self.api}: reductions support {', '.join(_REDUCIBLE)}; got "
                                     f"{arrays[0].dtype.name}")
-        self.owner._ensure_reduce_program()
+        if self.mpi is None:              # MPI's collectives reduce without it
+            self.owner._ensure_reduce_program()
         return OPS[op]
 
     @staticmethod
@@ -338,7 +348,9 @@ def submit_all_reduce(owner: Any, run: HostRun, tensors: Sequence[Any], op: str,
     n = c.same_size(arrays, "tensors")
     code = c.reducible(arrays, op)
     c.disjoint(arrays)
-    return c.submit(arrays, [], True, ring_all_reduce(code, n))
+    from simpler.host import mpi_collectives as m
+    return c.submit(arrays, [], True, c.choose(lambda: ring_all_reduce(code, n),
+                                               lambda g: m.all_reduce(g, code, n)))
 
 
 def submit_reduce_scatter(owner: Any, run: HostRun, inputs: Sequence[Any], outputs: Sequence[Any],
@@ -350,7 +362,9 @@ def submit_reduce_scatter(owner: Any, run: HostRun, inputs: Sequence[Any], outpu
     c.expect_sizes(outs, [size for _, size in chunks(n, c.g)], "outputs")
     code = c.reducible(ins, op)
     c.disjoint(ins, outs)
-    return c.submit(ins, outs, False, ring_reduce_scatter(code, n))
+    from simpler.host import mpi_collectives as m
+    return c.submit(ins, outs, False, c.choose(lambda: ring_reduce_scatter(code, n),
+                                               lambda g: m.reduce_scatter(g, code, n)))
 
 
 def submit_all_gather(owner: Any, run: HostRun, inputs: Sequence[Any], outputs: Sequence[Any],
@@ -361,7 +375,9 @@ def submit_all_gather(owner: Any, run: HostRun, inputs: Sequence[Any], outputs: 
     sizes = [a.n for a in ins]
     c.expect_sizes(outs, [sum(sizes)] * c.g, "outputs")
     c.disjoint(ins, outs)
-    return c.submit(ins, outs, False, ring_all_gather(sizes))
+    from simpler.host import mpi_collectives as m
+    return c.submit(ins, outs, False, c.choose(lambda: ring_all_gather(sizes),
+                                               lambda g: m.all_gather(g, sizes)))
 
 
 def submit_broadcast(owner: Any, run: HostRun, tensors: Sequence[Any], root: int,
@@ -372,7 +388,9 @@ def submit_broadcast(owner: Any, run: HostRun, tensors: Sequence[Any], root: int
     if not isinstance(root, int) or not 0 <= root < c.g:
         raise SimplerValueError(f"{c.api}: root must be an index into the group 0..{c.g - 1}, got {root!r}")
     c.disjoint(arrays)
-    return c.submit(arrays, [], True, tree_broadcast(root, n))
+    from simpler.host import mpi_collectives as m
+    return c.submit(arrays, [], True, c.choose(lambda: tree_broadcast(root, n),
+                                               lambda g: m.broadcast(g, root, n)))
 
 
 def submit_all_to_all(owner: Any, run: HostRun, inputs: Sequence[Any], outputs: Sequence[Any],
@@ -383,7 +401,9 @@ def submit_all_to_all(owner: Any, run: HostRun, inputs: Sequence[Any], outputs: 
     n = c.same_size(ins, "inputs")
     c.expect_sizes(outs, [c.g * size for _, size in chunks(n, c.g)], "outputs")
     c.disjoint(ins, outs)
-    return c.submit(ins, outs, False, pairwise_all_to_all(n))
+    from simpler.host import mpi_collectives as m
+    return c.submit(ins, outs, False, c.choose(lambda: pairwise_all_to_all(n),
+                                               lambda g: m.all_to_all(g, n)))
 
 
 COLLECTIVES: Dict[str, Callable[..., int]] = {

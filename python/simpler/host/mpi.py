@@ -471,6 +471,41 @@ class MpiTransport(ChipTransport):
             send.result()
             receive.result()
 
+    # ---- MPI's own collectives (simpler.host.mpi_collectives) -------------------------------
+    def mpi_group(self, slots: Sequence[int]) -> Optional[List[int]]:
+        """The chip index on each rank when ``slots`` is one chip on every rank in rank order
+        and device memory is addressable (MPI's collectives can carry the collective), else
+        None (simpler's ring / tree carries it)."""
+        size = self.link.size
+        if not self._direct or size < 2 or len(slots) != size:
+            return None
+        where = [self._loc(slot) for slot in slots]
+        if [rank for rank, _ in where] != list(range(size)):
+            return None
+        return [local for _, local in where]
+
+    def launch_collective(self, parts: Sequence[Tuple[List[int], List[int]]],
+                          what: str) -> Tuple[Any, List[_Pending]]:
+        """Posts one collective on every rank — parts[r] = (header, counts) of rank r — in
+        one order on all of them (under one lock); returns rank 0's posted part and the
+        pending replies of the others."""
+        with self.collective_lock:
+            remote = [self.client.begin_data(rank, header, what,
+                                             np.asarray(counts, dtype=np.int64).tobytes())
+                      for rank, (header, counts) in enumerate(parts) if rank > 0]
+            local = self.native.post_collective(parts[0][0], parts[0][1])
+        return local, remote
+
+    def wait_collective(self, local: Any, what: str) -> None:
+        outcome, error = local.wait(self.native, list(range(1, self.link.size)))
+        if outcome == _PEER_DEAD:
+            rank = int(error.split()[-1])
+            self.link.check(rank, what)
+            raise RankError(f"rank {rank} stopped answering; {what} abandoned", rank,
+                            PTO_RUNTIME_ERR_TIMEOUT)
+        if outcome != _DONE:
+            raise RankError(f"rank 0: MPI failed during {what}: {error}", 0)
+
     def close(self) -> Dict[int, BaseException]:  # pragma: no cover - MpiWorker closes
         return self.local.close()
 

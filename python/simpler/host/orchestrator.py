@@ -204,6 +204,7 @@ class HostRun:
         self.h2d_bytes = 0
         self.local_bytes = 0     # device-to-device within one chip (between range buffers)
         self.d2h_bytes = 0
+        self.mpi_collectives = 0  # level 4: collectives carried by MPI's own collectives
         self._assigned = [0] * transport.chip_count
         self.peer_received = [0] * transport.chip_count
         self._count_lock = threading.Lock()
@@ -274,10 +275,15 @@ class HostRun:
                 self.peer_bytes += nbytes
                 self.peer_received[dst_slot] += nbytes
 
+    def count_mpi_collective(self) -> None:
+        with self._count_lock:
+            self.mpi_collectives += 1
+
     def stats(self) -> Dict[str, Any]:
         return {"tasks": len(self.tasks), "h2d_bytes": self.h2d_bytes,
                 "d2h_bytes": self.d2h_bytes, "peer_bytes": self.peer_bytes,
-                "local_bytes": self.local_bytes, "peer_received": list(self.peer_received)}
+                "local_bytes": self.local_bytes, "peer_received": list(self.peer_received),
+                "mpi_collectives": self.mpi_collectives}
 
     # ---- completion -----------------------------------------------------------------------
     def finish(self) -> Optional[BaseException]:
