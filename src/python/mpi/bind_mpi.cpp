@@ -115,6 +115,28 @@ std::unique_ptr<PyCall> begin(Link& link, int dest, const std::vector<int64_t>& 
                                   std::nullopt);
 }
 
+// A collective of this rank's chip in flight (post_collective() ... wait()).
+class PyCollective {
+ public:
+  explicit PyCollective(std::unique_ptr<simpler::mpi::PostedCollective> posted)
+      : posted_(std::move(posted)) {}
+
+  std::tuple<int, std::string> wait(Link& link, const std::vector<int>& members) {
+    if (!posted_) return {static_cast<int>(Outcome::kMpiError), "already awaited"};
+    std::string error;
+    Outcome outcome;
+    {
+      py::gil_scoped_release release;
+      outcome = link.wait_collective(posted_, members, &error);
+    }
+    posted_.reset();
+    return {static_cast<int>(outcome), error};
+  }
+
+ private:
+  std::unique_ptr<simpler::mpi::PostedCollective> posted_;
+};
+
 }  // namespace
 
 PYBIND11_MODULE(_mpi_native, m) {
@@ -124,6 +146,9 @@ PYBIND11_MODULE(_mpi_native, m) {
   py::class_<PyCall>(m, "Call").def(
       "wait", [](PyCall& c, Link& link, int64_t spin_ns) { return c.wait(link, spin_ns); },
       py::arg("link"), py::arg("spin_ns") = 200000);
+
+  py::class_<PyCollective>(m, "Collective")
+      .def("wait", &PyCollective::wait, py::arg("link"), py::arg("members"));
 
   py::class_<Link>(m, "Link")
       .def(py::init([](uintptr_t ctrl, uintptr_t data, uintptr_t coll, double rank_timeout,
@@ -234,12 +259,16 @@ PYBIND11_MODULE(_mpi_native, m) {
              py::gil_scoped_release release;
              l.reply(dest, rid, simpler::mpi::ReplyHead{status, code}, bytes);
            })
-      .def("collective", [](Link& l, const std::vector<int64_t>& fields,
-                            const std::vector<int64_t>& counts, const std::vector<int>& members) {
-        Header h = header_of(fields);
-        std::string error;
-        py::gil_scoped_release release;
-        const Outcome outcome = l.collective(h, counts.data(), counts.size(), members, &error);
-        return std::make_tuple(static_cast<int>(outcome), error);
-      });
+      .def("post_collective",
+           [](Link& l, const std::vector<int64_t>& fields, const std::vector<int64_t>& counts) {
+             Header h = header_of(fields);
+             std::string error;
+             std::unique_ptr<simpler::mpi::PostedCollective> posted;
+             {
+               py::gil_scoped_release release;
+               posted = l.post_collective(h, counts.data(), counts.size(), &error);
+             }
+             if (!posted) throw py::value_error(error);
+             return std::make_unique<PyCollective>(std::move(posted));
+           });
 }

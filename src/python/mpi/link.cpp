@@ -1,5 +1,6 @@
 #include "link.h"
 
+#include <climits>
 #include <cstring>
 #include <utility>
 
@@ -17,6 +18,11 @@ constexpr int64_t kIdleMinNs = 20'000;  // then sleep 20 us, doubling up to 200 
 constexpr int64_t kIdleMaxNs = 200'000;
 constexpr int64_t kWaitMinSleepNs = 10'000;
 constexpr int64_t kWaitMaxSleepNs = 1'000'000;
+// A transfer or collective in flight progresses only while some thread calls into MPI (a
+// large message moves in fragments, each needing a test on both sides): while one is in
+// flight the waiter and the progress thread keep testing, yielding the core, for up to
+// this long, then fall back to short sleeps.
+constexpr int64_t kInFlightSpinNs = 100'000'000;
 
 void* as_ptr(int64_t addr) { return reinterpret_cast<void*>(static_cast<uintptr_t>(addr)); }
 
@@ -41,6 +47,7 @@ bool test(MPI_Request* request) {
 Outcome Call::wait(Link& link, int64_t spin_ns) {
   if (dead_) return Outcome::kPeerDead;
   Backoff backoff(spin_ns, kWaitMinSleepNs, kWaitMaxSleepNs);
+  const int64_t started = now_ns();
   while (true) {
     const bool sent = test(&send_);
     const bool moved = test(&data_);
@@ -80,7 +87,11 @@ Outcome Call::wait(Link& link, int64_t spin_ns) {
       abandon();
       return Outcome::kPeerDead;
     }
-    backoff.pause();
+    if (!moved && now_ns() - started < kInFlightSpinNs) {
+      sched_yield();
+    } else {
+      backoff.pause();
+    }
   }
 }
 
@@ -223,13 +234,18 @@ void Link::reply(int dest, int64_t rid, ReplyHead head, const std::string& paylo
   }
 }
 
-Outcome Link::collective(const Header& h, const int64_t* counts, size_t ncounts,
-                         const std::vector<int>& members, std::string* error) {
+std::unique_ptr<PostedCollective> Link::post_collective(const Header& h, const int64_t* counts,
+                                                        size_t ncounts, std::string* error) {
   auto posted = std::make_unique<PostedCollective>();
-  if (!posted->post(config_.coll, h, counts, ncounts, error)) return Outcome::kMpiError;
+  if (!posted->post(config_.coll, h, counts, ncounts, error)) return nullptr;
+  return posted;
+}
+
+Outcome Link::wait_collective(std::unique_ptr<PostedCollective>& posted,
+                              const std::vector<int>& members, std::string* error) {
   // A collective progresses only while some thread is inside MPI: keep testing, with the
   // bounded spin and short sleeps of every wait here.
-  Backoff backoff(2'000'000, kWaitMinSleepNs, 100'000);
+  Backoff backoff(kInFlightSpinNs, kWaitMinSleepNs, 100'000);
   while (!test(&posted->request())) {
     for (int member : members) {
       if (!liveness_.alive(member)) {
@@ -269,7 +285,7 @@ void Link::loop() {
     // Spin (yielding) right after traffic: the next message is likely soon. A transfer in
     // flight is tested every 20 us after that (it progresses only inside MPI calls).
     // Otherwise sleep, longer the longer it stays quiet.
-    if (now - last_busy < kHotNs) {
+    if (now - last_busy < kHotNs || now - in_flight_since() < kInFlightSpinNs) {
       sched_yield();
     } else if (!pending_.empty()) {
       std::this_thread::sleep_for(std::chrono::nanoseconds(kIdleMinNs));
@@ -368,6 +384,7 @@ void Link::handle(int source, Header h, std::string payload) {
     p.request = posted->request();
     posted->request() = MPI_REQUEST_NULL;
     p.coll = std::move(posted);
+    p.started = now_ns();
     p.reply_to = source;
     p.rid = h.rid;
     pending_.push_back(std::move(p));
@@ -409,6 +426,7 @@ void Link::handle(int source, Header h, std::string payload) {
   Pending p;
   p.reply_to = source;
   p.rid = h.rid;
+  p.started = now_ns();
   const int count = static_cast<int>(h.nbytes);
   if (h.kind == kCopyTo) {
     p.recv = true;
@@ -419,6 +437,14 @@ void Link::handle(int source, Header h, std::string payload) {
               config_.data, &p.request);
   }
   pending_.push_back(std::move(p));
+}
+
+int64_t Link::in_flight_since() const {
+  int64_t oldest = INT64_MIN;
+  for (const Pending& p : pending_) {
+    if (p.reply_to >= 0 && (oldest == INT64_MIN || p.started < oldest)) oldest = p.started;
+  }
+  return oldest == INT64_MIN ? INT64_MIN / 2 : oldest;
 }
 
 bool Link::poll_pending() {

@@ -45,6 +45,10 @@ class Link;
 // wait(), on the thread that calls it.
 class Call {
  public:
+  Call() = default;
+  Call(const Call&) = delete;
+  Call& operator=(const Call&) = delete;
+  ~Call() { abandon(); }  // a call dropped unawaited (its run failed elsewhere)
   Outcome wait(Link& link, int64_t spin_ns);
   const ReplyHead& head() const { return head_; }
   const std::string& payload() const { return payload_; }
@@ -107,10 +111,14 @@ class Link {
   // The reply to request `rid` of `dest` (any thread).
   void reply(int dest, int64_t rid, ReplyHead head, const std::string& payload);
 
-  // A collective of this rank's chip, posted now (in the order rank 0 launches them) and
-  // awaited with the liveness of every member rank.
-  Outcome collective(const Header& h, const int64_t* counts, size_t ncounts,
-                     const std::vector<int>& members, std::string* error);
+  // A collective of this rank's chip, posted now (rank 0 posts them in the order it
+  // launches them to the other members); nullptr with `error` set if MPI refused it.
+  std::unique_ptr<PostedCollective> post_collective(const Header& h, const int64_t* counts,
+                                                    size_t ncounts, std::string* error);
+  // Awaits a posted collective with the liveness of every member rank. On kPeerDead the
+  // collective is left to MPI (it may be neither freed nor cancelled) and `posted` released.
+  Outcome wait_collective(std::unique_ptr<PostedCollective>& posted,
+                          const std::vector<int>& members, std::string* error);
 
   // Whether [addr, addr+nbytes) lies in one live allocation of this rank's chip `slot`.
   bool device_range(int64_t slot, int64_t addr, int64_t nbytes, std::string* error) const;
@@ -125,6 +133,7 @@ class Link {
     MPI_Request request = MPI_REQUEST_NULL;
     int reply_to = -1;  // -1: an outgoing message (no reply when it completes)
     bool recv = false;  // a receive (cancelled if abandoned)
+    int64_t started = 0;
     int64_t rid = 0;
     std::unique_ptr<std::string> keep;       // bytes MPI reads until completion
     std::unique_ptr<PostedCollective> coll;  // a collective's count arrays
@@ -136,6 +145,7 @@ class Link {
   void answer(int dest, int64_t rid, int64_t status, int64_t code, const std::string& payload);
   void fail(int dest, int64_t rid, const std::string& message, int64_t code = 0);
   bool poll_pending();
+  int64_t in_flight_since() const;  // start of the oldest transfer/collective in flight
   void heartbeats();
   void to_python(Message m);
 
