@@ -15,8 +15,7 @@ namespace simpler::test {
 class ScratchDir {
  public:
   ScratchDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "simpler-test-XXXXXX").string();
+    std::string pattern = (std::filesystem::temp_directory_path() / "simpler-test-XXXXXX").string();
     if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
     path_ = pattern;
   }
