@@ -32,7 +32,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from simpler.errors import PTO_RUNTIME_ERR_TIMEOUT, ChipWorkerError
+from simpler.errors import (PTO_RUNTIME_ERR_TIMEOUT, ChipWorkerError, SimplerRuntimeError,
+                            SimplerValueError)
 from simpler.host.errors import ChipGroupError, RankError
 from simpler.host.host_worker import CallableHandle, HostWorker, check_mode, validate_device_ids
 from simpler.host.transport import ChipTransport, LocalTransport, TensorRef
@@ -104,8 +105,8 @@ class _Link:
     def __init__(self, comm: Any, rank_timeout: float, heartbeat: float) -> None:
         MPI = _mpi()
         if MPI.Query_thread() < MPI.THREAD_MULTIPLE:
-            raise RuntimeError("Worker(level=4): MPI was initialized without THREAD_MULTIPLE; "
-                               "import simpler (or mpi4py with its default) before MPI_Init")
+            raise SimplerRuntimeError("Worker(level=4): MPI was initialized without THREAD_MULTIPLE; "
+                                      "import simpler (or mpi4py with its default) before MPI_Init")
         native = _native()
         self.ctrl = comm.Dup()
         self.data = comm.Dup()
@@ -215,7 +216,7 @@ def _outcome(link: _Link, rank: int, what: str, result: tuple, python: bool) -> 
     message = payload.decode(errors="replace")
     if code:
         raise ChipWorkerError(f"rank {rank}: {message}", code)
-    raise ValueError(f"rank {rank}: {message}")
+    raise SimplerValueError(f"rank {rank}: {message}")
 
 
 class _Client:
@@ -344,6 +345,7 @@ class MpiTransport(ChipTransport):
         self._where = [(rank, index % per_rank) for index, (rank, _) in enumerate(chips)]
         self.collective_lock = threading.Lock()   # MPI collectives launch in one order
         self.native = link.native
+        self.mpi_collectives = True               # Worker(level=4).mpi_collectives
         self._direct = local.addressable
         if self._direct:                          # before the link starts
             self.native.serve_devices(local.device_ids)
@@ -430,7 +432,7 @@ class MpiTransport(ChipTransport):
             return
         view = memoryview(dst).cast("B")
         if view.readonly:
-            raise ValueError("copy_from: the destination buffer is read-only")
+            raise SimplerValueError("copy_from: the destination buffer is read-only")
         self._receive_from(rank, local, src, np.frombuffer(view, dtype=np.uint8))
 
     def copy_peer(self, dst_slot: int, dst: int, src_slot: int, src: int, nbytes: int) -> None:
@@ -471,17 +473,29 @@ class MpiTransport(ChipTransport):
             receive.result()
 
     # ---- MPI's own collectives (simpler.host.mpi_collectives) -------------------------------
+    def mpi_plan(self, slots: Sequence[int]) -> Optional[List[List[int]]]:
+        """Per rank, the group indices of its chips, when the group has a chip on every rank
+        and device memory is addressable (MPI's collectives can carry the collective between
+        the ranks), else None (simpler's ring / tree carries it)."""
+        size = self.link.size
+        if not self._direct or not self.mpi_collectives or size < 2:
+            return None
+        plan: List[List[int]] = [[] for _ in range(size)]
+        for index, slot in enumerate(slots):
+            plan[self._loc(slot)[0]].append(index)
+        return plan if all(plan) else None
+
     def mpi_group(self, slots: Sequence[int]) -> Optional[List[int]]:
         """The chip index on each rank when ``slots`` is one chip on every rank in rank order
-        and device memory is addressable (MPI's collectives can carry the collective), else
-        None (simpler's ring / tree carries it)."""
-        size = self.link.size
-        if not self._direct or size < 2 or len(slots) != size:
+        (every collective then is one MPI collective), else None."""
+        plan = self.mpi_plan(slots)
+        if plan is None or plan != [[rank] for rank in range(self.link.size)]:
             return None
-        where = [self._loc(slot) for slot in slots]
-        if [rank for rank, _ in where] != list(range(size)):
-            return None
-        return [local for _, local in where]
+        return [self._loc(slot)[1] for slot in slots]
+
+    def local_index(self, slot: int) -> int:
+        """The chip index of a slot on its own rank."""
+        return self._loc(slot)[1]
 
     def launch_collective(self, parts: Sequence[Tuple[List[int], List[int]]],
                           what: str) -> Tuple[Any, List[_Pending]]:
@@ -503,7 +517,7 @@ class MpiTransport(ChipTransport):
             raise RankError(f"rank {rank} stopped answering; {what} abandoned", rank,
                             PTO_RUNTIME_ERR_TIMEOUT)
         if outcome != _DONE:
-            raise RuntimeError(f"rank 0: MPI failed during {what}: {error}")
+            raise RankError(f"rank 0: MPI failed during {what}: {error}", 0)
 
     def close(self) -> Dict[int, BaseException]:  # pragma: no cover - MpiWorker closes
         return self.local.close()
@@ -516,20 +530,22 @@ class MpiWorker(HostWorker):
                  device_id: Optional[int] = None, platform: str = "a2a3sim",
                  runtime: str = "tensormap_and_ringbuffer", execution_mode: str = "program",
                  enable_sdma: bool = False, lib_dir: Any = None, comm: Any = None,
-                 rank_timeout: float = 10.0, heartbeat: Optional[float] = None) -> None:
+                 rank_timeout: float = 10.0, heartbeat: Optional[float] = None,
+                 mpi_collectives: bool = True) -> None:
         api = "Worker(level=4)"
         check_mode(level, execution_mode)
         if device_id is not None:
-            raise ValueError(f"{api}: takes device_ids=[...] (this rank's chips), not device_id")
+            raise SimplerValueError(f"{api}: takes device_ids=[...] (this rank's chips), not device_id")
         if not isinstance(rank_timeout, (int, float)) or rank_timeout <= 0:
-            raise ValueError(f"{api}: rank_timeout must be a positive number of seconds, got "
-                             f"{rank_timeout!r}")
+            raise SimplerValueError(f"{api}: rank_timeout must be a positive number of seconds, got "
+                                    f"{rank_timeout!r}")
         ids = validate_device_ids(device_ids, platform, api)
         MPI = _mpi()
         self._comm = comm if comm is not None else MPI.COMM_WORLD
         self._rank = self._comm.Get_rank()
         self._size = self._comm.Get_size()
         self._rank_timeout = float(rank_timeout)
+        self._mpi_collectives = bool(mpi_collectives)
         self._heartbeat = float(heartbeat) if heartbeat else min(0.25, self._rank_timeout / 5)
         self._local = LocalTransport(ids, platform, runtime, lib_dir=_path(lib_dir),
                                      enable_sdma=enable_sdma)
@@ -556,15 +572,28 @@ class MpiWorker(HostWorker):
     def rank_timeout(self) -> float:
         return self._rank_timeout
 
+    @property
+    def mpi_collectives(self) -> bool:
+        """Whether collectives spanning every rank may take MPI's own collectives (True by
+        default; False makes every collective take simpler's ring / tree, e.g. to compare).
+        Settable on rank 0 between runs."""
+        return self._mpi_collectives
+
+    @mpi_collectives.setter
+    def mpi_collectives(self, value: bool) -> None:
+        self._mpi_collectives = bool(value)
+        if self._transport is not None and hasattr(self._transport, "mpi_collectives"):
+            self._transport.mpi_collectives = self._mpi_collectives
+
     # ---- lifecycle ----------------------------------------------------------------------
     def init(self, prewarm_config: Any = None, *, config: Any = None) -> None:
         """Collective: every rank brings its chips up, or every rank rolls back (a failure
         anywhere raises ChipGroupError naming (rank, device) on every rank)."""
         if config is not None:
-            raise ValueError("Worker(level=4).init: config= is the kernel-mode keyword")
+            raise SimplerValueError("Worker(level=4).init: config= is the kernel-mode keyword")
         with self._lifecycle:
             if self._state != "NEW":
-                raise RuntimeError(f"Worker(level=4).init: the worker is {self._state}")
+                raise SimplerRuntimeError(f"Worker(level=4).init: the worker is {self._state}")
             link = self._link = _Link(self._comm, self._rank_timeout, self._heartbeat)
             statuses: Dict[int, Any] = {}
             arrived = threading.Event()
@@ -586,6 +615,7 @@ class MpiWorker(HostWorker):
                 self._server = _Server(link, self._local)
             else:
                 self._transport = MpiTransport(link, self._local, self._chips)
+                self._transport.mpi_collectives = self._mpi_collectives
             link.start()
             mine = {}
             try:
@@ -730,9 +760,9 @@ class MpiWorker(HostWorker):
     # ---- rank 0 only --------------------------------------------------------------------
     def _require_orchestrator(self, api: str) -> None:
         if self._rank != 0:
-            raise RuntimeError(f"Worker(level=4).{api}: only rank 0 runs host orchestrations "
-                               f"and addresses chips; rank {self._rank} serves its chips "
-                               "(docs/multi-host.md)")
+            raise SimplerRuntimeError(f"Worker(level=4).{api}: only rank 0 runs host orchestrations "
+                                      f"and addresses chips; rank {self._rank} serves its chips "
+                                      "(docs/multi-host.md)")
 
     def _require_ready(self, api: str) -> None:
         self._require_orchestrator(api)
