@@ -108,6 +108,9 @@ int64_t KernelMode::prepare(const void* image, size_t size) {
     if (other.size == size && std::memcmp(other.bytes, image, size) == 0) same_image = &other;
   }
   const CodeArena::Mark mark = arena_.mark();
+  // A full arena grows by a device allocation: on this context's device, whatever device
+  // (if any) is current on the calling thread (a prepare from another thread than init's).
+  ScopedDevice on_device(device_);
   const uint8_t* uploaded = arena_.upload(image, size);
   try {
     callables_.push_back(make_resident(uploaded, size, same_image));
@@ -193,9 +196,10 @@ int KernelMode::run_launch(void* p) {
   const int status =
       self.engine_->execute(*record->program, record->expanded_args(scratch), nullptr, &error);
   if (status != SIMPLER_OK) {
+    // The engine's message names the kernel and the task; the status name ends it once.
     self.launch_error_.set("kernel launch of callable " + std::to_string(record->callable_id) +
-                           " failed: " + simpler_status_name(status) +
-                           (error.empty() ? "" : ": " + error));
+                           (error.empty() ? " failed" : ": " + error) + " [" +
+                           simpler_status_name(status) + "]");
   }
   return status;
 }

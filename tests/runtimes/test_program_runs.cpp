@@ -252,7 +252,9 @@ TEST_P(ProgramRuns, CallableRegistryRules) {
   uint64_t run_id = 0;
   ASSERT_STATUS(SIMPLER_OK, abi().prepare_run(ctx(), first, &args, nullptr, &run_id));
   EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE, abi().unregister_callable(ctx(), first));
-  EXPECT_NE(last_error(abi(), ctx()).find("prepared run"), std::string::npos);
+  // Counted as a user would write it: "1 prepared run", not "1 prepared run(s)".
+  EXPECT_NE(last_error(abi(), ctx()).find("is used by 1 prepared run;"), std::string::npos)
+      << last_error(abi(), ctx());
   ASSERT_STATUS(SIMPLER_OK, abi().launch_run(ctx(), run_id));
   ASSERT_STATUS(SIMPLER_OK, abi().finalize_run(ctx(), run_id));
   EXPECT_STATUS(SIMPLER_OK, abi().unregister_callable(ctx(), first));

@@ -33,6 +33,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from simpler.errors import SimplerValueError
 from simpler.host.orchestrator import HostRun, _Task, host_range
 
 REDUCE_KEY = 0   # the transport key of the reduction program (user callables start at 1)
@@ -77,11 +78,11 @@ class _Array:
             try:
                 dtype = DataType.from_numpy(self.array.dtype)
             except (TypeError, ValueError) as error:
-                raise ValueError(f"{what}: {error}") from None
+                raise SimplerValueError(f"{what}: {error}") from None
         self.dtype = DataType(dtype)
         if self.dtype.element_size != self.array.itemsize:
-            raise ValueError(f"{what}: dtype {self.dtype.name} has {self.dtype.element_size}-byte "
-                             f"elements but the array's are {self.array.itemsize} bytes")
+            raise SimplerValueError(f"{what}: dtype {self.dtype.name} has {self.dtype.element_size}-byte "
+                                    f"elements but the array's are {self.array.itemsize} bytes")
         self.n = self.array.size
 
 
@@ -97,10 +98,10 @@ class Collective:
             chips = owner.device_ids
         chips = list(chips)
         if not chips:
-            raise ValueError(f"{self.api}: the group of chips is empty")
+            raise SimplerValueError(f"{self.api}: the group of chips is empty")
         self.slots = [owner._slot_of(c, kind) for c in chips]
         if len(set(self.slots)) != len(self.slots):
-            raise ValueError(f"{self.api}: a chip appears twice in the group {chips}")
+            raise SimplerValueError(f"{self.api}: a chip appears twice in the group {chips}")
         self.g = len(self.slots)
         # Level 4: the local chip index on each rank when the group maps onto the ranks
         # (one chip per rank, in rank order) and MPI's own collectives can carry it.
@@ -119,34 +120,34 @@ class Collective:
     def arrays(self, values: Sequence[Any], name: str, dtype: Any,
                allow_empty: bool = False) -> List[_Array]:
         if not isinstance(values, (list, tuple)) or len(values) != self.g:
-            raise ValueError(f"{self.api}: {name} must be a list of {self.g} arrays (one per chip "
-                             f"of the group), got {_count(values)}")
+            raise SimplerValueError(f"{self.api}: {name} must be a list of {self.g} arrays (one per chip "
+                                    f"of the group), got {_count(values)}")
         out = [_Array(v, f"{self.api} {name}[{i}]", dtype, allow_empty)
                for i, v in enumerate(values)]
         for i, a in enumerate(out):
             self.owner._check_fits(self.slots[i], a.hi - a.lo, f"{self.api} {name}[{i}]")
         if len({a.dtype for a in out}) != 1:
-            raise ValueError(f"{self.api}: {name} mix dtypes {[a.dtype.name for a in out]}")
+            raise SimplerValueError(f"{self.api}: {name} mix dtypes {[a.dtype.name for a in out]}")
         return out
 
     def same_size(self, arrays: Sequence[_Array], name: str) -> int:
         sizes = [a.n for a in arrays]
         if len(set(sizes)) != 1:
-            raise ValueError(f"{self.api}: {name} must all have the same size, got {sizes}")
+            raise SimplerValueError(f"{self.api}: {name} must all have the same size, got {sizes}")
         return sizes[0]
 
     def expect_sizes(self, arrays: Sequence[_Array], sizes: Sequence[int], name: str) -> None:
         got = [a.n for a in arrays]
         if got != list(sizes):
-            raise ValueError(f"{self.api}: {name} must have sizes {list(sizes)} (elements), "
-                             f"got {got}")
+            raise SimplerValueError(f"{self.api}: {name} must have sizes {list(sizes)} (elements), "
+                                    f"got {got}")
 
     def reducible(self, arrays: Sequence[_Array], op: str) -> int:
         if op not in OPS:
-            raise ValueError(f"{self.api}: op must be one of {sorted(OPS)}, got {op!r}")
+            raise SimplerValueError(f"{self.api}: op must be one of {sorted(OPS)}, got {op!r}")
         if arrays[0].dtype.name not in _REDUCIBLE:
-            raise ValueError(f"{self.api}: reductions support {', '.join(_REDUCIBLE)}; got "
-                             f"{arrays[0].dtype.name}")
+            raise SimplerValueError(f"{self.api}: reductions support {', '.join(_REDUCIBLE)}; got "
+                                    f"{arrays[0].dtype.name}")
         if self.mpi is None:              # MPI's collectives reduce without it
             self.owner._ensure_reduce_program()
         return OPS[op]
@@ -157,8 +158,8 @@ class Collective:
         for i, a in enumerate(flat):
             for b in flat[i + 1:]:
                 if a is not b and a.lo < b.hi and b.lo < a.hi and a.array is not b.array:
-                    raise ValueError("collective: the arrays of different chips overlap in host "
-                                     "memory; give every chip its own array")
+                    raise SimplerValueError("collective: the arrays of different chips overlap in host "
+                                            "memory; give every chip its own array")
 
     def submit(self, reads: Sequence[_Array], writes: Sequence[_Array], inout: bool,
                body: Callable[["Step", int], None]) -> int:
@@ -392,7 +393,7 @@ def submit_broadcast(owner: Any, run: HostRun, tensors: Sequence[Any], root: int
     arrays = c.arrays(tensors, "tensors", dtype)
     n = c.same_size(arrays, "tensors")
     if not isinstance(root, int) or not 0 <= root < c.g:
-        raise ValueError(f"{c.api}: root must be an index into the group 0..{c.g - 1}, got {root!r}")
+        raise SimplerValueError(f"{c.api}: root must be an index into the group 0..{c.g - 1}, got {root!r}")
     c.disjoint(arrays)
     from simpler.host import mpi_collectives as m
     return c.submit(arrays, [], True, c.choose(lambda: tree_broadcast(root, n),

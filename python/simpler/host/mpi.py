@@ -32,7 +32,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from simpler.errors import PTO_RUNTIME_ERR_TIMEOUT, ChipWorkerError
+from simpler.errors import (PTO_RUNTIME_ERR_TIMEOUT, ChipWorkerError, SimplerRuntimeError,
+                            SimplerValueError)
 from simpler.host.errors import ChipGroupError, RankError
 from simpler.host.host_worker import CallableHandle, HostWorker, check_mode, validate_device_ids
 from simpler.host.transport import ChipTransport, LocalTransport, TensorRef
@@ -104,8 +105,8 @@ class _Link:
     def __init__(self, comm: Any, rank_timeout: float, heartbeat: float) -> None:
         MPI = _mpi()
         if MPI.Query_thread() < MPI.THREAD_MULTIPLE:
-            raise RuntimeError("Worker(level=4): MPI was initialized without THREAD_MULTIPLE; "
-                               "import simpler (or mpi4py with its default) before MPI_Init")
+            raise SimplerRuntimeError("Worker(level=4): MPI was initialized without THREAD_MULTIPLE; "
+                                      "import simpler (or mpi4py with its default) before MPI_Init")
         native = _native()
         self.ctrl = comm.Dup()
         self.data = comm.Dup()
@@ -220,7 +221,7 @@ def _outcome(link: _Link, rank: int, what: str, result: tuple, python: bool) -> 
     message = payload.decode(errors="replace")
     if code:
         raise ChipWorkerError(f"rank {rank}: {message}", code)
-    raise ValueError(f"rank {rank}: {message}")
+    raise SimplerValueError(f"rank {rank}: {message}")
 
 
 class _Client:
@@ -436,7 +437,7 @@ class MpiTransport(ChipTransport):
             return
         view = memoryview(dst).cast("B")
         if view.readonly:
-            raise ValueError("copy_from: the destination buffer is read-only")
+            raise SimplerValueError("copy_from: the destination buffer is read-only")
         self._receive_from(rank, local, src, np.frombuffer(view, dtype=np.uint8))
 
     def copy_peer(self, dst_slot: int, dst: int, src_slot: int, src: int, nbytes: int) -> None:
@@ -521,7 +522,7 @@ class MpiTransport(ChipTransport):
             raise RankError(f"rank {rank} stopped answering; {what} abandoned", rank,
                             PTO_RUNTIME_ERR_TIMEOUT)
         if outcome != _DONE:
-            raise RuntimeError(f"rank 0: MPI failed during {what}: {error}")
+            raise RankError(f"rank 0: MPI failed during {what}: {error}", 0)
 
     def close(self) -> Dict[int, BaseException]:  # pragma: no cover - MpiWorker closes
         return self.local.close()
@@ -539,10 +540,10 @@ class MpiWorker(HostWorker):
         api = "Worker(level=4)"
         check_mode(level, execution_mode)
         if device_id is not None:
-            raise ValueError(f"{api}: takes device_ids=[...] (this rank's chips), not device_id")
+            raise SimplerValueError(f"{api}: takes device_ids=[...] (this rank's chips), not device_id")
         if not isinstance(rank_timeout, (int, float)) or rank_timeout <= 0:
-            raise ValueError(f"{api}: rank_timeout must be a positive number of seconds, got "
-                             f"{rank_timeout!r}")
+            raise SimplerValueError(f"{api}: rank_timeout must be a positive number of seconds, got "
+                                    f"{rank_timeout!r}")
         ids = validate_device_ids(device_ids, platform, api)
         MPI = _mpi()
         self._comm = comm if comm is not None else MPI.COMM_WORLD
@@ -594,10 +595,10 @@ class MpiWorker(HostWorker):
         """Collective: every rank brings its chips up, or every rank rolls back (a failure
         anywhere raises ChipGroupError naming (rank, device) on every rank)."""
         if config is not None:
-            raise ValueError("Worker(level=4).init: config= is the kernel-mode keyword")
+            raise SimplerValueError("Worker(level=4).init: config= is the kernel-mode keyword")
         with self._lifecycle:
             if self._state != "NEW":
-                raise RuntimeError(f"Worker(level=4).init: the worker is {self._state}")
+                raise SimplerRuntimeError(f"Worker(level=4).init: the worker is {self._state}")
             link = self._link = _Link(self._comm, self._rank_timeout, self._heartbeat)
             statuses: Dict[int, Any] = {}
             arrived = threading.Event()
@@ -764,9 +765,9 @@ class MpiWorker(HostWorker):
     # ---- rank 0 only --------------------------------------------------------------------
     def _require_orchestrator(self, api: str) -> None:
         if self._rank != 0:
-            raise RuntimeError(f"Worker(level=4).{api}: only rank 0 runs host orchestrations "
-                               f"and addresses chips; rank {self._rank} serves its chips "
-                               "(docs/multi-host.md)")
+            raise SimplerRuntimeError(f"Worker(level=4).{api}: only rank 0 runs host orchestrations "
+                                      f"and addresses chips; rank {self._rank} serves its chips "
+                                      "(docs/multi-host.md)")
 
     def _require_ready(self, api: str) -> None:
         self._require_orchestrator(api)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import abc
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from simpler.errors import SimplerValueError
 # A tensor argument of a chip run: (device pointer on that chip, shape, DataType code).
 TensorRef = Tuple[int, Tuple[int, ...], int]
 
@@ -233,7 +234,7 @@ class LocalTransport(ChipTransport):
         import numpy as np
         from simpler import sim
         if sim.pointer_device(ptr, nbytes) != self._device_ids[slot]:
-            raise ValueError(f"device range {ptr:#x}+{nbytes} is not on {self.chip_name(slot)}")
+            raise SimplerValueError(f"device range {ptr:#x}+{nbytes} is not on {self.chip_name(slot)}")
         return np.frombuffer((ctypes.c_uint8 * nbytes).from_address(ptr), dtype=np.uint8)
 
     def read_device(self, slot: int, dst: Any, src: int) -> None:
