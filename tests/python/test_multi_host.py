@@ -66,3 +66,15 @@ def test_level4_construction_validates_before_touching_mpi():
         Worker(level=4, device_ids=[])
     with pytest.raises(ValueError, match="rank_timeout"):
         Worker(level=4, device_ids=[0], rank_timeout=0)
+
+
+def test_errors_wrapping_a_simpler_error_without_a_status_get_the_internal_code():
+    """A level-4 refusal (e.g. SimplerValueError from another rank) has code None; the task
+    and group errors wrapping it still carry an int status."""
+    from simpler.errors import PTO_RUNTIME_ERR_INTERNAL, SimplerValueError
+    from simpler.host import ChipGroupError, ChipTaskError
+    cause = SimplerValueError("rank 1: refused")
+    assert cause.code is None
+    assert ChipTaskError("task failed", "rank 1 device 0", 1, cause).code == \
+        PTO_RUNTIME_ERR_INTERNAL
+    assert ChipGroupError("close failed", {(1, 0): cause}).code == PTO_RUNTIME_ERR_INTERNAL

@@ -172,8 +172,8 @@ class _Link:
             source, kind, rid, payload = message
             if kind != _KIND_PYTHON:      # a copy this rank cannot serve natively
                 self.native.reply(source, rid, _NATIVE_ERROR, 0, (
-                    f"rank {self.rank}: transfers between ranks need device memory MPI can "
-                    "address (the simulator's); this platform's chips have none").encode())
+                    "transfers between ranks need device memory MPI can address (the "
+                    "simulator's); this platform's chips have none").encode())
                 continue
             try:
                 decoded = pickle.loads(payload)
