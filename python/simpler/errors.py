@@ -132,8 +132,17 @@ class KernelTimeoutError(ChipWorkerError, TimeoutError):
     is failed: only close() is allowed (docs/faults.md)."""
 
 
+class ClusterUnavailableError(ChipWorkerError):
+    """A cluster (MIX) task asked for more clusters than the chip has, so it could never
+    start; refused at submit (code SIMPLER_CHIP_ERR_CLUSTER_UNAVAILABLE), nothing of it ran.
+    Submit ``block_num`` at most the chip's cluster count (``simpler.sim`` topology), or split
+    the work into several cluster tasks."""
+
+
 def chip_worker_error_class(code: int) -> type:
     """The ChipWorkerError subclass a native status maps to."""
+    if code == STATUS_CODES["SIMPLER_CHIP_ERR_CLUSTER_UNAVAILABLE"]:
+        return ClusterUnavailableError
     if code == STATUS_CODES["SIMPLER_CHIP_ERR_KERNEL_FAULT"]:
         return KernelFaultError
     if code == STATUS_CODES["SIMPLER_CHIP_ERR_SCHEDULER_TIMEOUT"]:
