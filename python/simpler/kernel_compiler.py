@@ -28,7 +28,7 @@ from typing import Callable, List, Optional, Sequence
 
 from simpler import _log  # noqa: F401 - native log lines -> logging "simpler"
 from simpler import _native
-from simpler.errors import SimplerError
+from simpler.errors import SimplerError, SimplerValueError
 
 __all__ = ["KernelCompiler", "KernelCompileError", "KernelCacheError", "KernelBinary",
            "kernel_include_dir", "CompileJob", "CompileResult", "compile_many"]
@@ -120,8 +120,8 @@ ProgressCallback = Callable[[CompileResult, int, int], None]
 def _kind_of(job: CompileJob) -> str:
     kind = job.kind.lower()
     if kind not in ("aic", "aiv", "mix", "orchestration"):
-        raise ValueError(f"compile job {job.name or job.source[:40]!r}: kind must be 'aic', "
-                         f"'aiv', 'mix' or 'orchestration', got {job.kind!r}")
+        raise SimplerValueError(f"compile job {job.name or job.source[:40]!r}: kind must be 'aic', "
+                                f"'aiv', 'mix' or 'orchestration', got {job.kind!r}")
     return kind
 
 
@@ -139,7 +139,7 @@ def compile_many(compiler: "KernelCompiler", jobs: Sequence[CompileJob], *,
     jobs = list(jobs)
     kinds = [_kind_of(job) for job in jobs]
     if max_workers is not None and max_workers < 1:
-        raise ValueError(f"max_workers must be >= 1, got {max_workers}")
+        raise SimplerValueError(f"max_workers must be >= 1, got {max_workers}")
     workers = max_workers or os.cpu_count() or 1
 
     def run(index: int) -> CompileResult:

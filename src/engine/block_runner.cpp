@@ -7,15 +7,10 @@
 
 #include "fault_guard.h"
 #include "simpler/abi/status.h"
+#include "support/clock.h"
 
 namespace simpler::rt {
 namespace {
-
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 const char* core_type_name(uint32_t type) { return type == SIMPLER_CORE_AIC ? "AIC" : "AIV"; }
 
@@ -70,7 +65,9 @@ void run_block(ChipState& chip, TaskSlot& task, uint32_t block_idx, uint32_t cor
   RunObserver* observer = chip.observer.load(std::memory_order_relaxed);
   const BlockView view{task.id - chip.first_task, task.func_id, block_idx, core_type, core_id};
   const bool tracked = chip.running.tracking.load(std::memory_order_relaxed);
-  if (tracked) chip.running.enter(core_type, core_id, task.id, task.func_id, block_idx, now_ns());
+  if (tracked)
+    chip.running.enter(core_type, core_id, task.id, task.func_id, block_idx,
+                       support::steady_now_ns());
   if (observer != nullptr) observer->on_entry(lane, view);
   FaultInfo signal;
   const simpler_kernel_entry_fn entry = task.entry;

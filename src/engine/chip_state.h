@@ -84,8 +84,10 @@ struct ChipState {
   RunningBlocks running;  // what each core runs (watchdog messages)
   ClusterPool clusters;   // cluster (MIX) tasks
   // A caught signal or an abandoned run: the engine refuses every later run (sticky, like
-  // a CUDA context after a device fault); only release() is allowed.
-  std::atomic<bool> poisoned{false};
+  // a CUDA context after a device fault); only release() is allowed. On a line of its
+  // own: every kernel-mode launch reads it on the launching thread while the engine's
+  // threads write their neighbours.
+  alignas(64) std::atomic<bool> poisoned{false};
 
   // ---- per run ----
   RunStatus status;

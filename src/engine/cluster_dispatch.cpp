@@ -56,8 +56,8 @@ void choose_clusters(ChipState& chip, uint32_t count, uint32_t* chosen) {
 uint8_t* cluster_buffers(ClusterPool& pool) {
   std::lock_guard<std::mutex> lock(pool.buffers_mutex);
   if (!pool.buffers) {
-    pool.buffers.reset(new (std::nothrow)
-                           uint8_t[static_cast<size_t>(pool.clusters) * SIMPLER_CLUSTER_BUFFER_BYTES]);
+    pool.buffers.reset(new (
+        std::nothrow) uint8_t[static_cast<size_t>(pool.clusters) * SIMPLER_CLUSTER_BUFFER_BYTES]);
   }
   return pool.buffers.get();
 }
@@ -97,12 +97,13 @@ void start_reserved(ChipState& chip) {
 
   uint8_t* buffers = cluster_buffers(pool);
   if (buffers == nullptr) {
-    chip.fail(SIMPLER_CHIP_ERR_KERNEL_FAULT,
-              "cannot allocate the cluster buffers for " + task_name(chip, task.id) +
-                  " (out of host memory)");
+    chip.fail(SIMPLER_CHIP_ERR_KERNEL_FAULT, "cannot allocate the cluster buffers for " +
+                                                 task_name(chip, task.id) +
+                                                 " (out of host memory)");
   }
   const uint32_t parts = task.block_num * kClusterParts;
-  for (uint32_t b = 0; b < task.block_num; ++b) pool.sync[clusters[b]].start(&chip, &task, clusters[b]);
+  for (uint32_t b = 0; b < task.block_num; ++b)
+    pool.sync[clusters[b]].start(&chip, &task, clusters[b]);
   auto part = [&chip, &task, clusters, buffers](uint32_t i, uint32_t lane) {
     const uint32_t block = i / kClusterParts, within = i % kClusterParts;
     const uint32_t cluster = clusters[block];
@@ -111,16 +112,17 @@ void start_reserved(ChipState& chip) {
       const SimplerClusterOps ops = sync.ops_for(
           within, buffers + static_cast<size_t>(cluster) * SIMPLER_CLUSTER_BUFFER_BYTES);
       const uint32_t type = within == 0 ? SIMPLER_CORE_AIC : SIMPLER_CORE_AIV;
-      const uint32_t core = within == 0 ? cluster : SIMPLER_CLUSTER_AIV_CORES * cluster + within - 1;
+      const uint32_t core =
+          within == 0 ? cluster : SIMPLER_CLUSTER_AIV_CORES * cluster + within - 1;
       run_block(chip, task, block, type, core, lane, &ops);
     }
     sync.part_exit(within);
   };
   auto done = [&chip, &task, clusters](uint32_t) { finish_cluster_task(chip, task, clusters); };
   if (!pool.crew->launch(parts, part, done)) {
-    chip.fail(SIMPLER_CHIP_ERR_KERNEL_FAULT,
-              "cannot start the helper threads of " + task_name(chip, task.id) +
-                  " (a cluster task runs one host thread per core)");
+    chip.fail(SIMPLER_CHIP_ERR_KERNEL_FAULT, "cannot start the helper threads of " +
+                                                 task_name(chip, task.id) +
+                                                 " (a cluster task runs one host thread per core)");
     finish_cluster_task(chip, task, clusters);  // skipped: the run failed
   }
 }
@@ -141,7 +143,8 @@ bool start_cluster_task(ChipState& chip) {
   choose_clusters(chip, task->block_num, pool.chosen.get());
   pool.missing.store(1, std::memory_order_relaxed);  // this thread's guard
   for (uint32_t i = 0; i < task->block_num; ++i) {
-    for_each_core(pool.chosen[i], [&](uint32_t type, uint32_t id) { reserve_core(chip, type, id); });
+    for_each_core(pool.chosen[i],
+                  [&](uint32_t type, uint32_t id) { reserve_core(chip, type, id); });
   }
   if (pool.missing.fetch_sub(1, std::memory_order_acq_rel) != 1) return false;
   start_reserved(chip);

@@ -188,8 +188,8 @@ void ClusterSync::part_exit(uint32_t part) {
   parts_[part].wait = Wait::kExited;
   if (broken_) return;
   bool waiting = false;
-  for (const PartState& p : parts_) waiting = waiting || p.wait == Wait::kFlag ||
-                                              p.wait == Wait::kBarrier;
+  for (const PartState& p : parts_)
+    waiting = waiting || p.wait == Wait::kFlag || p.wait == Wait::kBarrier;
   if (waiting) (void)deadlocked();
 }
 

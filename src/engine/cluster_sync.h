@@ -44,8 +44,8 @@ class ClusterSync {
   enum class Wait : uint8_t { kRunning, kFlag, kBarrier, kExited };
   struct PartState {
     Wait wait = Wait::kRunning;
-    uint32_t flag = 0;          // kFlag: the flag waited for
-    uint64_t generation = 0;    // kBarrier: the barrier generation waited out
+    uint32_t flag = 0;        // kFlag: the flag waited for
+    uint64_t generation = 0;  // kBarrier: the barrier generation waited out
   };
   // A part's handle: what SimplerClusterOps::cluster points to.
   struct PartHandle {

@@ -25,17 +25,12 @@
 #include "simpler/abi/status.h"
 #include "simpler/log/log.h"
 #include "simpler/sim/sim_driver.h"
+#include "support/clock.h"
 #include "tensor_shape.h"
 #include "watchdog.h"
 
 namespace simpler::rt {
 namespace {
-
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 uint64_t or_default(uint64_t value, uint64_t fallback) { return value != 0 ? value : fallback; }
 
@@ -331,7 +326,7 @@ int Engine::execute(const LoadedProgram& program, const ChipStorageTaskArgs& arg
   I.orchestrator->begin_run(P, run);
 
   RunFacts facts;
-  facts.start_ns = now_ns();
+  facts.start_ns = support::steady_now_ns();
   bool finished = true;
   if (!watched) {
     // The calling thread is the orchestrator of its run (no hand-off, no wake-up of
@@ -345,7 +340,7 @@ int Engine::execute(const LoadedProgram& program, const ChipStorageTaskArgs& arg
       return PTO_RUNTIME_ERR_INTERNAL;
     }
   }
-  facts.end_ns = now_ns();
+  facts.end_ns = support::steady_now_ns();
   int status = I.chip.status.code();
   if (status != SIMPLER_OK) err = I.chip.status.message();
   if (!finished || status == SIMPLER_CHIP_ERR_SCHEDULER_TIMEOUT) {

@@ -86,6 +86,20 @@ class ImageWriter {
   std::vector<uint8_t> image_;
 };
 
+// Both callable kinds validate through their image parser: `what` names the kind in the
+// message, `hint` says what to do when the bytes are not an image.
+template <class View>
+View parse_or_throw(bool (*parse)(const void*, size_t, View*, std::string*),
+                    std::span<const uint8_t> image, const std::string& what,
+                    const std::string& hint) {
+  View view{};
+  std::string error;
+  if (!parse(image.data(), image.size(), &view, &error)) {
+    throw TaskInterfaceError(what + error + hint);
+  }
+  return view;
+}
+
 }  // namespace
 
 // ---- CoreCallable ----------------------------------------------------------------------
@@ -125,23 +139,16 @@ CoreCallable CoreCallable::build(std::span<const ArgSpec> signature,
 }
 
 CoreCallable CoreCallable::from_bytes(std::span<const uint8_t> image) {
-  std::string error;
-  if (!parse_core_callable_image(image.data(), image.size(), nullptr, &error)) {
-    throw TaskInterfaceError("CoreCallable image: " + error);
-  }
+  parse_or_throw(parse_core_callable_image, image, "CoreCallable image: ", "");
   CoreCallable out;
   out.image_.assign(image.begin(), image.end());
   return out;
 }
 
 CoreCallableView CoreCallable::view() const {
-  CoreCallableView view;
-  std::string error;
-  if (!parse_core_callable_image(image_.data(), image_.size(), &view, &error)) {
-    // Only an empty (default-constructed) CoreCallable gets here: images are validated.
-    throw TaskInterfaceError("CoreCallable: " + error + " (use CoreCallable::build or from_bytes)");
-  }
-  return view;
+  // Only an empty (default-constructed) CoreCallable fails here: images are validated.
+  return parse_or_throw(parse_core_callable_image, std::span<const uint8_t>(image_),
+                        "CoreCallable: ", " (use CoreCallable::build or from_bytes)");
 }
 
 std::vector<ArgDirection> CoreCallable::signature() const {
@@ -223,22 +230,15 @@ ChipCallable ChipCallable::build(std::span<const ArgSpec> signature, std::string
 }
 
 ChipCallable ChipCallable::from_bytes(std::span<const uint8_t> image) {
-  std::string error;
-  if (!parse_chip_callable_image(image.data(), image.size(), nullptr, &error)) {
-    throw TaskInterfaceError("ChipCallable image: " + error);
-  }
+  parse_or_throw(parse_chip_callable_image, image, "ChipCallable image: ", "");
   ChipCallable out;
   out.image_.assign(image.begin(), image.end());
   return out;
 }
 
 ChipCallableView ChipCallable::view() const {
-  ChipCallableView view;
-  std::string error;
-  if (!parse_chip_callable_image(image_.data(), image_.size(), &view, &error)) {
-    throw TaskInterfaceError("ChipCallable: " + error + " (use ChipCallable::build or from_bytes)");
-  }
-  return view;
+  return parse_or_throw(parse_chip_callable_image, std::span<const uint8_t>(image_),
+                        "ChipCallable: ", " (use ChipCallable::build or from_bytes)");
 }
 
 std::vector<ArgDirection> ChipCallable::signature() const {

@@ -16,7 +16,9 @@ struct Mode {
 
 class ClusterTest : public EngineTest, public ::testing::WithParamInterface<Mode> {
  protected:
-  std::unique_ptr<Engine> engine() { return make_engine(default_config(), GetParam().build_graph_first); }
+  std::unique_ptr<Engine> engine() {
+    return make_engine(default_config(), GetParam().build_graph_first);
+  }
   static uint32_t clusters() {
     SimTopology topology{};
     EXPECT_EQ(sim_device_topology(kDevice, &topology), SIMPLER_OK);

@@ -16,8 +16,8 @@ import pytest
 from simpler import Worker
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-CASES = ["basics", "collectives", "bad_input", "remote_failure", "init_rollback",
-         "silent_rank", "silent_orchestrator"]
+CASES = ["basics", "collectives", "bad_input", "remote_failure", "not_addressable",
+         "init_rollback", "silent_rank", "silent_orchestrator"]
 MPI_TIMEOUT = 240   # seconds, per mpirun
 
 

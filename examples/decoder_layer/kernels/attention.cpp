@@ -30,9 +30,7 @@ struct Attention {
     const int64_t left = q.rows - c * rows_per_chunk;
     return left < rows_per_chunk ? left : rows_per_chunk;
   }
-  layer::Matrix scores(int64_t c) const {
-    return layer::rows_of(buffer[c % 2], 0, chunk_rows(c));
-  }
+  layer::Matrix scores(int64_t c) const { return layer::rows_of(buffer[c % 2], 0, chunk_rows(c)); }
 
   // The cube part: S(c) = Q(c) K^T into a buffer; O(c) = P(c) V once it is normalised.
   int cube() const {
@@ -82,8 +80,7 @@ extern "C" void kernel_entry(int64_t* args) {
       !layer::matrix(simpler_tensor_arg(args, 1), &at.keys) ||
       !layer::matrix(simpler_tensor_arg(args, 2), &at.values) ||
       !layer::matrix(simpler_tensor_arg(args, 3), &at.out) || at.keys.cols != at.q.cols ||
-      at.values.rows != at.keys.rows || at.out.rows != at.q.rows ||
-      at.out.cols != at.values.cols) {
+      at.values.rows != at.keys.rows || at.out.rows != at.q.rows || at.out.cols != at.values.cols) {
     simpler_kernel_fail(args, 1);  // also: not run as a cluster task
     return;
   }

@@ -15,8 +15,7 @@ namespace {
 
 float* data(const ChipTensor* t) { return test_kernels::base<float>(*t) + t->start_offset; }
 
-void exchange(int64_t* args, const SimplerClusterOps* c, const float* x, float* y,
-              int64_t chunk) {
+void exchange(int64_t* args, const SimplerClusterOps* c, const float* x, float* y, int64_t chunk) {
   float* buf = static_cast<float*>(c->buffer);
   const bool aic = simpler_core_type(args) == SIMPLER_CORE_AIC;
   if (aic) {

@@ -33,7 +33,8 @@ extern "C" void kernel_entry(int64_t* args) {
     if (simpler_cluster_wait_flag(args, 0) != 0) return;
     std::this_thread::sleep_for(us);
     const int64_t half = (chunk + 1) / 2;
-    for (int64_t i = c->aiv_idx * half; i < chunk && i < (c->aiv_idx + 1) * half; ++i) buf[i] += 1.0f;
+    for (int64_t i = c->aiv_idx * half; i < chunk && i < (c->aiv_idx + 1) * half; ++i)
+      buf[i] += 1.0f;
     (void)simpler_cluster_set_flag(args, 1);
   }
 }

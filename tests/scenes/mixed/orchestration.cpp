@@ -24,7 +24,8 @@ extern "C" int mixed_stream(const ChipStorageTaskArgs* args, const SimplerOrchAp
   const auto cluster_us = static_cast<int64_t>(args->scalars[4]);
   const int64_t cluster_tasks = every > 0 ? singles / every : 0;
   if (singles != s.shapes[0] || cluster_tasks == 0 || x.shapes[0] % cluster_tasks != 0)
-    return api->fatal(api->rt, "mixed_stream: s must have `singles` elements, x one chunk per cluster task");
+    return api->fatal(api->rt,
+                      "mixed_stream: s must have `singles` elements, x one chunk per cluster task");
   const int64_t chunk = x.shapes[0] / cluster_tasks;
   SimplerTaskResult r;
   for (int64_t i = 0; i < singles; ++i) {
