@@ -203,7 +203,7 @@ PackedTensor from_dlpack(const PackTarget& t, uint32_t i, const ArgSpec& spec, p
 PackedTensor pack_tensor(const PackTarget& t, uint32_t i, const ArgSpec& spec, py::handle obj) {
   if (py::isinstance<DeviceArray>(obj)) {  // the fast path: no Python call
     const auto& a = obj.cast<const DeviceArray&>();
-    if (a.ptr() == 0) bad_value(t, i, spec, "the DeviceArray was freed");
+    if (a.ptr() == 0) bad_value(t, i, spec, "the DeviceArray was freed (or its device was reset)");
     check_device(t, i, spec, a.device());
     check_dtype(t, i, spec, a.dtype());
     PackedTensor p{a.tensor(), nullptr};
