@@ -175,15 +175,20 @@ class _Link:
                     f"rank {self.rank}: transfers between ranks need device memory MPI can "
                     "address (the simulator's); this platform's chips have none").encode())
                 continue
-            decoded = pickle.loads(payload)
-            if rid:
-                handler = self.handlers.get("req")
-                if handler is not None:
-                    handler(source, rid, *decoded)
-            else:
-                handler = self.handlers.get(decoded[0])
-                if handler is not None:
-                    handler(source, decoded)
+            try:
+                decoded = pickle.loads(payload)
+                if rid:
+                    handler = self.handlers.get("req")
+                    if handler is not None:
+                        handler(source, rid, *decoded)
+                else:
+                    handler = self.handlers.get(decoded[0])
+                    if handler is not None:
+                        handler(source, decoded)
+            except Exception as error:  # noqa: BLE001 - this thread must keep serving
+                if rid:                   # the requester gets the error, not a wait
+                    self.native.reply(source, rid, _PYTHON_ERROR, 0, pickle.dumps(
+                        _describe(error)))
 
 
 class _Pending:

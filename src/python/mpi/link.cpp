@@ -87,7 +87,7 @@ Outcome Call::wait(Link& link, int64_t spin_ns) {
       abandon();
       return Outcome::kPeerDead;
     }
-    if (!moved && now_ns() - started < kInFlightSpinNs) {
+    if (!moved && now_ns() - started > kPureSpinNs && now_ns() - started < kInFlightSpinNs) {
       sched_yield();
     } else {
       backoff.pause();
@@ -285,7 +285,9 @@ void Link::loop() {
     // Spin (yielding) right after traffic: the next message is likely soon. A transfer in
     // flight is tested every 20 us after that (it progresses only inside MPI calls).
     // Otherwise sleep, longer the longer it stays quiet.
-    if (now - last_busy < kHotNs || now - in_flight_since() < kInFlightSpinNs) {
+    if (now - last_busy < kPureSpinNs) {
+      support::cpu_relax();
+    } else if (now - last_busy < kHotNs || now - in_flight_since() < kInFlightSpinNs) {
       sched_yield();
     } else if (!pending_.empty()) {
       std::this_thread::sleep_for(std::chrono::nanoseconds(kIdleMinNs));
