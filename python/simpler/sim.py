@@ -484,8 +484,8 @@ class DeviceArray(_sim.DeviceArray):
         ValueError once the array was freed or its device was reset."""
         import numpy as np
         if self.ptr == 0:
-            raise ValueError("DeviceArray: the array was freed (free(), or sim.device_reset of "
-                             "its device); allocate a new one")
+            raise SimplerValueError("DeviceArray: the array was freed (free(), or "
+                                    "sim.device_reset of its device); allocate a new one")
         return np.asarray(self)
 
     def to_numpy(self) -> Any:

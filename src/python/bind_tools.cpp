@@ -51,7 +51,10 @@ void translate_tool_errors(
 
 CoreType parse_core_type(const std::string& name) {
   if (auto core = core_type_from_name(name)) return *core;
-  throw py::value_error("core_type must be 'aic' (cube) or 'aiv' (vector), got '" + name + "'");
+  throw py::value_error(
+      "core_type must be 'aic' (cube), 'aiv' (vector) or 'mix' (a cluster task "
+      "kernel: cube and vector cores together), got '" +
+      name + "'");
 }
 
 py::bytes to_bytes(const std::vector<uint8_t>& image) {

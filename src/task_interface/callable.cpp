@@ -119,8 +119,9 @@ CoreCallable CoreCallable::build(std::span<const ArgSpec> signature,
   throw_if(detail::check_signature(directions), "CoreCallable.build");
   throw_if(detail::check_arg_types(directions, arg_types), "CoreCallable.build");
   throw_if(detail::check_binary(binary), "CoreCallable.build");
-  if (core_type && *core_type != CoreType::AIC && *core_type != CoreType::AIV) {
-    throw TaskInterfaceError("CoreCallable.build: core_type: not AIC or AIV");
+  if (core_type && *core_type != CoreType::AIC && *core_type != CoreType::AIV &&
+      *core_type != CoreType::MIX) {
+    throw TaskInterfaceError("CoreCallable.build: core_type: not AIC, AIV or MIX");
   }
   const bool typed = !arg_types.empty() || core_type.has_value();
   ImageWriter writer(typed ? image::kCoreHeaderSizeTyped : image::kCoreHeaderSize);

@@ -145,9 +145,9 @@ bool parse_core_callable_image(const void* data, size_t size, CoreCallableView* 
                         std::nullopt};
   if (typed) {
     const uint32_t core = img.u32(image::kCoreCoreTypeAt);
-    if (core > static_cast<uint32_t>(CoreType::AIV) + 1) {
+    if (core > static_cast<uint32_t>(CoreType::MIX) + 1) {
       return fail(error, "core_type: " + std::to_string(core) +
-                             " is not 0 (not recorded), 1 (AIC) or 2 (AIV)");
+                             " is not 0 (not recorded), 1 (AIC), 2 (AIV) or 3 (MIX)");
     }
     if (core != image::kCoreTypeNone) view.core_type = static_cast<CoreType>(core - 1);
     if (img.u32(image::kCoreReservedAt) != 0) return fail(error, "reserved: must be 0");

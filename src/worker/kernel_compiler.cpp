@@ -165,7 +165,9 @@ std::vector<std::string> KernelCompiler::flags_for(ImageKind kind,
       "-std=c++17", "-O2", "-fPIC", "-shared", "-Wl,--no-undefined", "-I" + kernel_include_dir()};
   for (const std::string& dir : options_.include_dirs) flags.push_back("-I" + dir);
   if (kind == ImageKind::Kernel) {
-    flags.push_back(*core == CoreType::AIC ? "-DSIMPLER_KERNEL_AIC" : "-DSIMPLER_KERNEL_AIV");
+    flags.push_back(*core == CoreType::AIC   ? "-DSIMPLER_KERNEL_AIC"
+                    : *core == CoreType::AIV ? "-DSIMPLER_KERNEL_AIV"
+                                             : "-DSIMPLER_KERNEL_MIX");
   } else {
     flags.push_back("-DSIMPLER_ORCHESTRATION");
   }

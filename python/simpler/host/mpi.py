@@ -25,9 +25,11 @@ Requires MPI_THREAD_MULTIPLE (Open MPI from Debian provides it).
 """
 from __future__ import annotations
 
+import atexit
 import pickle
 import queue
 import threading
+import weakref
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -122,6 +124,16 @@ class _Link:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._dispatch, daemon=True,
                                         name=f"simpler-mpi-rank{self.rank}")
+        # A script that exits without close(): stop the threads before the interpreter
+        # finalizes (a thread waiting in native code then would abort the process) and
+        # before mpi4py's MPI_Finalize (registered earlier, so it runs later).
+        atexit.register(_Link._stop_at_exit, weakref.ref(self))
+
+    @staticmethod
+    def _stop_at_exit(ref: "weakref.ReferenceType[_Link]") -> None:
+        link = ref()
+        if link is not None:
+            link.stop()
 
     def start(self) -> None:
         self.native.start()
@@ -172,8 +184,8 @@ class _Link:
             source, kind, rid, payload = message
             if kind != _KIND_PYTHON:      # a copy this rank cannot serve natively
                 self.native.reply(source, rid, _NATIVE_ERROR, 0, (
-                    f"rank {self.rank}: transfers between ranks need device memory MPI can "
-                    "address (the simulator's); this platform's chips have none").encode())
+                    "transfers between ranks need device memory MPI can address (the "
+                    "simulator's); this platform's chips have none").encode())
                 continue
             try:
                 decoded = pickle.loads(payload)

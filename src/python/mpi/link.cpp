@@ -258,6 +258,7 @@ Outcome Link::wait_collective(std::unique_ptr<PostedCollective>& posted,
     }
     backoff.pause();
   }
+  posted->finish();
   return Outcome::kDone;
 }
 
@@ -457,6 +458,7 @@ bool Link::poll_pending() {
       continue;
     }
     any = true;
+    if (it->coll) it->coll->finish();
     const int reply_to = it->reply_to;
     const int64_t rid = it->rid;
     it = pending_.erase(it);

@@ -361,6 +361,13 @@ def case_silent_orchestrator():
     COMM.Barrier()
 
 
+def case_exit_without_close():
+    """A script that never calls close(): the process still exits cleanly (run alone, last)."""
+    w = Worker(level=4, device_ids=DEVICES, rank_timeout=2.0)
+    w.init()
+    globals()["_leftover"] = w                  # alive until the interpreter exits
+
+
 def case_dead_rank():
     """A rank whose process exits: Open MPI ends the job (run separately; never a hang)."""
     w = Worker(level=4, device_ids=DEVICES, rank_timeout=2.0)
