@@ -22,7 +22,9 @@ namespace {
 // KernelCompileError -> simpler.kernel_compiler.KernelCompileError with .stderr
 // (KernelCacheError -> its subclass KernelCacheError).
 // std::invalid_argument already becomes ValueError through pybind11's defaults.
-void translate_tool_errors(std::exception_ptr error) {
+// By value: pybind11 takes a translator as void(*)(std::exception_ptr).
+void translate_tool_errors(
+    std::exception_ptr error) {  // NOLINT(performance-unnecessary-value-param)
   try {
     if (error) std::rethrow_exception(error);
   } catch (const RuntimeBuildNotFound& e) {

@@ -200,6 +200,7 @@ ChipCallable ChipCallable::build(std::span<const ArgSpec> signature, std::string
   }
   // The table is written in func_id order so equal inputs give byte-identical images.
   std::vector<const std::pair<int32_t, CoreCallable>*> sorted;
+  sorted.reserve(children.size());
   for (const auto& child : children) sorted.push_back(&child);
   std::sort(sorted.begin(), sorted.end(),
             [](const auto* a, const auto* b) { return a->first < b->first; });

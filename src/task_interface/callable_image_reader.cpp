@@ -215,9 +215,10 @@ bool parse_chip_callable_image(const void* data, size_t size, ChipCallableView* 
   for (size_t i = 0; i < entries.size(); ++i) {
     const std::string name = "children[" + std::to_string(i) + "]";
     const int32_t func_id = entries[i].func_id;
-    if (auto e = detail::check_func_id(func_id); !e.empty()) return fail(error, name + "." + e);
+    if (auto e = detail::check_func_id(func_id); !e.empty())
+      return fail(error, std::string(name).append(".").append(e));
     if (seen.test(static_cast<size_t>(func_id))) {
-      return fail(error, name + ".func_id: " + std::to_string(func_id) + " is duplicated");
+      return fail(error, name + ".func_id: " + std::to_string(func_id).append(" is duplicated"));
     }
     seen.set(static_cast<size_t>(func_id));
     if (entries[i].reserved != 0) return fail(error, name + ".reserved: must be 0");

@@ -123,13 +123,13 @@ std::string default_kernel_compiler() {
 std::string kernel_include_dir() {
   // $SIMPLER_INCLUDE_DIR, else include/ next to the lib/ directory of libsimpler_worker.so
   // (the build mirrors include/ into the build tree; a package installs it beside lib/).
-  const std::string configured = env_or_empty("SIMPLER_INCLUDE_DIR");
+  std::string configured = env_or_empty("SIMPLER_INCLUDE_DIR");
   if (!configured.empty()) return configured;
   return (layout::worker_library_dir().parent_path() / "include").string();
 }
 
 std::string default_kernel_cache_dir() {
-  const std::string configured = env_or_empty("SIMPLER_CACHE_DIR");
+  std::string configured = env_or_empty("SIMPLER_CACHE_DIR");
   if (!configured.empty()) return configured;
   const std::string home = env_or_empty("HOME");
   if (home.empty()) return {};
