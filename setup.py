@@ -54,7 +54,7 @@ class CMakeBuild(build_ext):
             configure += ["-G", "Ninja"]
         configure += shlex.split(os.environ.get("SIMPLER_CMAKE_ARGS", ""))
         subprocess.run(configure, check=True)
-        subprocess.run(["cmake", "--build", str(build_dir), "--target", "simpler_native",
+        subprocess.run(["cmake", "--build", str(build_dir), "--target", "simpler_python_modules",
                         "simpler_rt_tensormap_and_ringbuffer", "simpler_rt_host_build_graph",
                         "simpler_headers"], check=True)
         subprocess.run(["cmake", "--install", str(build_dir), "--component", "simpler_package"],

@@ -2,8 +2,8 @@
 # Configures and builds simpler.
 # Usage: scripts/build.sh [--sanitize=address|thread] [--target=NAME ...]
 #   --target=NAME (repeatable) builds only those CMake targets (and what they need)
-#   default      -> build/        (Release with debug info, Python module into python/simpler)
-#   address      -> build-asan/   (ASan + UBSan, C++ only)
+#   default      -> build/        (Release with debug info; Python module in build/python/simpler)
+#   address      -> build-asan/   (ASan + UBSan; its Python module in build-asan/python/simpler)
 #   thread       -> build-tsan/   (TSan, C++ only)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,7 +18,7 @@ for a in "$@"; do
 done
 case "$sanitize" in
   "") dir="$here/build"; extra=(-DSIMPLER_BUILD_PYTHON=ON) ;;
-  address) dir="$here/build-asan"; extra=(-DSIMPLER_SANITIZE=address -DSIMPLER_BUILD_PYTHON=OFF) ;;
+  address) dir="$here/build-asan"; extra=(-DSIMPLER_SANITIZE=address -DSIMPLER_BUILD_PYTHON=ON) ;;
   thread) dir="$here/build-tsan"; extra=(-DSIMPLER_SANITIZE=thread -DSIMPLER_BUILD_PYTHON=OFF) ;;
   *) echo "build.sh: --sanitize must be address or thread" >&2; exit 2 ;;
 esac

@@ -7,11 +7,12 @@
 
 #include "latency.h"
 #include "spsc_ring.h"
+#include "support/cpu_relax.h"
 
 namespace simpler::bench {
 namespace {
 
-inline void cpu_relax() { __builtin_ia32_pause(); }
+using simpler::support::cpu_relax;
 
 void empty_host_fn(void*) {}
 

@@ -2,16 +2,21 @@
 """Worker(level=4) against bare mpi4py, as ratios measured in one run (not a test).
 
 Started without mpirun it starts itself under ``mpirun --oversubscribe -np 2``. Rank 0 and
-rank 1 each own one simulated chip. Phases, all in the same job:
+rank 1 each own one simulated chip. Each figure is the best of its samples (on a shared,
+oversubscribed machine the minimum is the figure least disturbed), and the two sides are
+measured size by size: a block of bare mpi4py operations between the two ranks' main
+threads, then a block of simpler operations driven by rank 0 (rank 1's main thread sleeps,
+its progress thread serves), so both see nearly the same machine load.
 
-  1. bare mpi4py between the two ranks' main threads (anchors): one-way transfer of n bytes
-     followed by a 1-byte acknowledgement (bandwidth, latency), and ``MPI.Allreduce``
-     (float32 sum) on arrays of the same sizes;
-  2. simpler: ``transport.copy_peer`` from rank 0's chip to rank 1's chip (device memory on
-     both ends; the call returns once rank 1 acknowledged), the marginal cost of one
-     ``orch.all_reduce`` over the two chips (k back-to-back all-reduces on data already on
-     the chips, minus one), and the per-task cost of a chain of dependent tasks on rank 1's
-     chip vs the same chain on rank 0's own chip (a local level-3 submit).
+  * point to point: bare ``Send`` of n bytes + 1-byte acknowledgement, against
+    ``transport.copy_peer`` from rank 0's chip to rank 1's chip (device memory on both
+    ends; it returns once rank 1 acknowledged);
+  * all-reduce (float32 sum): ``MPI.Allreduce`` against the marginal cost of one
+    ``orch.all_reduce`` over the two chips (5 back-to-back all-reduces on data already on
+    the chips, minus 1, over 4) — through MPI's own collective (the default for one chip
+    per rank) and through simpler's ring (``mpi_collectives=False``);
+  * per task: a chain of dependent tasks on rank 1's chip against the same chain on rank
+    0's own chip (a local level-3 submit).
 
 Usage: multi_host_bench.py [--quick]
 """
@@ -75,31 +80,8 @@ def main() -> int:
     repeat = 3 if opts.quick else 7
 
     def reps(n):
-        return repeat * (4 if n <= (64 << 10) else 1)
+        return repeat * (4 if n <= (64 << 10) else 2)
 
-    # ---- 1. bare mpi4py anchors -----------------------------------------------------------
-    ack = np.zeros(1, dtype=np.uint8)
-    bare_p2p = {}
-    for n in sizes:
-        buf = np.ones(n, dtype=np.uint8)
-
-        def one():
-            if rank == 0:
-                comm.Send(buf, dest=1, tag=1)
-                comm.Recv(ack, source=1, tag=2)
-            else:
-                comm.Recv(buf, source=0, tag=1)
-                comm.Send(ack, dest=0, tag=2)
-        one()
-        bare_p2p[n] = best_time(one, reps(n))
-    bare_ar = {}
-    for n in ar_sizes:
-        x = np.ones(n // 4, dtype=np.float32)
-        out = np.empty_like(x)
-        comm.Allreduce(x, out, op=MPI.SUM)
-        bare_ar[n] = best_time(lambda: comm.Allreduce(x, out, op=MPI.SUM), reps(n))
-
-    # ---- 2. simpler -------------------------------------------------------------------------
     programs = REPO / "tests" / "python" / "programs"
     cc = KernelCompiler()
     sig = [D.IN, D.OUT, D.SCALAR]
@@ -112,28 +94,82 @@ def main() -> int:
     w = Worker(level=4, device_ids=[0], rank_timeout=60)
     handle = w.register(add)
     w.init()
-    if rank == 0:
-        t = w.transport
-        local, remote = 0, 1                      # slots: (0, 0) and (1, 0)
-        ours_p2p = {}
-        for n in sizes:
-            src = w.malloc(n, (0, 0))
-            dst = w.malloc(n, (1, 0))
-            t.copy_peer(remote, dst, local, src, n)
-            ours_p2p[n] = best_time(lambda: t.copy_peer(remote, dst, local, src, n), reps(n))
+
+    # Size by size, the bare mpi4py block (both ranks' main threads) right before the
+    # simpler block driven by rank 0 while rank 1's main thread sleeps (its progress thread
+    # serves), so both see nearly the same machine load.
+    def rank1_idle():
+        request = comm.Ibarrier()
+        if rank == 0:
+            request.Wait()
+        else:
+            while not request.Test():
+                time.sleep(1e-3)
+
+    def interleaved(bare_fn, ours_fns, rounds):
+        """Per size, a block of bare_fn (both ranks, back to back) then a block of each of
+        ours_fns (rank 0; rank 1's main thread sleeps): the best of each block."""
+        comm.Barrier()
+        bare = best_time(bare_fn, rounds)
+        ours = [best_time(fn, rounds) for fn in ours_fns] if rank == 0 else []
+        rank1_idle()
+        return bare, ours
+
+    ack = np.zeros(1, dtype=np.uint8)
+    t = w.transport if rank == 0 else None
+    bare_p2p, ours_p2p = {}, {}
+    for n in sizes:
+        buf = np.ones(n, dtype=np.uint8)
+
+        def one():
+            if rank == 0:
+                comm.Send(buf, dest=1, tag=1)
+                comm.Recv(ack, source=1, tag=2)
+            else:
+                comm.Recv(buf, source=0, tag=1)
+                comm.Send(ack, dest=0, tag=2)
+        ours = []
+        if rank == 0:
+            src, dst = w.malloc(n, (0, 0)), w.malloc(n, (1, 0))
+            t.copy_peer(1, dst, 0, src, n)            # slots: (0, 0) = 0, (1, 0) = 1
+
+            def ours_one():
+                t.copy_peer(1, dst, 0, src, n)
+            ours = [ours_one]
+        one()
+        bare_p2p[n], got = interleaved(one, ours, reps(n))
+        if rank == 0:
+            ours_p2p[n] = got[0]
             w.free(src, (0, 0))
             w.free(dst, (1, 0))
-        ours_ar = {}
-        for n in ar_sizes:
-            xs = [np.ones(n // 4, dtype=np.float32) for _ in range(2)]
 
-            def k_reduces(k):
-                def orch(o, _):
-                    for _ in range(k):
-                        o.all_reduce(xs)
-                return lambda: w.run(orch)
-            one, five = best_time(k_reduces(1), reps(n)), best_time(k_reduces(5), reps(n))
-            ours_ar[n] = max((five - one) / 4, 1e-9)
+    bare_ar, ours_ar, ring_ar = {}, {}, {}
+    for n in ar_sizes:
+        x = np.ones(n // 4, dtype=np.float32)
+        out = np.empty_like(x)
+        xs = [np.ones(n // 4, dtype=np.float32) for _ in range(2)]
+
+        def k_reduces(k, mpi):
+            def orch(o, _):
+                for _ in range(k):
+                    o.all_reduce(xs)
+
+            def run():
+                # True: one chip per rank in rank order -> MPI's own Iallreduce; False:
+                # simpler's ring over the same chips (docs/multi-host.md).
+                w.mpi_collectives = mpi
+                w.run(orch)
+            return run
+        ours = [] if rank != 0 else [k_reduces(1, True), k_reduces(5, True),
+                                     k_reduces(1, False), k_reduces(5, False)]
+        comm.Allreduce(x, out, op=MPI.SUM)
+        bare_ar[n], got = interleaved(lambda: comm.Allreduce(x, out, op=MPI.SUM), ours,
+                                      reps(n))
+        if rank == 0:
+            ours_ar[n] = max((got[1] - got[0]) / 4, 1e-9)
+            ring_ar[n] = max((got[3] - got[2]) / 4, 1e-9)
+
+    if rank == 0:
         chain = 20 if opts.quick else 100
         x = np.zeros(64, dtype=np.float32)
 
@@ -145,7 +181,8 @@ def main() -> int:
         per_local = best_time(chain_on((0, 0)), repeat) / chain
         per_remote = best_time(chain_on((1, 0)), repeat) / chain
 
-        print(f"multi_host: 2 ranks x 1 chip, best of {repeat}-{4 * repeat}, host cores {os.cpu_count()}, "
+        print(f"multi_host: 2 ranks x 1 chip, best of {2 * repeat}-{4 * repeat}, "
+              f"host cores {os.cpu_count()}, "
               f"load {os.getloadavg()[0]:.1f}")
         print("point to point, rank 0 chip -> rank 1 chip vs mpi4py Send + 1-byte ack:")
         print(f"  {'bytes':>10} {'mpi4py':>10} {'simpler':>10} {'MB/s mpi':>9} {'MB/s ours':>9} "
@@ -156,11 +193,12 @@ def main() -> int:
             ratio = o / b if n <= 1024 else b / o
             print(f"  {n:>10} {b * 1e6:>8.1f}us {o * 1e6:>8.1f}us {n / b / 1e6:>9.1f} "
                   f"{n / o / 1e6:>9.1f} {ratio:>6.2f} ({label})")
-        print("all-reduce (float32 sum) over the 2 chips vs MPI.Allreduce on the same sizes:")
+        print("all-reduce (float32 sum) over the 2 chips vs MPI.Allreduce on the same sizes "
+              "(simpler via MPI's collective, and via its own ring):")
         for n in ar_sizes:
-            b, o = bare_ar[n], ours_ar[n]
-            print(f"  {n:>10} B  MPI {b * 1e6:>10.1f}us  simpler {o * 1e6:>10.1f}us  "
-                  f"simpler/MPI {o / b:>7.1f}x")
+            b, o, r = bare_ar[n], ours_ar[n], ring_ar[n]
+            print(f"  {n:>10} B  MPI {b * 1e6:>10.1f}us  simpler {o * 1e6:>10.1f}us "
+                  f"({o / b:>5.2f}x)  ring {r * 1e6:>10.1f}us ({r / b:>7.1f}x)")
         print(f"per task, chain of {chain} dependent tasks: local chip {per_local * 1e6:.0f}us, "
               f"remote chip {per_remote * 1e6:.0f}us, remote/local {per_remote / per_local:.2f}x")
     w.close()

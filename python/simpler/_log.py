@@ -97,9 +97,10 @@ def set_level(level: Union[int, str]) -> None:
     """Sets the ``"simpler"`` logger's level and the native threshold together (this wins
     over ``$SIMPLER_LOG_LEVEL``). ``level``: a ``logging`` level or its name."""
     global _pinned_by_set_level
+    from simpler.errors import SimplerValueError  # here: simpler.errors imports this module
     number = logging.getLevelName(level.upper()) if isinstance(level, str) else int(level)
     if not isinstance(number, int):
-        raise ValueError(f"unknown log level {level!r}; use DEBUG, INFO, WARNING, ERROR or a number")
+        raise SimplerValueError(f"unknown log level {level!r}; use DEBUG, INFO, WARNING, ERROR or a number")
     LOGGER.setLevel(number)
     _bridge.set_threshold(number)
     _pinned_by_set_level = True

@@ -22,17 +22,19 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import logging
 import operator
 import os
 import sys
 import time
 import weakref
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, List, Optional
 
 from simpler import _log  # noqa: F401 - native log lines -> logging "simpler"
 from simpler import _native
-from simpler.errors import SimError, SimplerTypeError, SimplerValueError
+from simpler.errors import (SimError, SimplerRuntimeError, SimplerTypeError, SimplerValueError,
+                            status_meaning, stream_error_class)
 
 _sim = _native.sim
 
@@ -210,24 +212,31 @@ _never_freed: list[list[Any]] = []
 
 
 @contextlib.contextmanager
-def _launch_messages(stream: "Stream") -> Iterator[None]:
-    """Re-raises a stream's chip-status SimError (a kernel-mode launch that failed on the
-    chip: SIMPLER_CHIP_ERR_*, codes -1..-999) with the runtime's message for that launch
-    appended; the stream itself only carries the status."""
+def _launch_messages(stream: "Stream", api: str) -> Iterator[None]:
+    """Turns a stream's chip-status SimError (a kernel-mode launch that failed on the chip:
+    SIMPLER_CHIP_ERR_*, codes -1..-999) into the error program mode raises for the same
+    status (KernelFaultError, KernelTimeoutError, else ChipWorkerError; each also a
+    SimError), with the runtime's message for that launch: it names the kernel and the task.
+    The stream itself only carries the status."""
     try:
         yield
     except SimError as err:
+        if err.code is None or not -1000 < err.code < 0:
+            raise
         worker = sys.modules.get("simpler.worker")  # only if kernel-mode Workers can exist
-        if worker is None or err.code is None or not -1000 < err.code < 0:
-            raise
-        try:
-            device = stream.device
-        except SimError:
-            device = None
-        messages = worker.kernel_launch_messages(device, err.status_name)
-        if not messages:
-            raise
-        raise SimError(f"{err}; runtime: {' | '.join(messages)}", err.code) from None
+        messages: List[str] = []
+        if worker is not None:
+            try:
+                device: Optional[int] = stream.device
+            except SimError:
+                device = None
+            messages = worker.kernel_launch_messages(device, err.status_name)
+        if messages:
+            text = " | ".join(messages)  # each ends with its [STATUS_NAME]
+        else:
+            text = (f"a kernel-mode launch failed on the chip: "
+                    f"{status_meaning(err.code) or 'no message'} [{err.status_name}]")
+        raise stream_error_class(err.code)(f"Stream.{api}: {text}", err.code) from None
 
 
 class Stream:
@@ -252,9 +261,9 @@ class Stream:
         # A forked child has the stream's memory but not its executor thread: waiting on it
         # would never end. The child must leave it alone (it is never destroyed there).
         if self._pid != os.getpid():
-            raise RuntimeError(
-                f"Stream.{api}: this stream belongs to the parent process (pid {self._pid}); "
-                "a forked child must not use or destroy it (create a new Stream in the child)")
+            raise SimplerRuntimeError(
+                       f"Stream.{api}: this stream belongs to the parent process (pid {self._pid}); "
+                       "a forked child must not use or destroy it (create a new Stream in the child)")
 
     @property
     def handle(self) -> int:
@@ -268,12 +277,14 @@ class Stream:
     def synchronize(self) -> None:
         """Wait until everything enqueued so far ran; raise the stream's sticky error, if any.
 
-        A failed kernel-mode launch raises a SimError whose ``.code`` is the chip status
-        (``SIMPLER_CHIP_ERR_*``) and whose message ends with the runtime's own message.
+        A failed kernel-mode launch raises what program mode raises for its status
+        (KernelFaultError, KernelTimeoutError, else ChipWorkerError; each also a SimError)
+        with ``.code`` the chip status (``SIMPLER_CHIP_ERR_*``) and the runtime's message,
+        which names the kernel and the task.
         Ctrl-C raises KeyboardInterrupt within ~50 ms; the stream's work keeps running.
         """
         self._check_process("synchronize")
-        with _launch_messages(self):
+        with _launch_messages(self, "synchronize"):
             _sim.stream_synchronize(self._handle)
         # Only after a successful wait: a refused call (e.g. an injected fault) may not
         # have waited, and the stream may still read these buffers.
@@ -282,7 +293,7 @@ class Stream:
     def query(self) -> bool:
         """True when idle, False while work is pending; raises the sticky error, if any."""
         self._check_process("query")
-        with _launch_messages(self):
+        with _launch_messages(self, "query"):
             done = _sim.stream_query(self._handle)
         if done:
             self._keepalive.clear()
@@ -469,8 +480,12 @@ class DeviceArray(_sim.DeviceArray):
 
     def numpy(self) -> Any:
         """A zero-copy numpy view of the device memory (CPU device for DLPack). It keeps
-        the array alive; read it after the stream work that writes it has finished."""
+        the array alive; read it after the stream work that writes it has finished.
+        ValueError once the array was freed or its device was reset."""
         import numpy as np
+        if self.ptr == 0:
+            raise SimplerValueError("DeviceArray: the array was freed (free(), or "
+                                    "sim.device_reset of its device); allocate a new one")
         return np.asarray(self)
 
     def to_numpy(self) -> Any:
@@ -504,9 +519,12 @@ def _drain_streams_at_exit() -> None:
             left_us = max(0, int((deadline - time.monotonic()) * 1e6))
             if not _sim.stream_wait(stream.handle, left_us):
                 stream._abandoned = True
-                sys.stderr.write(
-                    f"simpler.sim: at exit, {stream!r} was still busy after "
-                    f"{EXIT_GRACE_SECONDS:g} s; abandoned (a hung kernel? see docs/faults.md)\n")
+                # Through logging (logger "simpler", like the native log lines) so that an
+                # embedding framework captures it; with no handler configured Python still
+                # prints a WARNING to stderr.
+                logging.getLogger("simpler").warning(
+                    "sim: at exit, %r was still busy after %g s; abandoned (a hung kernel? "
+                    "see docs/faults.md)", stream, EXIT_GRACE_SECONDS)
         except Exception:
             pass
 

@@ -12,6 +12,8 @@ import os
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Tuple, Union
 
+from simpler.errors import SimplerValueError
+
 __all__ = ["CoreSummary", "Gap", "TraceSummary", "load", "flows", "summarize"]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -81,11 +83,11 @@ def load(path: PathLike) -> Dict[str, Any]:
         try:
             data = json.load(f)
         except json.JSONDecodeError as e:
-            raise ValueError(f"not valid JSON: {e}") from None
+            raise SimplerValueError(f"not valid JSON: {e}") from None
     if isinstance(data, list):  # the JSON-array form of the Chrome trace format
         data = {"traceEvents": data}
     if not isinstance(data, dict) or not isinstance(data.get("traceEvents"), list):
-        raise ValueError("not a Chrome trace (expected an object with a 'traceEvents' list)")
+        raise SimplerValueError("not a Chrome trace (expected an object with a 'traceEvents' list)")
     return data
 
 
@@ -122,7 +124,7 @@ def summarize(path: PathLike, gaps: int = 5) -> TraceSummary:
     blocks: Dict[Tuple[Any, Any], List[Tuple[int, int, Any]]] = {}
     for e in trace["traceEvents"]:
         if not isinstance(e, dict):
-            raise ValueError("a trace event is not an object")
+            raise SimplerValueError("a trace event is not an object")
         key = (e.get("pid"), e.get("tid"))
         if e.get("ph") == "M" and e.get("name") == "thread_name":
             names[key] = str((e.get("args") or {}).get("name", key))

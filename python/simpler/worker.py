@@ -189,8 +189,8 @@ class Worker:
     @close_grace.setter
     def close_grace(self, seconds: float) -> None:
         if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
-            raise TypeError(f"Worker.close_grace: seconds must be a number, "
-                            f"got {type(seconds).__name__}")
+            raise SimplerTypeError(f"Worker.close_grace: seconds must be a number, "
+                                   f"got {type(seconds).__name__}")
         self._native.close_grace = float(seconds)
 
     @property
@@ -216,8 +216,10 @@ class Worker:
         reset; only on the thread that called init(); TimeoutError past the grace period.
         Program mode: waits at most ``close_grace`` seconds for the runs in flight; a run
         still running then (a hung kernel, no watchdog) makes close() abandon the context
-        (never torn down, its device held for the life of the process) and warn
-        (RuntimeWarning). In a forked child: RuntimeError, no native call (docs/faults.md)."""
+        (never torn down: its threads and memory stay held for the life of the process; the
+        device itself is released, a new Worker may use it), warn (RuntimeWarning) and log
+        the report (logger ``"simpler"``). In a forked child: RuntimeError, no native call
+        (docs/faults.md)."""
         self._native.close()
         report = self._native.abandoned_report
         if report and not getattr(self, "_abandon_warned", False):
@@ -333,8 +335,8 @@ class Worker:
                 raise SimplerValueError("Worker.make_tensor_arg: dtype is required for a raw buffer")
             dtype = DataType.from_numpy(np_dtype)
         if not isinstance(dtype, DataType):
-            raise TypeError("Worker.make_tensor_arg: dtype must be a DataType, got "
-                            f"{type(dtype).__name__}")
+            raise SimplerTypeError("Worker.make_tensor_arg: dtype must be a DataType, got "
+                                   f"{type(dtype).__name__}")
         return self._native.make_tensor_arg(array, [int(d) for d in shape], dtype)
 
     def release_buffer(self, buffer: Any) -> None:
@@ -387,7 +389,7 @@ class Worker:
 def _require_int(value: Any, api: str, name: str) -> int:
     """``value`` as an int, or a TypeError naming the parameter (bool is not an int here)."""
     if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"Worker.{api}: {name} must be an int, got {type(value).__name__}")
+        raise SimplerTypeError(f"Worker.{api}: {name} must be an int, got {type(value).__name__}")
     return value
 
 
@@ -395,8 +397,8 @@ def _require_config(value: Any, api: str, name: str) -> Any:
     """A CallConfig or None, or a TypeError naming the parameter."""
     from simpler.task_interface import CallConfig
     if value is not None and not isinstance(value, CallConfig):
-        raise TypeError(f"Worker.{api}: {name} must be a CallConfig or None, "
-                        f"got {type(value).__name__}")
+        raise SimplerTypeError(f"Worker.{api}: {name} must be a CallConfig or None, "
+                               f"got {type(value).__name__}")
     return value
 
 

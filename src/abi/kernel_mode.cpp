@@ -108,6 +108,9 @@ int64_t KernelMode::prepare(const void* image, size_t size) {
     if (other.size == size && std::memcmp(other.bytes, image, size) == 0) same_image = &other;
   }
   const CodeArena::Mark mark = arena_.mark();
+  // A full arena grows by a device allocation: on this context's device, whatever device
+  // (if any) is current on the calling thread (a prepare from another thread than init's).
+  ScopedDevice on_device(device_);
   const uint8_t* uploaded = arena_.upload(image, size);
   try {
     callables_.push_back(make_resident(uploaded, size, same_image));
@@ -128,17 +131,7 @@ void KernelMode::launch(int64_t callable_id, const ChipStorageTaskArgs& args, si
          "callable id " + std::to_string(callable_id) + " is not resident in this context (" +
              std::to_string(callables_.size()) + " prepared)");
   }
-  int32_t stream_device = -1;
-  int status = sim_stream_device(stream, &stream_device);
-  if (status != SIMPLER_OK) {
-    fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
-         std::string("stream: not a live sim stream (") + simpler_status_name(status) + ")");
-  }
-  if (stream_device != device_) {
-    fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
-         "stream: it belongs to device " + std::to_string(stream_device) +
-             ", the kernel context uses device " + std::to_string(device_));
-  }
+  check_stream(stream);
   const ResidentCallable& callable = callables_[static_cast<size_t>(callable_id)];
   check_call_args(args, callable.signature, device_, /*allow_host=*/false, callable.typed);
   if (engine_) {
@@ -160,14 +153,36 @@ void KernelMode::launch(int64_t callable_id, const ChipStorageTaskArgs& args, si
     throw;
   }
 
-  in_flight_.fetch_add(1, std::memory_order_relaxed);
-  status =
+  ++launched_;
+  const int status =
       sim_launch_device_job(stream, &KernelMode::run_launch, record, &KernelMode::finish_launch);
   if (status != SIMPLER_OK) {
-    in_flight_.fetch_sub(1, std::memory_order_relaxed);
+    --launched_;
     pool_.release(record);
+    if (status == SIM_ERR_INVALID_HANDLE) {
+      checked_stream_ = nullptr;  // destroyed since it was checked
+      refuse_stream(status);
+    }
     check_driver(status, "enqueueing the launch on the caller's stream");
   }
+}
+
+void KernelMode::check_stream(sim_stream_t stream) {
+  if (stream == checked_stream_) return;
+  int32_t stream_device = -1;
+  const int status = sim_stream_device(stream, &stream_device);
+  if (status != SIMPLER_OK) refuse_stream(status);
+  if (stream_device != device_) {
+    fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
+         "stream: it belongs to device " + std::to_string(stream_device) +
+             ", the kernel context uses device " + std::to_string(device_));
+  }
+  checked_stream_ = stream;
+}
+
+void KernelMode::refuse_stream(int status) {
+  fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
+       std::string("stream: not a live sim stream (") + simpler_status_name(status) + ")");
 }
 
 int KernelMode::run_launch(void* p) {
@@ -181,9 +196,10 @@ int KernelMode::run_launch(void* p) {
   const int status =
       self.engine_->execute(*record->program, record->expanded_args(scratch), nullptr, &error);
   if (status != SIMPLER_OK) {
+    // The engine's message names the kernel and the task; the status name ends it once.
     self.launch_error_.set("kernel launch of callable " + std::to_string(record->callable_id) +
-                           " failed: " + simpler_status_name(status) +
-                           (error.empty() ? "" : ": " + error));
+                           (error.empty() ? " failed" : ": " + error) + " [" +
+                           simpler_status_name(status) + "]");
   }
   return status;
 }
@@ -193,7 +209,7 @@ void KernelMode::finish_launch(void* p) {
   KernelMode& self = *record->owner;
   self.pool_.release(record);
   // Last touch of the context: once the count reaches 0 finalize may free everything.
-  self.in_flight_.fetch_sub(1, std::memory_order_release);
+  self.finished_.fetch_add(1, std::memory_order_release);
 }
 
 uint64_t KernelMode::committed_bytes() const {
@@ -237,7 +253,7 @@ int KernelMode::release_all() {
 
 int KernelMode::finalize() {
   std::lock_guard<std::mutex> lock(mutex_);
-  const uint64_t unfinished = in_flight_.load(std::memory_order_acquire);
+  const uint64_t unfinished = launched_ - finished_.load(std::memory_order_acquire);
   if (unfinished != 0) {
     fail(PTO_RUNTIME_ERR_INVALID_STATE, "busy: " + std::to_string(unfinished) +
                                             " launch(es) of this context have not finished; "

@@ -72,6 +72,8 @@ class KernelMode {
   int release_all();                    // mutex_ held
   bool holds_resources_locked() const;  // mutex_ held
   const char* phase_refusal() const;
+  void check_stream(sim_stream_t stream);  // mutex_ held
+  [[noreturn]] static void refuse_stream(int status);
 
   const BuildTraits& traits_;
   const int32_t device_;
@@ -88,8 +90,17 @@ class KernelMode {
   // Content hash -> ids with that hash, to share the loaded program of identical images.
   std::unordered_multimap<size_t, size_t> ids_by_hash_;
 
+  // The last stream found live on device_ (mutex_ held). Stream handles are never reused
+  // and a stream never changes device, so only a destroyed stream can make it stale, and
+  // the enqueue itself reports that (SIM_ERR_INVALID_HANDLE, before anything is queued).
+  sim_stream_t checked_stream_ = nullptr;
+
   LaunchPool pool_;
-  std::atomic<uint64_t> in_flight_{0};
+  // Launches in flight = launched_ - finished_. Two counters on separate lines: the
+  // launching thread counts under mutex_, the executor after each launch, and neither
+  // pulls the other's line on the hot path.
+  uint64_t launched_ = 0;  // mutex_ held
+  alignas(64) std::atomic<uint64_t> finished_{0};
 };
 
 }  // namespace simpler::rt::host

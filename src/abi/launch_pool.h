@@ -72,8 +72,10 @@ class LaunchPool {
 
   std::vector<std::unique_ptr<LaunchRecord[]>> chunks_;
   std::atomic<size_t> capacity_{0};
-  LaunchRecord* free_ = nullptr;                  // acquire()'s private list
-  std::atomic<LaunchRecord*> returned_{nullptr};  // released records
+  LaunchRecord* free_ = nullptr;  // acquire()'s private list
+  // Released records (by the stream executors). On a line of its own, so the launching
+  // thread's reads of free_ and capacity_ do not miss on every executor release.
+  alignas(64) std::atomic<LaunchRecord*> returned_{nullptr};
 };
 
 }  // namespace simpler::rt::host

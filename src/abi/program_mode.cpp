@@ -5,6 +5,7 @@
 
 #include "abi/abi_error.h"
 #include "abi/arg_check.h"
+#include "engine/tensor_shape.h"
 #include "simpler/abi/status.h"
 
 namespace simpler::rt::host {
@@ -88,6 +89,10 @@ void ProgramMode::require_open() const {
       fail(PTO_RUNTIME_ERR_INVALID_STATE, "finalize_device has started on this context");
     case Phase::Closed:
       fail(PTO_RUNTIME_ERR_INVALID_STATE, "the context was finalized; create a new context");
+    case Phase::Abandoned:
+      fail(PTO_RUNTIME_ERR_INVALID_STATE,
+           "the context was abandoned (a run was still running after the host's grace "
+           "period); create a new context");
   }
 }
 
@@ -114,10 +119,10 @@ Engine* ProgramMode::ensure_engine(const SimplerCallConfig* config, bool for_all
     return engine_.get();
   if (engine_ && !runs_.empty()) {
     fail(PTO_RUNTIME_ERR_PREPARED_INCOMPATIBLE,
-         "the config asks for other ring sizes than the engine in use, and " +
-             std::to_string(runs_.size()) +
-             " prepared run(s) still use it; finalize them first (or prewarm with the sizes you "
-             "need)");
+         "the config asks for other ring sizes than the engine in use, which is still used "
+         "by " +
+             counted(runs_.size(), "prepared run") +
+             "; finalize them first (or prewarm with the sizes you need)");
   }
   SimplerCallConfig wanted = config != nullptr ? *config : default_config();
   // A run's own watchdog is that run's (execute() gets its config); only a prewarm
@@ -172,8 +177,8 @@ void ProgramMode::unregister_callable(int64_t callable_id) {
   }
   if (it->second->runs_using != 0) {
     fail(PTO_RUNTIME_ERR_INVALID_STATE, "callable " + std::to_string(callable_id) + " is used by " +
-                                            std::to_string(it->second->runs_using) +
-                                            " prepared run(s); finalize them first");
+                                            counted(it->second->runs_using, "prepared run") +
+                                            "; finalize them first");
   }
   std::unique_ptr<ProgramCallable> callable = std::move(it->second);
   callables_.erase(it);
@@ -486,9 +491,9 @@ bool ProgramMode::holds_resources() const {
 }
 
 bool ProgramMode::holds_resources_locked() const {
-  return claim_.held() || stream_ != nullptr || engine_ != nullptr || !callables_.empty() ||
-         !runs_.empty() || !allocations_.empty() || !leftover_staging_.empty() ||
-         !leftover_blocks_.empty();
+  return phase_ == Phase::Abandoned || claim_.held() || stream_ != nullptr || engine_ != nullptr ||
+         !callables_.empty() || !runs_.empty() || !allocations_.empty() ||
+         !leftover_staging_.empty() || !leftover_blocks_.empty();
 }
 
 int ProgramMode::release_all() {
@@ -538,6 +543,11 @@ int ProgramMode::finalize() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (phase_ == Phase::Closed) return SIMPLER_OK;
+    if (phase_ == Phase::Abandoned) {
+      fail(PTO_RUNTIME_ERR_INVALID_STATE,
+           "the context was abandoned: a stuck run may still use what it holds, so it is never "
+           "finalized (its memory stays allocated for the life of the process)");
+    }
     phase_ = Phase::Closing;  // no new work from here on
     for (const auto& [id, run] : runs_) {
       if (run->launched) launched.push_back(run);
@@ -553,6 +563,17 @@ int ProgramMode::finalize() {
                      "; what is left is kept, call finalize_device again");
   }
   return status;
+}
+
+void ProgramMode::abandon() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (phase_ == Phase::Abandoned) return;
+  // A thread of the engine may still run the stuck kernel: nothing it can reach is freed
+  // or unloaded, ever (this object is never destroyed either: holds_resources() stays
+  // true). Only the claim goes: the device itself is fine, and a new context on it gets
+  // its own stream, engine and memory (the leaked ones stay allocated on the device).
+  phase_ = Phase::Abandoned;
+  claim_.release();
 }
 
 }  // namespace simpler::rt::host

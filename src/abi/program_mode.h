@@ -60,11 +60,14 @@ class ProgramMode {
   void memory_info(uint64_t* out_free, uint64_t* out_total);
 
   uint64_t committed_bytes() const;
-  int finalize();                // waits for the context's launched runs first
+  int finalize();  // waits for the context's launched runs first
+  // The host gives up on the context (a run stuck past its grace period): refuses all
+  // further calls, releases the device claim, keeps everything else (see abandon_context).
+  void abandon();
   bool holds_resources() const;  // locks
 
  private:
-  enum class Phase { Opening, Open, Closing, Closed };
+  enum class Phase { Opening, Open, Closing, Closed, Abandoned };
 
   void require_open() const;  // mutex_ held
   // After a caught fault or a watchdog timeout (sticky): throws the poisoning status.

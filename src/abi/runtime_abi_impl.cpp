@@ -24,6 +24,7 @@ constexpr size_t kContextDestroySize = SIMPLER_CONTEXT_DESTROY_ARGS_STRUCT_SIZE;
 constexpr size_t kInitDeviceSize = SIMPLER_INIT_DEVICE_ARGS_STRUCT_SIZE;
 constexpr size_t kRunSize = SIMPLER_RUN_ARGS_STRUCT_SIZE;
 constexpr size_t kFinalizeDeviceSize = SIMPLER_FINALIZE_DEVICE_ARGS_STRUCT_SIZE;
+constexpr size_t kAbandonContextSize = SIMPLER_ABANDON_CONTEXT_ARGS_STRUCT_SIZE;
 // NOLINTEND(bugprone-sizeof-expression)
 
 // The boundary of every entry: clears the thread's last error, checks the args struct
@@ -494,6 +495,19 @@ int finalize_device(SimplerFinalizeDeviceArgs* args) {
       case ContextMode::Fresh:
         break;
     }
+    return SIMPLER_OK;
+  });
+}
+
+int abandon_context(SimplerAbandonContextArgs* args) {
+  return guarded("abandon_context", args, kAbandonContextSize, [&](SimplerAbandonContextArgs& a) {
+    ContextRef ref = find_context(a.ctx);
+    if (ref->mode.load(std::memory_order_acquire) != ContextMode::Program) {
+      fail(PTO_RUNTIME_ERR_INVALID_STATE,
+           std::string("abandon_context is for program-mode contexts (this one is in ") +
+               mode_name(ref->mode.load(std::memory_order_acquire)) + " mode)");
+    }
+    ref->program->abandon();
     return SIMPLER_OK;
   });
 }

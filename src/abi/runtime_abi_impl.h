@@ -40,5 +40,6 @@ int kernel_mode_launch_error(SimplerKernelModeLaunchErrorArgs* args);
 
 int committed_device_memory(SimplerCommittedDeviceMemoryArgs* args);
 int finalize_device(SimplerFinalizeDeviceArgs* args);
+int abandon_context(SimplerAbandonContextArgs* args);
 
 }  // namespace simpler::rt::host::abi

@@ -7,15 +7,10 @@
 
 #include "fault_guard.h"
 #include "simpler/abi/status.h"
+#include "support/clock.h"
 
 namespace simpler::rt {
 namespace {
-
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 const char* core_type_name(uint32_t type) { return type == SIMPLER_CORE_AIC ? "AIC" : "AIV"; }
 
@@ -58,7 +53,7 @@ uint32_t claim_block(ChipState& chip, TaskSlot& task) {
 }
 
 void run_block(ChipState& chip, TaskSlot& task, uint32_t block_idx, uint32_t core_type,
-               uint32_t core_id, uint32_t lane) {
+               uint32_t core_id, uint32_t lane, const SimplerClusterOps* cluster) {
   // After an error the remaining tasks of that run are skipped (other runs go on).
   if (task.run->status.failed()) return;
   int32_t fault = 0;
@@ -68,13 +63,16 @@ void run_block(ChipState& chip, TaskSlot& task, uint32_t block_idx, uint32_t cor
   context.core_type = core_type;
   context.core_id = core_id;
   context.fault = &fault;
+  context.cluster = cluster;
   int64_t argv[1 + CHIP_MAX_SIGNATURE];  // argv[0] = &context, the kernel sees argv + 1
   argv[0] = static_cast<int64_t>(reinterpret_cast<intptr_t>(&context));
   std::memcpy(&argv[1], task.args, task.arg_count * sizeof(int64_t));
   RunObserver* observer = chip.observer.load(std::memory_order_relaxed);
   const BlockView view{task.id - task.run->first_id, task.func_id, block_idx, core_type, core_id};
   const bool tracked = chip.running.tracking.load(std::memory_order_relaxed);
-  if (tracked) chip.running.enter(core_type, core_id, task.id, task.func_id, block_idx, now_ns());
+  if (tracked)
+    chip.running.enter(core_type, core_id, task.id, task.func_id, block_idx,
+                       support::steady_now_ns());
   if (observer != nullptr) observer->on_entry(lane, view);
   FaultInfo signal;
   const simpler_kernel_entry_fn entry = task.entry;

@@ -25,17 +25,12 @@
 #include "simpler/abi/status.h"
 #include "simpler/log/log.h"
 #include "simpler/sim/sim_driver.h"
+#include "support/clock.h"
 #include "tensor_shape.h"
 #include "watchdog.h"
 
 namespace simpler::rt {
 namespace {
-
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 uint64_t or_default(uint64_t value, uint64_t fallback) { return value != 0 ? value : fallback; }
 
@@ -98,6 +93,7 @@ struct Engine::Impl {
   uint64_t progress() const {
     uint64_t p = orchestrator->progress();
     for (const auto& s : schedulers) p += s->progress();
+    p += chip.clusters.completed.load(std::memory_order_relaxed);
     return p;
   }
 
@@ -116,6 +112,12 @@ struct Engine::Impl {
       }
     }
     threads.clear();
+    if (chip.clusters.crew) chip.clusters.crew->stop(detach);
+  }
+
+  // Observer lanes: the caller of execute(), the schedulers, the cluster-task helpers.
+  uint32_t lanes() const {
+    return static_cast<uint32_t>(schedulers.size() + 1) + chip.clusters.max_helpers();
   }
 
   // Runs the orchestration on the runner thread while this thread polls the watchdog.
@@ -227,6 +229,8 @@ int Engine::create(const EngineOptions& options, std::unique_ptr<Engine>* out, s
     chip.window_mask = window - 1;
     chip.slots = std::make_unique<TaskSlot[]>(window);
     chip.init_cores(static_cast<uint32_t>(topology.clusters));
+    chip.clusters.init(static_cast<uint32_t>(topology.clusters),
+                       static_cast<uint32_t>(scheduler_count + 1));
     for (auto& queue : chip.ready) queue.reset(2 * window);
 
     (void)sim_device_reset_epoch(options.device, &impl->heap_epoch);
@@ -331,7 +335,7 @@ int Engine::execute(const LoadedProgram& program, const ChipStorageTaskArgs& arg
   if (!on_done || watched || config.flags != 0 || depth == 0) depth = 1;
 
   I.chip.observer.store(nullptr, std::memory_order_relaxed);  // set once the run starts
-  I.diagnostics.begin_run(config, static_cast<uint32_t>(I.schedulers.size() + 1));
+  I.diagnostics.begin_run(config, I.lanes());
   RunOptions run;
   run.build_graph_first = I.build_graph_first;
   run.observer = I.diagnostics.graph_observer();
@@ -350,7 +354,7 @@ int Engine::execute(const LoadedProgram& program, const ChipStorageTaskArgs& arg
   RunTrack* track = I.orchestrator->begin_run(P, run);
 
   RunFacts facts;
-  facts.start_ns = now_ns();
+  facts.start_ns = support::steady_now_ns();
   bool finished = true;
   if (!watched) {
     // The calling thread is the orchestrator of its run (no hand-off, no wake-up of
@@ -370,7 +374,7 @@ int Engine::execute(const LoadedProgram& program, const ChipStorageTaskArgs& arg
     if (deferred != nullptr) *deferred = true;
     return SIMPLER_OK;
   }
-  facts.end_ns = now_ns();
+  facts.end_ns = support::steady_now_ns();
   int status = track->status.code();
   if (status != SIMPLER_OK) err = track->status.message();
   if (!finished || status == SIMPLER_CHIP_ERR_SCHEDULER_TIMEOUT) {

@@ -13,6 +13,8 @@
 #include <atomic>
 #include <cstdint>
 
+#include "support/cpu_relax.h"
+
 namespace simpler::rt {
 
 class Parker {
@@ -57,13 +59,6 @@ class Parker {
   std::atomic<int32_t> sleepers_{0};
 };
 
-// One iteration of a busy-wait loop: tells the CPU we are spinning.
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield" ::: "memory");
-#endif
-}
+using support::cpu_relax;
 
 }  // namespace simpler::rt

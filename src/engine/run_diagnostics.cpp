@@ -1,5 +1,6 @@
 // The diagnostics observer: records per lane during the run, writes the files after it.
 #include "run_diagnostics.h"
+#include "support/clock.h"
 
 #include <chrono>
 #include <cinttypes>
@@ -9,16 +10,6 @@
 #include <system_error>
 
 namespace simpler::rt {
-namespace {
-
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
-
 void RunDiagnostics::begin_run(const SimplerCallConfig& config, uint32_t lanes) {
   flags_ = config.flags;
   prefix_.assign(config.output_prefix, strnlen(config.output_prefix, SIMPLER_OUTPUT_PREFIX_MAX));
@@ -38,16 +29,18 @@ void RunDiagnostics::set_up(uint32_t lanes) {
   }
 }
 
-void RunDiagnostics::on_entry(uint32_t lane, const BlockView&) { lanes_[lane].entry_ns = now_ns(); }
+void RunDiagnostics::on_entry(uint32_t lane, const BlockView&) {
+  lanes_[lane].entry_ns = support::steady_now_ns();
+}
 
 void RunDiagnostics::on_exit(uint32_t lane, const BlockView& b) {
   Lane& l = lanes_[lane];
   l.events.push_back(SwimlaneEvent{b.task_id, b.func_id, b.block_idx, b.core_type, b.core_id,
-                                   l.entry_ns, now_ns(), lane});
+                                   l.entry_ns, support::steady_now_ns(), lane});
 }
 
 void RunDiagnostics::on_task(const TaskView& t) {
-  nodes_.push_back(GraphNode{t.id, t.func_id, t.core_type, t.block_num, now_ns()});
+  nodes_.push_back(GraphNode{t.id, t.func_id, t.core_type, t.block_num, support::steady_now_ns()});
 }
 
 void RunDiagnostics::on_dependency(uint64_t from, uint64_t to) {

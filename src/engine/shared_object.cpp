@@ -12,23 +12,14 @@
 #include <cstring>
 #include <string>
 
+#include "support/posix_io.h"
+
 namespace simpler::rt {
 namespace {
 
 std::string fd_path(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
 
-bool write_all(int fd, const uint8_t* data, size_t size) {
-  while (size > 0) {
-    const ssize_t n = ::write(fd, data, size);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
+using support::write_all;
 
 }  // namespace
 

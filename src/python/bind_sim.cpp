@@ -72,6 +72,14 @@ void check(int status, const std::string& call) {
   if (status != SIMPLER_OK) raise_sim_error(call, status);
 }
 
+// Runs a driver call that may block (copies, synchronizes, resets) without the GIL, so
+// other Python threads keep running; the status comes back once the GIL is held again.
+template <class Call>
+int without_gil(Call&& call) {
+  py::gil_scoped_release release;
+  return call();
+}
+
 // A C-contiguous view of a host buffer, released on scope exit.
 class HostView {
  public:
@@ -200,11 +208,7 @@ void bind_config_and_devices(py::module_& s) {
   s.def(
       "device_reset",
       [](int32_t device) {
-        int status = SIMPLER_OK;
-        {
-          py::gil_scoped_release release;
-          status = sim_device_reset(device);
-        }
+        const int status = without_gil([&] { return sim_device_reset(device); });
         check(status, "sim_device_reset(" + std::to_string(device) + ")");
       },
       py::arg("device"));
@@ -238,11 +242,7 @@ void bind_memory(py::module_& s) {
       "memset",
       [](uintptr_t ptr, int value, int64_t nbytes) {
         const size_t size = checked_size(nbytes);
-        int status = SIMPLER_OK;
-        {
-          py::gil_scoped_release release;
-          status = sim_memset(as_ptr(ptr), value, size);
-        }
+        const int status = without_gil([&] { return sim_memset(as_ptr(ptr), value, size); });
         check(status, "sim_memset");
       },
       py::arg("ptr"), py::arg("value"), py::arg("nbytes"));
@@ -251,11 +251,8 @@ void bind_memory(py::module_& s) {
       [](uintptr_t dst, const py::handle& src, std::optional<int64_t> nbytes) {
         HostView view(src, false, "source");
         const size_t size = view.span(nbytes, "source");
-        int status = SIMPLER_OK;
-        {
-          py::gil_scoped_release release;
-          status = sim_memcpy(as_ptr(dst), view.data(), size, SIM_MEMCPY_HOST_TO_DEVICE);
-        }
+        const int status = without_gil(
+            [&] { return sim_memcpy(as_ptr(dst), view.data(), size, SIM_MEMCPY_HOST_TO_DEVICE); });
         check(status, "sim_memcpy(host to device)");
       },
       py::arg("dst_ptr"), py::arg("src"), py::arg("nbytes") = py::none());
@@ -264,11 +261,8 @@ void bind_memory(py::module_& s) {
       [](const py::handle& dst, uintptr_t src, std::optional<int64_t> nbytes) {
         HostView view(dst, true, "destination");
         const size_t size = view.span(nbytes, "destination");
-        int status = SIMPLER_OK;
-        {
-          py::gil_scoped_release release;
-          status = sim_memcpy(view.data(), as_ptr(src), size, SIM_MEMCPY_DEVICE_TO_HOST);
-        }
+        const int status = without_gil(
+            [&] { return sim_memcpy(view.data(), as_ptr(src), size, SIM_MEMCPY_DEVICE_TO_HOST); });
         check(status, "sim_memcpy(device to host)");
       },
       py::arg("dst"), py::arg("src_ptr"), py::arg("nbytes") = py::none());
@@ -276,11 +270,9 @@ void bind_memory(py::module_& s) {
       "memcpy_dtod",
       [](uintptr_t dst, uintptr_t src, int64_t nbytes) {
         const size_t size = checked_size(nbytes);
-        int status = SIMPLER_OK;
-        {
-          py::gil_scoped_release release;
-          status = sim_memcpy(as_ptr(dst), as_ptr(src), size, SIM_MEMCPY_DEVICE_TO_DEVICE);
-        }
+        const int status = without_gil([&] {
+          return sim_memcpy(as_ptr(dst), as_ptr(src), size, SIM_MEMCPY_DEVICE_TO_DEVICE);
+        });
         check(status, "sim_memcpy(device to device)");
       },
       py::arg("dst_ptr"), py::arg("src_ptr"), py::arg("nbytes"));
@@ -302,11 +294,7 @@ void bind_streams(py::module_& s) {
   s.def(
       "stream_destroy",
       [](uintptr_t stream) {
-        int status = SIMPLER_OK;
-        {
-          py::gil_scoped_release release;
-          status = sim_stream_destroy(as_stream(stream));
-        }
+        const int status = without_gil([&] { return sim_stream_destroy(as_stream(stream)); });
         check(status, "sim_stream_destroy");
       },
       py::arg("stream"));
@@ -321,22 +309,15 @@ void bind_streams(py::module_& s) {
           waited = sim_stream_wait(s, slice.count());
           return waited != SIMPLER_NOT_READY;
         });
-        int status = SIMPLER_OK;
-        {
-          py::gil_scoped_release release;
-          status = sim_stream_synchronize(s);
-        }
+        const int status = without_gil([&] { return sim_stream_synchronize(s); });
         check(status, "sim_stream_synchronize");
       },
       py::arg("stream"));
   s.def(
       "stream_wait",
       [](uintptr_t stream, int64_t timeout_us) {
-        int status = SIMPLER_OK;
-        {
-          py::gil_scoped_release release;
-          status = sim_stream_wait(as_stream(stream), timeout_us);
-        }
+        const int status =
+            without_gil([&] { return sim_stream_wait(as_stream(stream), timeout_us); });
         if (status == SIMPLER_NOT_READY) return false;
         check(status, "sim_stream_wait");
         return true;
@@ -420,11 +401,7 @@ void bind_events(py::module_& s) {
   s.def(
       "event_synchronize",
       [](uintptr_t event) {
-        int status = SIMPLER_OK;
-        {
-          py::gil_scoped_release release;
-          status = sim_event_synchronize(as_event(event));
-        }
+        const int status = without_gil([&] { return sim_event_synchronize(as_event(event)); });
         check(status, "sim_event_synchronize");
       },
       py::arg("event"));

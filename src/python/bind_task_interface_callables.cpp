@@ -119,12 +119,15 @@ std::optional<CoreType> to_core_type(py::handle core_type, py::handle binary) {
   if (value.is_none() && py::hasattr(binary, "core_type")) value = binary.attr("core_type");
   if (value.is_none()) return std::nullopt;
   if (!py::isinstance<py::str>(value)) {
-    throw py::type_error("core_type: expected 'aic', 'aiv' or None, got " +
+    throw py::type_error("core_type: expected 'aic', 'aiv', 'mix' or None, got " +
                          std::string(Py_TYPE(value.ptr())->tp_name));
   }
   const std::string name = value.cast<std::string>();
   if (auto core = core_type_from_name(name)) return *core;
-  throw py::value_error("core_type: expected 'aic' (cube) or 'aiv' (vector), got '" + name + "'");
+  throw py::value_error(
+      "core_type: expected 'aic' (cube), 'aiv' (vector) or 'mix' (a cluster "
+      "task kernel: cube and vector cores together), got '" +
+      name + "'");
 }
 
 py::object core_type_value(std::optional<CoreType> core) {
@@ -178,6 +181,38 @@ bool same_image(const T& a, const T& b) {
   return std::equal(a.bytes().begin(), a.bytes().end(), b.bytes().begin(), b.bytes().end());
 }
 
+// What CoreCallable and ChipCallable share: both are a validated image with a signature.
+template <typename T>
+void def_image_methods(py::class_<T>& cls) {
+  cls.def_static(
+         "from_bytes",
+         [](py::handle data) {
+           const ByteView bytes(data, "image");
+           return T::from_bytes(bytes.bytes());
+         },
+         py::arg("image"), "Load (and fully validate) an image made by bytes().")
+      .def(
+          "bytes", [](const T& c) { return to_bytes(c.bytes()); }, "The image.")
+      .def("__bytes__", [](const T& c) { return to_bytes(c.bytes()); })
+      .def(
+          "__len__", [](const T& c) { return c.bytes().size(); }, "Image size in bytes.")
+      .def_property_readonly("signature",
+                             [](const T& c) { return signature_list(c.view().signature); })
+      .def_property_readonly("arg_specs",
+                             [](const T& c) {
+                               const auto v = c.view();
+                               return arg_spec_list(v.signature, v.arg_types);
+                             })
+      .def_property_readonly("binary", [](const T& c) { return to_bytes(c.view().binary); })
+      .def("__eq__", &same_image<T>, py::is_operator())
+      .def(
+          py::pickle([](const T& c) { return to_bytes(c.bytes()); },
+                     [](const py::bytes& b) {
+                       const std::string s = b;
+                       return T::from_bytes({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
+                     }));
+}
+
 }  // namespace
 
 void bind_arg_spec(py::module_& m) {
@@ -218,9 +253,12 @@ void bind_arg_spec(py::module_& m) {
 
 void bind_task_interface_callables(py::module_& m) {
   bind_arg_spec(m);
-  py::class_<CoreCallable>(m, "CoreCallable",
-                           "One kernel: a signature (ArgDirection per argument) and its "
-                           "compiled binary, as a flat position-independent byte image.")
+  py::class_<CoreCallable> core_class(
+      m, "CoreCallable",
+      "One kernel: a signature (ArgDirection per argument) and its "
+      "compiled binary, as a flat position-independent byte image.");
+  def_image_methods(core_class);
+  core_class
       .def_static(
           "build",
           [](py::handle signature, py::handle binary, py::handle core_type) {
@@ -234,37 +272,10 @@ void bind_task_interface_callables(py::module_& m) {
           "or ArgSpec. core_type 'aic'/'aiv' (default: binary.core_type when the binary came "
           "from KernelCompiler.compile_kernel, else not recorded). ValueError/TypeError naming "
           "the field on bad input.")
-      .def_static(
-          "from_bytes",
-          [](py::handle data) {
-            const ByteView bytes(data, "image");
-            return CoreCallable::from_bytes(bytes.bytes());
-          },
-          py::arg("image"), "Load (and fully validate) an image made by bytes().")
-      .def(
-          "bytes", [](const CoreCallable& c) { return to_bytes(c.bytes()); }, "The image.")
-      .def("__bytes__", [](const CoreCallable& c) { return to_bytes(c.bytes()); })
-      .def(
-          "__len__", [](const CoreCallable& c) { return c.bytes().size(); }, "Image size in bytes.")
-      .def_property_readonly(
-          "signature", [](const CoreCallable& c) { return signature_list(c.view().signature); })
-      .def_property_readonly("arg_specs",
-                             [](const CoreCallable& c) {
-                               const auto v = c.view();
-                               return arg_spec_list(v.signature, v.arg_types);
-                             })
       .def_property_readonly(
           "core_type", [](const CoreCallable& c) { return core_type_value(c.view().core_type); },
-          "'aic' or 'aiv': the core the kernel was compiled for; None when not recorded.")
-      .def_property_readonly("binary",
-                             [](const CoreCallable& c) { return to_bytes(c.view().binary); })
-      .def("__eq__", &same_image<CoreCallable>, py::is_operator())
-      .def(py::pickle(
-          [](const CoreCallable& c) { return to_bytes(c.bytes()); },
-          [](const py::bytes& b) {
-            const std::string s = b;
-            return CoreCallable::from_bytes({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
-          }))
+          "'aic', 'aiv' or 'mix' (a cluster task kernel): the core the kernel was compiled for; "
+          "None when not recorded.")
       .def("__repr__", [](const CoreCallable& c) {
         const auto v = c.view();
         return "CoreCallable(signature=" + std::to_string(v.signature.size()) +
@@ -274,9 +285,12 @@ void bind_task_interface_callables(py::module_& m) {
                ")";
       });
 
-  py::class_<ChipCallable>(m, "ChipCallable",
-                           "An orchestration binary (entry symbol func_name) plus its kernels, "
-                           "as a flat position-independent byte image.")
+  py::class_<ChipCallable> chip_class(
+      m, "ChipCallable",
+      "An orchestration binary (entry symbol func_name) plus its kernels, "
+      "as a flat position-independent byte image.");
+  def_image_methods(chip_class);
+  chip_class
       .def_static(
           "build",
           [](py::handle signature, const std::string& func_name, py::handle binary,
@@ -289,28 +303,7 @@ void bind_task_interface_callables(py::module_& m) {
           py::arg("children") = py::tuple(),
           "Build the image; children is a sequence of (func_id, CoreCallable), func ids "
           "0..CHIP_MAX_FUNC_ID, each at most once.")
-      .def_static(
-          "from_bytes",
-          [](py::handle data) {
-            const ByteView bytes(data, "image");
-            return ChipCallable::from_bytes(bytes.bytes());
-          },
-          py::arg("image"), "Load (and fully validate) an image made by bytes().")
-      .def(
-          "bytes", [](const ChipCallable& c) { return to_bytes(c.bytes()); }, "The image.")
-      .def("__bytes__", [](const ChipCallable& c) { return to_bytes(c.bytes()); })
-      .def(
-          "__len__", [](const ChipCallable& c) { return c.bytes().size(); }, "Image size in bytes.")
-      .def_property_readonly(
-          "signature", [](const ChipCallable& c) { return signature_list(c.view().signature); })
-      .def_property_readonly("arg_specs",
-                             [](const ChipCallable& c) {
-                               const auto v = c.view();
-                               return arg_spec_list(v.signature, v.arg_types);
-                             })
       .def_property_readonly("func_name", &ChipCallable::func_name)
-      .def_property_readonly("binary",
-                             [](const ChipCallable& c) { return to_bytes(c.view().binary); })
       .def_property_readonly(
           "children",
           [](const ChipCallable& c) {
@@ -328,13 +321,6 @@ void bind_task_interface_callables(py::module_& m) {
                                  ids.push_back(child.func_id);
                                return ids;
                              })
-      .def("__eq__", &same_image<ChipCallable>, py::is_operator())
-      .def(py::pickle(
-          [](const ChipCallable& c) { return to_bytes(c.bytes()); },
-          [](const py::bytes& b) {
-            const std::string s = b;
-            return ChipCallable::from_bytes({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
-          }))
       .def("__repr__", [](const ChipCallable& c) {
         const auto v = c.view();
         return "ChipCallable(func_name='" + std::string(v.func_name) +

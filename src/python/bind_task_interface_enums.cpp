@@ -1,6 +1,7 @@
 // DataType (with element sizes and numpy mapping), ArgDirection, AddressSpace.
 #include <string>
 
+#include "element_kind.h"
 #include "task_interface_types.h"
 
 namespace py = pybind11;
@@ -51,29 +52,14 @@ DataType from_numpy(py::handle dtype_like) {
     throw py::value_error("dtype: " + name + " is big-endian; the chip is little-endian");
   }
   if (name == "bfloat16") return DataType::BFLOAT16;
-  auto pick = [&](DataType d1, DataType d2, DataType d4, DataType d8) -> DataType {
-    switch (size) {
-      case 1:
-        return d1;
-      case 2:
-        return d2;
-      case 4:
-        return d4;
-      case 8:
-        return d8;
-      default:
-        throw py::type_error("dtype: " + name + " has no DataType");
-    }
-  };
-  const auto none = static_cast<DataType>(CHIP_DT_COUNT);
-  DataType out = none;
-  if (kind == "f") out = pick(none, DataType::FLOAT16, DataType::FLOAT32, DataType::FLOAT64);
-  if (kind == "i") out = pick(DataType::INT8, DataType::INT16, DataType::INT32, DataType::INT64);
-  if (kind == "u")
-    out = pick(DataType::UINT8, DataType::UINT16, DataType::UINT32, DataType::UINT64);
-  if (kind == "b" && size == 1) out = DataType::BOOL;
-  if (out == none) throw py::type_error("dtype: numpy " + name + " has no DataType");
-  return out;
+  std::optional<DataType> out;
+  const size_t bytes = size;
+  if (kind == "f") out = data_type_of_kind(ElementKind::kFloat, bytes);
+  if (kind == "i") out = data_type_of_kind(ElementKind::kInt, bytes);
+  if (kind == "u") out = data_type_of_kind(ElementKind::kUInt, bytes);
+  if (kind == "b") out = data_type_of_kind(ElementKind::kBool, bytes);
+  if (!out) throw py::type_error("dtype: numpy " + name + " has no DataType");
+  return *out;
 }
 
 }  // namespace

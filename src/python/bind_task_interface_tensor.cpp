@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "element_kind.h"
 #include "task_interface_types.h"
 
 namespace py = pybind11;
@@ -36,44 +37,27 @@ std::optional<DataType> dtype_of_format(const char* format, size_t itemsize) {
   std::string f = format ? format : "B";
   if (!f.empty() && (f[0] == '@' || f[0] == '=' || f[0] == '<')) f.erase(0, 1);
   if (f.size() != 1) return std::nullopt;
-  auto by_size = [&](DataType d1, DataType d2, DataType d4,
-                     DataType d8) -> std::optional<DataType> {
-    switch (itemsize) {
-      case 1:
-        return d1;
-      case 2:
-        return d2;
-      case 4:
-        return d4;
-      case 8:
-        return d8;
-      default:
-        return std::nullopt;
-    }
-  };
   switch (f[0]) {
     case 'e':
-      return itemsize == 2 ? std::optional(DataType::FLOAT16) : std::nullopt;
     case 'f':
-      return itemsize == 4 ? std::optional(DataType::FLOAT32) : std::nullopt;
     case 'd':
-      return itemsize == 8 ? std::optional(DataType::FLOAT64) : std::nullopt;
+      return data_type_of_kind(ElementKind::kFloat, itemsize);
     case '?':
-      return itemsize == 1 ? std::optional(DataType::BOOL) : std::nullopt;
+      return data_type_of_kind(ElementKind::kBool, itemsize);
     case 'b':
     case 'h':
     case 'i':
     case 'l':
     case 'q':
     case 'n':
-      return by_size(DataType::INT8, DataType::INT16, DataType::INT32, DataType::INT64);
+      return data_type_of_kind(ElementKind::kInt, itemsize);
     case 'B':
     case 'H':
     case 'I':
     case 'L':
     case 'Q':
     case 'N':
-      return by_size(DataType::UINT8, DataType::UINT16, DataType::UINT32, DataType::UINT64);
+      return data_type_of_kind(ElementKind::kUInt, itemsize);
     default:
       return std::nullopt;
   }

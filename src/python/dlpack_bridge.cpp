@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "element_kind.h"
+
 namespace py = pybind11;
 
 namespace simpler::python {
@@ -46,29 +48,19 @@ bool row_major_compact(const DLTensor& t) {
 }  // namespace
 
 std::optional<DataType> data_type_of(DLDataType t) {
-  if (t.lanes != 1) return std::nullopt;
+  if (t.lanes != 1 || t.bits % 8 != 0) return std::nullopt;
+  const size_t bytes = t.bits / 8;
   switch (t.code) {
     case kDLFloat:
-      if (t.bits == 16) return DataType::FLOAT16;
-      if (t.bits == 32) return DataType::FLOAT32;
-      if (t.bits == 64) return DataType::FLOAT64;
-      return std::nullopt;
+      return data_type_of_kind(ElementKind::kFloat, bytes);
     case kDLBfloat:
-      return t.bits == 16 ? std::optional(DataType::BFLOAT16) : std::nullopt;
+      return data_type_of_kind(ElementKind::kBfloat, bytes);
     case kDLInt:
-      if (t.bits == 8) return DataType::INT8;
-      if (t.bits == 16) return DataType::INT16;
-      if (t.bits == 32) return DataType::INT32;
-      if (t.bits == 64) return DataType::INT64;
-      return std::nullopt;
+      return data_type_of_kind(ElementKind::kInt, bytes);
     case kDLUInt:
-      if (t.bits == 8) return DataType::UINT8;
-      if (t.bits == 16) return DataType::UINT16;
-      if (t.bits == 32) return DataType::UINT32;
-      if (t.bits == 64) return DataType::UINT64;
-      return std::nullopt;
+      return data_type_of_kind(ElementKind::kUInt, bytes);
     case kDLBoolCode:
-      return t.bits == 8 ? std::optional(DataType::BOOL) : std::nullopt;
+      return data_type_of_kind(ElementKind::kBool, bytes);
     default:
       return std::nullopt;
   }
@@ -138,8 +130,8 @@ py::capsule dlpack_export(py::handle owner, uint64_t data, const std::vector<int
   PyObject* capsule = PyCapsule_New(managed.get(), kCapsuleName, &capsule_destructor);
   if (capsule == nullptr) throw py::error_already_set();
   Py_INCREF(owner.ptr());  // released by delete_export
-  ctx.release();
-  managed.release();
+  (void)ctx.release();     // owned by the capsule from here on
+  (void)managed.release();
   return py::reinterpret_steal<py::capsule>(capsule);
 }
 

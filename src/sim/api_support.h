@@ -33,6 +33,22 @@ inline Driver& counted(Operation op) {
   return driver;
 }
 
+// Runs fn(Device&) on device `id` once it is known to exist; else the reason it does not.
+template <class Fn>
+int on_device(Driver& driver, int32_t id, Fn&& fn) {
+  Device* device = nullptr;
+  if (int status = driver.device(id, &device); status != SIMPLER_OK) return status;
+  return fn(*device);
+}
+
+// Runs fn(Device&) on the calling thread's current device (sim_set_device).
+template <class Fn>
+int on_current_device(Driver& driver, Fn&& fn) {
+  Device* device = nullptr;
+  if (int status = driver.current_device(&device); status != SIMPLER_OK) return status;
+  return fn(*device);
+}
+
 inline uint64_t token_of(sim_stream_t stream) { return reinterpret_cast<uintptr_t>(stream); }
 inline uint64_t token_of(sim_event_t event) { return reinterpret_cast<uintptr_t>(event); }
 inline sim_stream_t stream_handle(uint64_t token) {

@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "arena_hit_cache.h"
 #include "simpler/abi/status.h"
 
 namespace simpler::sim {
@@ -14,10 +15,15 @@ constexpr std::size_t kReturnPagesThreshold = std::size_t{1} << 20;
 
 std::size_t round_up(std::size_t value, std::size_t to) { return (value + to - 1) / to * to; }
 
+uint64_t next_instance() {
+  static std::atomic<uint64_t> counter{0};
+  return counter.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 }  // namespace
 
 DeviceArena::DeviceArena(uint64_t capacity_bytes)
-    : capacity_(capacity_bytes / kDeviceAlignment * kDeviceAlignment) {}
+    : capacity_(capacity_bytes / kDeviceAlignment * kDeviceAlignment), instance_(next_instance()) {}
 
 DeviceArena::~DeviceArena() {
   std::byte* base = base_.load(std::memory_order_acquire);
@@ -61,6 +67,7 @@ int DeviceArena::mark_free_pending(void* ptr) {
   auto live = live_.find(static_cast<std::size_t>(static_cast<std::byte*>(ptr) - base));
   if (live == live_.end() || live->second.free_pending) return SIM_ERR_INVALID_POINTER;
   live->second.free_pending = true;
+  bump_generation();
   return SIMPLER_OK;
 }
 
@@ -74,6 +81,7 @@ int DeviceArena::release(void* ptr, bool pending) {
   if (live == live_.end() || live->second.free_pending != pending) return SIM_ERR_INVALID_POINTER;
   const std::size_t freed = live->second.rounded;
   live_.erase(live);
+  bump_generation();
   used_ -= freed;
   std::size_t start = offset;
   std::size_t size = freed;
@@ -108,6 +116,7 @@ void DeviceArena::release_all() {
   std::lock_guard lock(mutex_);
   if (base_.load(std::memory_order_relaxed) == nullptr) return;
   live_.clear();
+  bump_generation();
   free_blocks_.clear();
   free_blocks_.emplace(0, capacity_);
   used_ = 0;
@@ -132,7 +141,27 @@ int DeviceArena::check_range(const void* ptr, std::size_t size, bool accept_free
 }
 
 int DeviceArena::find(const void* ptr, uint64_t* base, uint64_t* size, bool* free_pending) const {
+  ArenaHitCache& cache = ArenaHitCache::mine();
+  const auto addr = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(ptr));
+  if (const ArenaHit* hit =
+          cache.find(instance_, generation_.load(std::memory_order_acquire), addr)) {
+    *base = hit->base;
+    *size = hit->size;
+    *free_pending = hit->free_pending;
+    return SIMPLER_OK;
+  }
   std::lock_guard lock(mutex_);
+  const int status = find_locked(ptr, base, size, free_pending);
+  if (status == SIMPLER_OK) {
+    // Read under the mutex, which every bump holds: the entry matches this table.
+    cache.remember(ArenaHit{instance_, generation_.load(std::memory_order_relaxed), *base, *size,
+                            *free_pending});
+  }
+  return status;
+}
+
+int DeviceArena::find_locked(const void* ptr, uint64_t* base, uint64_t* size,
+                             bool* free_pending) const {
   if (!contains(ptr)) return SIM_ERR_INVALID_POINTER;
   std::byte* arena = base_.load(std::memory_order_relaxed);
   const auto offset = static_cast<std::size_t>(static_cast<const std::byte*>(ptr) - arena);

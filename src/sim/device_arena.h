@@ -48,6 +48,8 @@ class DeviceArena {
 
  private:
   int reserve_locked();
+  int find_locked(const void* ptr, uint64_t* base, uint64_t* size, bool* free_pending) const;
+  void bump_generation() { generation_.fetch_add(1, std::memory_order_release); }
   void return_pages(std::size_t offset, std::size_t size);
 
   const uint64_t capacity_;
@@ -61,6 +63,12 @@ class DeviceArena {
   };
   std::map<std::size_t, Allocation> live_;  // offset -> allocation
   uint64_t used_ = 0;
+  // Bumped (under mutex_) whenever an allocation stops being live or changes state
+  // (release, mark_free_pending, release_all). An allocation adds no bump: it cannot
+  // overlap a live one. find() answers from a per-thread cache of earlier hits tagged
+  // with this value, without the mutex, while it is unchanged (lookup_cache.h).
+  std::atomic<uint64_t> generation_{0};
+  const uint64_t instance_;  // process-unique: a cache entry never matches a later arena
 };
 
 }  // namespace simpler::sim

@@ -4,6 +4,7 @@
 using simpler::sim::Device;
 using simpler::sim::Driver;
 using simpler::sim::guarded;
+using simpler::sim::on_device;
 using simpler::sim::Operation;
 
 extern "C" {
@@ -40,10 +41,10 @@ int sim_get_device_count(int32_t* out_count) {
 int sim_set_device(int32_t device) {
   return guarded([&] {
     Driver& driver = simpler::sim::counted(Operation::kSetDevice);
-    Device* target = nullptr;
-    if (int status = driver.device(device, &target); status != SIMPLER_OK) return status;
-    if (int fault = driver.stats().take_fault(Operation::kSetDevice)) return fault;
-    return driver.set_current_device(device);
+    return on_device(driver, device, [&](Device&) {
+      if (int fault = driver.stats().take_fault(Operation::kSetDevice)) return fault;
+      return driver.set_current_device(device);
+    });
   });
 }
 
@@ -57,32 +58,30 @@ int sim_get_device(int32_t* out_device) {
 int sim_device_topology(int32_t device, SimTopology* out) {
   return guarded([&] {
     if (out == nullptr) return SIM_ERR_INVALID_VALUE;
-    Device* target = nullptr;
-    if (int status = Driver::instance().device(device, &target); status != SIMPLER_OK)
-      return status;
-    *out = target->topology;
-    return SIMPLER_OK;
+    return on_device(Driver::instance(), device, [&](Device& target) {
+      *out = target.topology;
+      return SIMPLER_OK;
+    });
   });
 }
 
 int sim_device_reset_epoch(int32_t device, uint64_t* out_epoch) {
   return guarded([&] {
     if (out_epoch == nullptr) return SIM_ERR_INVALID_VALUE;
-    Device* target = nullptr;
-    if (int status = Driver::instance().device(device, &target); status != SIMPLER_OK)
-      return status;
-    *out_epoch = target->reset_epoch.load(std::memory_order_acquire);
-    return SIMPLER_OK;
+    return on_device(Driver::instance(), device, [&](Device& target) {
+      *out_epoch = target.reset_epoch.load(std::memory_order_acquire);
+      return SIMPLER_OK;
+    });
   });
 }
 
 int sim_device_reset(int32_t device) {
   return guarded([&] {
     Driver& driver = simpler::sim::counted(Operation::kDeviceReset);
-    Device* target = nullptr;
-    if (int status = driver.device(device, &target); status != SIMPLER_OK) return status;
-    if (int fault = driver.stats().take_fault(Operation::kDeviceReset)) return fault;
-    return driver.reset_device(device);
+    return on_device(driver, device, [&](Device&) {
+      if (int fault = driver.stats().take_fault(Operation::kDeviceReset)) return fault;
+      return driver.reset_device(device);
+    });
   });
 }
 

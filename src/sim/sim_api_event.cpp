@@ -20,12 +20,12 @@ int sim_event_create(sim_event_t* out_event) {
     Driver& driver = simpler::sim::counted(Operation::kEventCreate);
     if (out_event == nullptr) return SIM_ERR_INVALID_VALUE;
     *out_event = nullptr;
-    Device* device = nullptr;
-    if (int status = driver.current_device(&device); status != SIMPLER_OK) return status;
-    if (int fault = driver.stats().take_fault(Operation::kEventCreate)) return fault;
-    auto event = std::make_shared<EventState>(device->id);
-    *out_event = simpler::sim::event_handle(driver.events().add(std::move(event)));
-    return SIMPLER_OK;
+    return simpler::sim::on_current_device(driver, [&](Device& device) {
+      if (int fault = driver.stats().take_fault(Operation::kEventCreate)) return fault;
+      auto event = std::make_shared<EventState>(device.id);
+      *out_event = simpler::sim::event_handle(driver.events().add(std::move(event)));
+      return SIMPLER_OK;
+    });
   });
 }
 

@@ -6,6 +6,8 @@
 using simpler::sim::Device;
 using simpler::sim::Driver;
 using simpler::sim::guarded;
+using simpler::sim::on_current_device;
+using simpler::sim::on_device;
 using simpler::sim::Operation;
 
 namespace simpler::sim {
@@ -26,6 +28,16 @@ int validate_copy(const Driver& driver, const void* dst, const void* src, std::s
   return SIMPLER_OK;
 }
 
+namespace {
+
+// The shared tail of sim_malloc and sim_malloc_on_device, once the device is known.
+int allocate(Driver& driver, Device& device, size_t size, void** out_ptr) {
+  if (int fault = driver.stats().take_fault(Operation::kMalloc)) return fault;
+  driver.sweep_pending_frees();
+  return device.arena.allocate(size, out_ptr);
+}
+
+}  // namespace
 }  // namespace simpler::sim
 
 extern "C" {
@@ -36,11 +48,9 @@ int sim_malloc(void** out_ptr, size_t size) {
     if (out_ptr == nullptr) return SIM_ERR_INVALID_VALUE;
     *out_ptr = nullptr;
     if (size == 0) return SIM_ERR_INVALID_VALUE;
-    Device* device = nullptr;
-    if (int status = driver.current_device(&device); status != SIMPLER_OK) return status;
-    if (int fault = driver.stats().take_fault(Operation::kMalloc)) return fault;
-    driver.sweep_pending_frees();
-    return device->arena.allocate(size, out_ptr);
+    return on_current_device(driver, [&](Device& device) {
+      return simpler::sim::allocate(driver, device, size, out_ptr);
+    });
   });
 }
 
@@ -50,11 +60,9 @@ int sim_malloc_on_device(int32_t device, void** out_ptr, size_t size) {
     if (out_ptr == nullptr) return SIM_ERR_INVALID_VALUE;
     *out_ptr = nullptr;
     if (size == 0) return SIM_ERR_INVALID_VALUE;
-    Device* target = nullptr;
-    if (int status = driver.device(device, &target); status != SIMPLER_OK) return status;
-    if (int fault = driver.stats().take_fault(Operation::kMalloc)) return fault;
-    driver.sweep_pending_frees();
-    return target->arena.allocate(size, out_ptr);
+    return on_device(driver, device, [&](Device& target) {
+      return simpler::sim::allocate(driver, target, size, out_ptr);
+    });
   });
 }
 
@@ -66,9 +74,8 @@ int sim_free(void* ptr) {
     // Any byte of a live allocation finds its device; release() then insists on the base.
     if (int status = driver.pointer_device(ptr, 0, &owner); status != SIMPLER_OK) return status;
     if (int fault = driver.stats().take_fault(Operation::kFree)) return fault;
-    Device* device = nullptr;
-    if (int status = driver.device(owner, &device); status != SIMPLER_OK) return status;
-    return driver.free_ordered(*device, ptr);
+    return on_device(driver, owner,
+                     [&](Device& device) { return driver.free_ordered(device, ptr); });
   });
 }
 
@@ -101,13 +108,13 @@ int sim_memcpy(void* dst, const void* src, size_t size, SimMemcpyKind kind) {
 int sim_mem_get_info(size_t* out_free, size_t* out_total) {
   return guarded([&] {
     if (out_free == nullptr || out_total == nullptr) return SIM_ERR_INVALID_VALUE;
-    Device* device = nullptr;
-    if (int status = Driver::instance().current_device(&device); status != SIMPLER_OK)
-      return status;
-    Driver::instance().sweep_pending_frees();
-    *out_total = device->arena.capacity();
-    *out_free = device->arena.capacity() - device->arena.used();
-    return SIMPLER_OK;
+    Driver& driver = Driver::instance();
+    return on_current_device(driver, [&](Device& device) {
+      driver.sweep_pending_frees();
+      *out_total = device.arena.capacity();
+      *out_free = device.arena.capacity() - device.arena.used();
+      return SIMPLER_OK;
+    });
   });
 }
 

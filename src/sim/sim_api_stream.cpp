@@ -31,12 +31,12 @@ int sim_stream_create(sim_stream_t* out_stream) {
     Driver& driver = simpler::sim::counted(Operation::kStreamCreate);
     if (out_stream == nullptr) return SIM_ERR_INVALID_VALUE;
     *out_stream = nullptr;
-    Device* device = nullptr;
-    if (int status = driver.current_device(&device); status != SIMPLER_OK) return status;
-    if (int fault = driver.stats().take_fault(Operation::kStreamCreate)) return fault;
-    auto stream = std::make_shared<Stream>(device->id, driver);
-    *out_stream = simpler::sim::stream_handle(driver.streams().add(std::move(stream)));
-    return SIMPLER_OK;
+    return simpler::sim::on_current_device(driver, [&](Device& device) {
+      if (int fault = driver.stats().take_fault(Operation::kStreamCreate)) return fault;
+      auto stream = std::make_shared<Stream>(device.id, driver);
+      *out_stream = simpler::sim::stream_handle(driver.streams().add(std::move(stream)));
+      return SIMPLER_OK;
+    });
   });
 }
 

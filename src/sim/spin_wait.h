@@ -3,15 +3,11 @@
 
 #include <chrono>
 
+#include "support/cpu_relax.h"
+
 namespace simpler::sim {
 
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield" ::: "memory");
-#endif
-}
+using support::cpu_relax;
 
 // Spins until `ready()` or until `budget` elapsed; returns the last value of ready().
 // The clock is read only every 64 iterations (vDSO, no syscall).

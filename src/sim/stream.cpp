@@ -110,11 +110,7 @@ void Stream::executor_main() {
       execute(op);
       ++head_index_;
       ++head_;
-      completed_.fetch_add(1, std::memory_order_seq_cst);
-      if (sync_waiters_.load(std::memory_order_seq_cst) != 0) {
-        { std::lock_guard lock(done_mutex_); }
-        done_cv_.notify_all();
-      }
+      wake_waiters(completed_.fetch_add(1, std::memory_order_seq_cst) + 1);
       // Signalled after the completion count, so whoever saw the event reached also sees
       // the stream idle if the record was its last operation. Signalled even when skipped
       // by a sticky error: waiters must not hang.
@@ -182,13 +178,37 @@ uint64_t Stream::unretired_target() const {
   return retired_.load(std::memory_order_acquire) < enqueued ? enqueued : 0;
 }
 
+// Waiter: count itself, lower wake_at_ to its target, check, park (all seq_cst). The
+// executor: count the op, then read the waiter count and wake_at_. Either the waiter sees
+// the count reached, or the executor sees both its registration and its target and wakes
+// it under done_mutex_ (held by the waiter from lowering the target to parking).
+void Stream::wake_waiters(uint64_t completed) {
+  if (sync_waiters_.load(std::memory_order_seq_cst) == 0) return;
+  if (completed < wake_at_.load(std::memory_order_seq_cst)) return;
+  {
+    std::lock_guard lock(done_mutex_);
+    // Every waiter wakes and lowers it again to its own target before parking again.
+    wake_at_.store(UINT64_MAX, std::memory_order_seq_cst);
+  }
+  done_cv_.notify_all();
+}
+
+void Stream::lower_wake_at(uint64_t target) {
+  if (target < wake_at_.load(std::memory_order_relaxed))
+    wake_at_.store(target, std::memory_order_seq_cst);
+}
+
 void Stream::wait_completed(uint64_t target) {
   auto done = [&] { return completed_.load(std::memory_order_seq_cst) >= target; };
   if (spin_until(done, kWaiterSpin)) return;
   sync_waiters_.fetch_add(1, std::memory_order_seq_cst);
   {
     std::unique_lock lock(done_mutex_);
-    done_cv_.wait(lock, done);
+    for (;;) {
+      lower_wake_at(target);
+      if (done()) break;
+      done_cv_.wait(lock);
+    }
   }
   sync_waiters_.fetch_sub(1, std::memory_order_seq_cst);
 }
@@ -196,11 +216,22 @@ void Stream::wait_completed(uint64_t target) {
 bool Stream::wait_completed_for(uint64_t target, int64_t timeout_us) {
   auto done = [&] { return completed_.load(std::memory_order_seq_cst) >= target; };
   if (spin_until(done, kWaiterSpin)) return true;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(timeout_us);
   sync_waiters_.fetch_add(1, std::memory_order_seq_cst);
   bool reached = false;
   {
     std::unique_lock lock(done_mutex_);
-    reached = done_cv_.wait_for(lock, std::chrono::microseconds(timeout_us), done);
+    for (;;) {
+      lower_wake_at(target);
+      if (done()) {
+        reached = true;
+        break;
+      }
+      if (done_cv_.wait_until(lock, deadline) == std::cv_status::timeout) {
+        reached = done();
+        break;
+      }
+    }
   }
   sync_waiters_.fetch_sub(1, std::memory_order_seq_cst);
   return reached;

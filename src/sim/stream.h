@@ -70,6 +70,8 @@ class Stream {
   void wait_completed(uint64_t target);
   Segment* take_segment();  // producers, enqueue_mutex_ held
   bool wait_completed_for(uint64_t target, int64_t timeout_us);
+  void lower_wake_at(uint64_t target);  // done_mutex_ held
+  void wake_waiters(uint64_t completed);
 
   const int32_t device_;
   const DeviceMemoryView& memory_;
@@ -99,6 +101,10 @@ class Stream {
   std::atomic<uint64_t> retired_{0};   // <= completed_ + 1: bumped before a job's cleanup
   std::atomic<int> sticky_status_{0};  // written only by the executor
   std::atomic<uint32_t> sync_waiters_{0};
+  // The smallest completion count a parked waiter waits for (UINT64_MAX: none). Lowered
+  // by waiters and reset by the executor, both under done_mutex_, so the executor wakes
+  // waiters (a futex) once when their target is reached, not after every op.
+  std::atomic<uint64_t> wake_at_{UINT64_MAX};
   std::mutex done_mutex_;
   std::condition_variable done_cv_;
 

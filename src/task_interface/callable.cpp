@@ -86,6 +86,20 @@ class ImageWriter {
   std::vector<uint8_t> image_;
 };
 
+// Both callable kinds validate through their image parser: `what` names the kind in the
+// message, `hint` says what to do when the bytes are not an image.
+template <class View>
+View parse_or_throw(bool (*parse)(const void*, size_t, View*, std::string*),
+                    std::span<const uint8_t> image, const std::string& what,
+                    const std::string& hint) {
+  View view{};
+  std::string error;
+  if (!parse(image.data(), image.size(), &view, &error)) {
+    throw TaskInterfaceError(what + error + hint);
+  }
+  return view;
+}
+
 }  // namespace
 
 // ---- CoreCallable ----------------------------------------------------------------------
@@ -105,8 +119,9 @@ CoreCallable CoreCallable::build(std::span<const ArgSpec> signature,
   throw_if(detail::check_signature(directions), "CoreCallable.build");
   throw_if(detail::check_arg_types(directions, arg_types), "CoreCallable.build");
   throw_if(detail::check_binary(binary), "CoreCallable.build");
-  if (core_type && *core_type != CoreType::AIC && *core_type != CoreType::AIV) {
-    throw TaskInterfaceError("CoreCallable.build: core_type: not AIC or AIV");
+  if (core_type && *core_type != CoreType::AIC && *core_type != CoreType::AIV &&
+      *core_type != CoreType::MIX) {
+    throw TaskInterfaceError("CoreCallable.build: core_type: not AIC, AIV or MIX");
   }
   const bool typed = !arg_types.empty() || core_type.has_value();
   ImageWriter writer(typed ? image::kCoreHeaderSizeTyped : image::kCoreHeaderSize);
@@ -124,23 +139,16 @@ CoreCallable CoreCallable::build(std::span<const ArgSpec> signature,
 }
 
 CoreCallable CoreCallable::from_bytes(std::span<const uint8_t> image) {
-  std::string error;
-  if (!parse_core_callable_image(image.data(), image.size(), nullptr, &error)) {
-    throw TaskInterfaceError("CoreCallable image: " + error);
-  }
+  parse_or_throw(parse_core_callable_image, image, "CoreCallable image: ", "");
   CoreCallable out;
   out.image_.assign(image.begin(), image.end());
   return out;
 }
 
 CoreCallableView CoreCallable::view() const {
-  CoreCallableView view;
-  std::string error;
-  if (!parse_core_callable_image(image_.data(), image_.size(), &view, &error)) {
-    // Only an empty (default-constructed) CoreCallable gets here: images are validated.
-    throw TaskInterfaceError("CoreCallable: " + error + " (use CoreCallable::build or from_bytes)");
-  }
-  return view;
+  // Only an empty (default-constructed) CoreCallable fails here: images are validated.
+  return parse_or_throw(parse_core_callable_image, std::span<const uint8_t>(image_),
+                        "CoreCallable: ", " (use CoreCallable::build or from_bytes)");
 }
 
 std::vector<ArgDirection> CoreCallable::signature() const {
@@ -192,6 +200,7 @@ ChipCallable ChipCallable::build(std::span<const ArgSpec> signature, std::string
   }
   // The table is written in func_id order so equal inputs give byte-identical images.
   std::vector<const std::pair<int32_t, CoreCallable>*> sorted;
+  sorted.reserve(children.size());
   for (const auto& child : children) sorted.push_back(&child);
   std::sort(sorted.begin(), sorted.end(),
             [](const auto* a, const auto* b) { return a->first < b->first; });
@@ -222,22 +231,15 @@ ChipCallable ChipCallable::build(std::span<const ArgSpec> signature, std::string
 }
 
 ChipCallable ChipCallable::from_bytes(std::span<const uint8_t> image) {
-  std::string error;
-  if (!parse_chip_callable_image(image.data(), image.size(), nullptr, &error)) {
-    throw TaskInterfaceError("ChipCallable image: " + error);
-  }
+  parse_or_throw(parse_chip_callable_image, image, "ChipCallable image: ", "");
   ChipCallable out;
   out.image_.assign(image.begin(), image.end());
   return out;
 }
 
 ChipCallableView ChipCallable::view() const {
-  ChipCallableView view;
-  std::string error;
-  if (!parse_chip_callable_image(image_.data(), image_.size(), &view, &error)) {
-    throw TaskInterfaceError("ChipCallable: " + error + " (use ChipCallable::build or from_bytes)");
-  }
-  return view;
+  return parse_or_throw(parse_chip_callable_image, std::span<const uint8_t>(image_),
+                        "ChipCallable: ", " (use ChipCallable::build or from_bytes)");
 }
 
 std::vector<ArgDirection> ChipCallable::signature() const {

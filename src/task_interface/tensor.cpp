@@ -1,4 +1,5 @@
 // ChipTensor queries and validation: numel, contiguity, byte extent, validate.
+#include <iterator>
 #include <string>
 
 #include "checked_math.h"
@@ -93,7 +94,47 @@ std::pair<uint64_t, uint64_t> tensor_byte_extent(const ChipTensor& t) {
   return {static_cast<uint64_t>(*first_bytes), static_cast<uint64_t>(*end_bytes)};
 }
 
-void validate_tensor(const ChipTensor& t) {
+namespace {
+
+// The common case of validate_tensor in one pass with no exception machinery: true only
+// when every check of validate_tensor_slowly passes (same arithmetic, same overflow rules),
+// so a tensor it accepts is one the slow path accepts too. Anything else takes the slow
+// path, which names the first failed check. It runs per tensor on the submit and launch
+// paths, where the slow path's repeated walks cost more than the work they guard.
+bool validate_tensor_quickly(const ChipTensor& t) noexcept {
+  if (t.ndims < 1 || t.ndims > CHIP_TENSOR_MAX_DIMS || !is_valid_data_type(t.dtype)) return false;
+  if (t.space != CHIP_SPACE_HOST && t.space != CHIP_SPACE_DEVICE) return false;
+  if (t.start_offset < 0) return false;
+  uint64_t buffer_end = 0;
+  if (__builtin_add_overflow(t.buffer.addr, t.buffer.size, &buffer_end)) return false;
+  int64_t numel = 1;
+  for (uint32_t d = 0; d < t.ndims; ++d) {
+    if (t.shapes[d] < 0 || t.strides[d] < 0) return false;
+    if (__builtin_mul_overflow(numel, t.shapes[d], &numel)) return false;
+  }
+  if (numel == 0) return true;  // an empty view touches no memory
+  int64_t last = t.start_offset;
+  for (uint32_t d = 0; d < t.ndims; ++d) {
+    int64_t step = 0;
+    if (__builtin_mul_overflow(t.shapes[d] - 1, t.strides[d], &step)) return false;
+    if (__builtin_add_overflow(last, step, &last)) return false;
+  }
+  // Element sizes by ChipDataType value (data_type.cpp's table; is_valid_data_type held).
+  static constexpr int64_t kElementBytes[] = {4, 2, 2, 1, 2, 4, 8, 1, 2, 4, 8, 1, 8};
+  static_assert(std::size(kElementBytes) == CHIP_DT_COUNT, "one size per ChipDataType");
+  const int64_t esize = kElementBytes[t.dtype];
+  int64_t first_bytes = 0;
+  int64_t end_elems = 0;
+  int64_t end_bytes = 0;
+  if (__builtin_mul_overflow(t.start_offset, esize, &first_bytes)) return false;
+  if (__builtin_add_overflow(last, int64_t{1}, &end_elems)) return false;
+  if (__builtin_mul_overflow(end_elems, esize, &end_bytes)) return false;
+  if (first_bytes == end_bytes) return true;
+  return t.buffer.addr != 0 && static_cast<uint64_t>(end_bytes) <= t.buffer.size;
+}
+
+// The reference checks, in order; each failure throws with the message naming the field.
+void validate_tensor_slowly(const ChipTensor& t) {
   check_layout(t);
   if (t.space != CHIP_SPACE_HOST && t.space != CHIP_SPACE_DEVICE) {
     throw TaskInterfaceError("space: " + std::to_string(t.space) +
@@ -112,6 +153,13 @@ void validate_tensor(const ChipTensor& t) {
                              " but the buffer has only " + std::to_string(t.buffer.size) +
                              " bytes (check shapes, strides and start_offset)");
   }
+}
+
+}  // namespace
+
+void validate_tensor(const ChipTensor& t) {
+  if (validate_tensor_quickly(t)) return;
+  validate_tensor_slowly(t);
 }
 
 }  // namespace simpler

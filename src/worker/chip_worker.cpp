@@ -2,6 +2,7 @@
 #include "simpler/worker/chip_worker.h"
 
 #include <atomic>
+#include <cctype>
 
 #include <cstdio>
 
@@ -59,18 +60,31 @@ ChipWorker::~ChipWorker() {
   if (library_) library_->keep_loaded();
 }
 
+// The C ABI prefixes each message with its entry's table name ("finalize_run: ..."): one
+// layer too many for a user, who called a ChipWorker/Worker method, not the entry.
+static std::string without_entry_prefix(const std::string& detail) {
+  size_t i = 0;
+  while (i < detail.size() &&
+         (std::islower(static_cast<unsigned char>(detail[i])) != 0 || detail[i] == '_')) {
+    ++i;
+  }
+  if (i > 0 && detail.compare(i, 2, ": ") == 0) return detail.substr(i + 2);
+  return detail;
+}
+
 std::string ChipWorker::with_runtime_detail(const std::string& what) const {
   std::string message = what;
   if (library_) {
     // The build's per-thread last error: the message of the call that just failed here.
-    const std::string detail = library_->last_error();
-    if (!detail.empty()) message += ": " + detail;
+    const std::string detail = without_entry_prefix(library_->last_error());
+    if (!detail.empty()) message += message.empty() ? detail : ": " + detail;
   }
   return message;
 }
 
 [[noreturn]] void ChipWorker::throw_status(int status, const std::string& what_failed) const {
-  throw_on_status(status, with_runtime_detail(what_failed));
+  const std::string message = with_runtime_detail(what_failed);
+  throw_on_status(status, message.empty() ? "the call failed" : message);
   throw ChipWorkerError(status, what_failed);  // unreachable: status != 0
 }
 
@@ -250,7 +264,7 @@ void ChipWorker::run(CallableHandle handle, const ChipStorageTaskArgs& args,
                    .args = &args,
                    .config = abi ? &*abi : nullptr};
   int st = library_->api().run(&a);
-  if (st != SIMPLER_OK) throw_status(st, "ChipWorker.run: the run failed");
+  if (st != SIMPLER_OK) throw_status(st, "ChipWorker.run");
 }
 
 uint64_t ChipWorker::submit(CallableHandle handle, const ChipStorageTaskArgs& args,
@@ -299,7 +313,9 @@ void ChipWorker::finalize_run(uint64_t run_id) {
   require_initialized(ChipWorkerMode::PROGRAM, "finalize_run");
   SimplerFinalizeRunArgs a{.struct_size = sizeof a, .ctx = ctx_, .run_id = run_id};
   int st = library_->api().finalize_run(&a);
-  if (st != SIMPLER_OK) throw_status(st, "the run failed");
+  // The runtime's message alone: it names the kernel, the task and the core (Worker.run and
+  // RunHandle.wait raise it as is).
+  if (st != SIMPLER_OK) throw_status(st, "");
 }
 
 uint64_t ChipWorker::malloc(size_t size) {
@@ -381,6 +397,14 @@ void ChipWorker::finalize_program_context_on_any_thread() {
                           "init thread (kernel mode is bound to the caller's device and thread)");
   }
   finalize_on_this_thread();
+}
+
+bool ChipWorker::abandon_program_context() noexcept {
+  if (ctx_ == nullptr || mode_ != ChipWorkerMode::PROGRAM) return false;
+  const SimplerApi& api = library_->api();
+  if (api.struct_size < SIMPLER_API_STRUCT_SIZE_2_1 || api.abandon_context == nullptr) return false;
+  SimplerAbandonContextArgs a{.struct_size = sizeof a, .ctx = ctx_};
+  return api.abandon_context(&a) == SIMPLER_OK;
 }
 
 void ChipWorker::finalize_on_this_thread() {

@@ -11,6 +11,8 @@
 #include <iterator>
 #include <system_error>
 
+#include "support/posix_io.h"
+
 namespace simpler::kc {
 namespace {
 
@@ -20,19 +22,7 @@ std::filesystem::path temp_root() {
                                             : std::filesystem::path("/tmp");
 }
 
-// Writes all of `data` to `fd`, retrying short writes and EINTR.
-bool write_all(int fd, const uint8_t* data, size_t size) {
-  while (size > 0) {
-    const ssize_t n = ::write(fd, data, size);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
+using support::write_all;
 
 }  // namespace
 

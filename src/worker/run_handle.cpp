@@ -11,6 +11,14 @@ RunHandle::RunHandle(std::shared_ptr<detail::WorkerCore> core,
                      std::shared_ptr<detail::RunRecord> record)
     : core_(std::move(core)), record_(std::move(record)) {}
 
+// A run whose worker no longer has a context (never expected: close drains or abandons
+// every run it holds, ending each). An error, never a dereference of the missing context.
+static ChipWorkerError no_context() {
+  return ChipWorkerError(PTO_RUNTIME_ERR_INVALID_STATE,
+                         "RunHandle: the worker's context is gone (closed) and this run was not "
+                         "completed by it");
+}
+
 bool RunHandle::done() const {
   if (record_->finished.load(std::memory_order_acquire)) return true;
   core_->refuse_if_forked("RunHandle.done");
@@ -18,6 +26,10 @@ bool RunHandle::done() const {
   // the run is reported as not (yet observed) done.
   std::unique_lock lock(core_->program_mu, std::try_to_lock);
   if (!lock.owns_lock() || record_->finished.load()) return record_->finished.load();
+  if (!core_->chip) {
+    fail(std::make_exception_ptr(no_context()));
+    return true;
+  }
   bool finished = false;
   try {
     finished = core_->chip->poll(record_->run_id);
@@ -45,6 +57,10 @@ void RunHandle::wait(std::optional<std::chrono::microseconds> timeout) const {
     {
       std::lock_guard lock(core_->program_mu);
       if (record_->finished.load()) break;
+      if (!core_->chip) {
+        fail(std::make_exception_ptr(no_context()));
+        break;
+      }
       auto slice = kSlice;
       if (timeout) {
         const auto left =

@@ -45,21 +45,24 @@ const SimplerApi* negotiate(void* handle, const std::string& path) {
   }
   const SimplerApi* api = nullptr;
   const char* message = nullptr;
-  const int st = get_api(SIMPLER_API_MAJOR, SIMPLER_API_MINOR, &api, &message);
+  // The oldest minor this host works with: entries of later minors (2.1 abandon_context)
+  // are optional, used only when the table's struct_size covers them.
+  constexpr uint32_t kMinimumMinor = 0;
+  const int st = get_api(SIMPLER_API_MAJOR, kMinimumMinor, &api, &message);
   if (st != SIMPLER_OK || api == nullptr) {
     throw ChipWorkerError(st != SIMPLER_OK ? st : PTO_RUNTIME_ERR_INTERNAL,
                           "runtime build '" + path + "' refused C ABI " +
                               std::to_string(SIMPLER_API_MAJOR) + "." +
-                              std::to_string(SIMPLER_API_MINOR) + ": " +
+                              std::to_string(kMinimumMinor) + ": " +
                               (message != nullptr && *message ? message : "no table returned"));
   }
-  if (api->major != SIMPLER_API_MAJOR || api->struct_size < SIMPLER_API_STRUCT_SIZE) {
+  if (api->major != SIMPLER_API_MAJOR || api->struct_size < SIMPLER_API_STRUCT_SIZE_2_0) {
     throw ChipWorkerError(PTO_RUNTIME_ERR_UNSUPPORTED,
                           "runtime build '" + path + "' returned a C ABI table of version " +
                               std::to_string(api->major) + "." + std::to_string(api->minor) + " (" +
                               std::to_string(api->struct_size) + " bytes); this host needs " +
                               std::to_string(SIMPLER_API_MAJOR) + "." +
-                              std::to_string(SIMPLER_API_MINOR) + "; rebuild the runtime build");
+                              std::to_string(kMinimumMinor) + "; rebuild the runtime build");
   }
   return api;
 }

@@ -1,10 +1,10 @@
 // simpler::Worker, program mode: the runtime owns the device.
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <sstream>
 
 #include "process_guards.h"
+#include "simpler/log/log.h"
 #include "worker_core.h"
 
 namespace simpler {
@@ -98,14 +98,31 @@ bool WorkerCore::drain_runs_within(std::chrono::milliseconds grace) {
 }
 
 void WorkerCore::abandon_stuck_context(const char* api) {
-  abandoned_report = std::string("Worker.") + api + ": a run on device " +
-                     std::to_string(options.device_id) + " was still running after the " +
-                     std::to_string(close_grace_ms.load()) +
-                     " ms grace period (close_grace); its context is abandoned: never torn "
-                     "down, its device memory and device claim held for the life of the "
-                     "process (use another device, or a watchdog: CallConfig("
-                     "watchdog_timeout_ms=...))";
-  std::fprintf(stderr, "simpler: %s\n", abandoned_report.c_str());
+  // The claim goes back (C ABI 2.1): a new Worker may use the device at once, with its own
+  // context; the stuck run keeps everything it may still touch.
+  const bool released = chip->abandon_program_context();
+  const std::string device = std::to_string(options.device_id);
+  abandoned_report =
+      std::string("Worker.") + api + ": a run on device " + device +
+      " was still running after the " + std::to_string(close_grace_ms.load()) +
+      " ms grace period (close_grace); its context is abandoned: never torn down, its threads "
+      "and device memory held for the life of the process" +
+      (released ? "; device " + device + " is released: a new Worker may use it"
+                : "; the runtime build predates C ABI 2.1, so device " + device +
+                      " stays claimed (use another device)") +
+      " (a watchdog, CallConfig(watchdog_timeout_ms=...), times out such a run instead)";
+  // Through the log sink (Python: logger "simpler"), so an embedding framework sees it.
+  simpler_log(SIMPLER_LOG_LEVEL_WARNING, "worker", "%s", abandoned_report.c_str());
+  // Their handles outlive the context: each ends with an error saying so (it will never
+  // be observed to complete), instead of reaching for the context that is gone.
+  for (auto& [run_id, record] : in_flight) {
+    record->error = std::make_exception_ptr(ChipWorkerError(
+        PTO_RUNTIME_ERR_TIMEOUT, std::string("Worker.") + api +
+                                     " abandoned this run: it was still running after the " +
+                                     std::to_string(close_grace_ms.load()) +
+                                     " ms grace period (close_grace); its outputs are undefined"));
+    record->finished.store(true, std::memory_order_release);
+  }
   in_flight.clear();
   allocations.clear();
   buffers.clear();

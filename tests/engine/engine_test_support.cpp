@@ -74,4 +74,21 @@ std::vector<float> iota_floats(size_t n, float start, float step) {
   return v;
 }
 
+void expect_spmd_blocks(Engine& engine, const LoadedProgram& spmd, uint32_t blocks,
+                        uint32_t core_type) {
+  const int64_t n = 4 * static_cast<int64_t>(blocks);
+  DeviceBuffer y(static_cast<size_t>(n) * 4);
+  y.upload(std::vector<int32_t>(static_cast<size_t>(n), -1));
+  std::string error;
+  ASSERT_EQ(
+      run(engine, spmd,
+          make_args({y.tensor({n}, DataType::INT32)}, {uint64_t{blocks}, uint64_t{core_type}}),
+          &error),
+      SIMPLER_OK)
+      << error;
+  const auto hy = y.download<int32_t>();
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(hy[static_cast<size_t>(i)], i / 4) << "blocks " << blocks << " element " << i;
+}
+
 }  // namespace simpler::rt::testing

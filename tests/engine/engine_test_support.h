@@ -69,4 +69,9 @@ int run(Engine& engine, const LoadedProgram& program, const ChipStorageTaskArgs&
 
 std::vector<float> iota_floats(size_t n, float start, float step);
 
+// Runs test_programs::spmd() with `blocks` blocks on `core_type` and checks that every
+// block wrote its own index into its 4 elements (each block ran exactly once).
+void expect_spmd_blocks(Engine& engine, const LoadedProgram& spmd, uint32_t blocks,
+                        uint32_t core_type);
+
 }  // namespace simpler::rt::testing

@@ -16,19 +16,13 @@
 
 #include "engine/diagnostics.h"
 #include "engine_test_support.h"
+#include "scratch.h"
 
 namespace simpler::rt::testing {
 namespace {
 
 class DiagnosticsTest : public EngineTest {
  protected:
-  void SetUp() override {
-    EngineTest::SetUp();
-    char pattern[] = "/tmp/simpler-diag-test-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
   // output_prefix is a directory (created by the run); prefix() + name is a file in it.
   std::string prefix() const { return dir_ + "/run/"; }
   SimplerCallConfig config(uint32_t flags) const {
@@ -57,7 +51,8 @@ class DiagnosticsTest : public EngineTest {
       ++n;
     return n;
   }
-  std::string dir_;
+  simpler::test::ScratchDir scratch_;
+  const std::string dir_ = scratch_.path().string();
 };
 
 TEST_F(DiagnosticsTest, DependencyGraphOfTheDag) {

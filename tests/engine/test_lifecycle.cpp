@@ -174,18 +174,8 @@ TEST_F(LifecycleTest, RunsCompleteWhileSchedulersAreParked) {
                                                   {1, SIMPLER_CORE_AIC},
                                                   {20, SIMPLER_CORE_AIC}}) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));  // past the bounded spin: parked
-    const int64_t n = 4 * blocks;
-    DeviceBuffer y(n * 4);
-    y.upload(std::vector<int32_t>(n, -1));
-    std::string error;
-    ASSERT_EQ(run(*e, *program,
-                  make_args({y.tensor({n}, DataType::INT32)}, {uint64_t{blocks}, uint64_t{core}}),
-                  &error),
-              SIMPLER_OK)
-        << error;
-    const auto hy = y.download<int32_t>();
-    for (int64_t i = 0; i < n; ++i)
-      ASSERT_EQ(hy[i], i / 4) << "blocks " << blocks << " element " << i;
+    expect_spmd_blocks(*e, *program, blocks, core);
+    if (HasFatalFailure()) return;
   }
 }
 

@@ -240,8 +240,7 @@ TEST_F(EngineTest, PipelineDepthAboveTheLimitIsRefused) {
   EXPECT_EQ(e->execute(*program, make_args({x.tensor({16}), y.tensor({16})}, {0, 0}), &config,
                        &error, [](int, const std::string&) {}),
             PTO_RUNTIME_ERR_INVALID_ARGUMENT);
-  EXPECT_NE(error.find("pipeline_depth: 9 is larger than the limit 8"), std::string::npos)
-      << error;
+  EXPECT_NE(error.find("pipeline_depth: 9 is larger than the limit 8"), std::string::npos) << error;
 }
 
 }  // namespace

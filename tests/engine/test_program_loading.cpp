@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "engine_test_support.h"
+#include "scratch.h"
 
 namespace simpler::rt::testing {
 namespace {
@@ -14,24 +15,6 @@ namespace {
 // Points TMPDIR at a fresh directory for one test and removes it afterwards.
 class ProgramLoadingTest : public EngineTest {
  protected:
-  void SetUp() override {
-    EngineTest::SetUp();
-    char pattern[] = "/tmp/simpler-engine-test-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-    const char* old = getenv("TMPDIR");
-    had_old_ = old != nullptr;
-    if (had_old_) old_ = old;
-    setenv("TMPDIR", dir_.c_str(), 1);
-  }
-  void TearDown() override {
-    if (had_old_) {
-      setenv("TMPDIR", old_.c_str(), 1);
-    } else {
-      unsetenv("TMPDIR");
-    }
-    rmdir(dir_.c_str());
-  }
   std::vector<std::string> leftovers() const {
     std::vector<std::string> names;
     if (DIR* d = opendir(dir_.c_str())) {
@@ -50,9 +33,9 @@ class ProgramLoadingTest : public EngineTest {
     return rc;
   }
 
-  std::string dir_;
-  std::string old_;
-  bool had_old_ = false;
+  simpler::test::ScratchDir scratch_;
+  const std::string dir_ = scratch_.path().string();
+  simpler::test::ScopedEnv tmpdir_{"TMPDIR", dir_};
 };
 
 const std::vector<ArgDirection> kVaddSig = {ArgDirection::IN, ArgDirection::IN, ArgDirection::OUT};

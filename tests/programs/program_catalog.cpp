@@ -99,9 +99,20 @@ ChipCallable sleep() {
 }
 
 ChipCallable pipeline() {
-  return chip_callable(paths::orch_pipeline, "orch_pipeline", {IO, IO, S, S},
-                       {{0, k(paths::kernel_sleep, {IO, S})},
-                        {1, k(paths::kernel_slow_copy, {ArgDirection::IN, ArgDirection::OUT, S})}});
+  return chip_callable(
+      paths::orch_pipeline, "orch_pipeline", {IO, IO, S, S},
+      {{0, k(paths::kernel_sleep, {IO, S})}, {1, k(paths::kernel_slow_copy, {I, O, S})}});
+}
+
+ChipCallable cluster() {
+  return chip_callable(paths::orch_cluster, "orch_cluster", {I, O, S, S},
+                       {{0, k(paths::kernel_cluster_exchange, {I, O, S})}});
+}
+
+ChipCallable cluster_stream() {
+  return chip_callable(
+      paths::orch_cluster, "orch_cluster_stream", {I, O, IO, S, S, S},
+      {{0, k(paths::kernel_cluster_exchange, {I, O, S})}, {1, k(paths::kernel_sleep, {IO, S})}});
 }
 
 ChipCallable crash() {

@@ -46,3 +46,32 @@ def test_status_carrying_errors_have_code_and_status_name():
     assert err.status_name == "PTO_RUNTIME_ERR_INVALID_STATE"
     plain = errors.SimplerValueError("bad")
     assert plain.code is None and plain.status_name == ""
+
+
+# Raised by protocol, not as a refusal: __getattr__'s AttributeError, a missing optional
+# dependency's ImportError (mpi4py), an internal invariant's AssertionError.
+_PROTOCOL_EXCEPTIONS = ("AttributeError", "ImportError", "AssertionError", "StopIteration")
+
+
+def test_the_package_raises_only_simpler_errors():
+    """Every exception the package raises itself is a SimplerError (issue 16.4): a `raise`
+    of a bare builtin class (ValueError, RuntimeError, ...) is refused here, so that
+    `except SimplerError` catches all of simpler's refusals. The Simpler* subclasses keep
+    the builtin base, so old `except ValueError` clauses still work."""
+    import ast
+    import builtins
+    import pathlib
+
+    import simpler
+    package = pathlib.Path(simpler.__file__).resolve().parent
+    offenders = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(node, ast.Raise) or node.exc is None:
+                continue
+            target = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+            if (isinstance(target, ast.Name) and isinstance(getattr(builtins, target.id, None), type)
+                    and issubclass(getattr(builtins, target.id), Exception)
+                    and target.id not in _PROTOCOL_EXCEPTIONS):
+                offenders.append(f"{path.relative_to(package)}:{node.lineno}: raise {target.id}")
+    assert not offenders, "raise a simpler.errors class instead:\n" + "\n".join(offenders)

@@ -71,9 +71,13 @@ def test_a_crashing_kernel_fails_the_run_and_the_process_lives(crash_callable, h
     assert "task 0 (the 1st task the orchestration submitted)" in msg
     if how == NULL_DEREF:
         assert "address 0x0" in msg
-    # One status name, no "1 tensors" and no engine-internal task ids.
+    # One status name, no "1 tensors", no engine-internal task ids and no stacked layer
+    # prefixes ("ChipWorker.run: the run failed: finalize_run: ..."): the runtime's message.
     assert msg.count("SIMPLER_CHIP_ERR_KERNEL_FAULT") == 1, msg
     assert "task 2" not in msg
+    assert msg.startswith("kernel func_id 0 crashed with " + signal), msg
+    for layer in ("the run failed", "finalize_run", "simpler_run", "ChipWorker", ": run:"):
+        assert layer not in msg, msg
     expect_poisoned_then_closes(w, h, x, SIMPLER_CHIP_ERR_KERNEL_FAULT)
     expect_fresh_worker_works(crash_callable)
 
@@ -86,7 +90,9 @@ def test_a_crashing_orchestration_fails_the_run(crash_callable, how, signal):
     with pytest.raises(ChipWorkerError) as err:
         w.run(h, crash_args(w.make_tensor_arg(x), how, ORCHESTRATION))
     assert err.value.code == SIMPLER_CHIP_ERR_ORCH_FATAL
-    assert signal in str(err.value) and "crash_entry" in str(err.value)
+    msg = str(err.value)
+    assert msg.startswith(f"the orchestration 'crash_entry' crashed with {signal}"), msg
+    assert msg.count("SIMPLER_CHIP_ERR_ORCH_FATAL") == 1 and "the run failed" not in msg, msg
     expect_poisoned_then_closes(w, h, x, SIMPLER_CHIP_ERR_ORCH_FATAL)
     expect_fresh_worker_works(crash_callable)
 
@@ -104,6 +110,7 @@ def test_the_watchdog_times_out_a_kernel_that_never_returns(crash_callable):
     for part in ("watchdog", "kernel func_id 0", "task 0", "AIV core",
                  "watchdog_timeout_ms=300"):
         assert part in str(e)
+    assert str(e).startswith("watchdog: kernel func_id 0 in task 0"), str(e)
     expect_poisoned_then_closes(w, h, x, SIMPLER_CHIP_ERR_SCHEDULER_TIMEOUT)
     expect_fresh_worker_works(crash_callable)
 
@@ -133,9 +140,14 @@ def test_kernel_mode_a_crash_is_on_the_stream_and_poisons_the_context(crash_call
     w.init(config=CallConfig())
     cid = w.kernel_prepare_callable(crash_callable)
     w.kernel_launch(cid, crash_args(tensor, NULL_DEREF), caller_stream=stream)
-    with pytest.raises(SimError) as err:
+    with pytest.raises(KernelFaultError) as err:   # the class program mode raises
         stream.synchronize()
+    assert isinstance(err.value, SimError)         # what a stream raised before
     assert err.value.code == SIMPLER_CHIP_ERR_KERNEL_FAULT
+    msg = str(err.value)
+    assert "SIGSEGV" in msg and "kernel func_id 0" in msg, msg
+    assert "task 0 (the 1st task the orchestration submitted)" in msg, msg
+    assert msg.count("SIMPLER_CHIP_ERR_KERNEL_FAULT") == 1, msg
     with pytest.raises(KernelFaultError, match="failed earlier"):
         w.kernel_launch(cid, crash_args(tensor, FINE), caller_stream=stream)
     w.close()
@@ -153,10 +165,12 @@ def test_kernel_mode_watchdog_fails_the_callers_stream(crash_callable):
     cid = w.kernel_prepare_callable(crash_callable)
     w.kernel_launch(cid, crash_args(tensor, NEVER_RETURN), caller_stream=stream)
     start = time.monotonic()
-    with pytest.raises(SimError) as err:
+    with pytest.raises(KernelTimeoutError) as err:   # the class program mode raises
         stream.synchronize()
     assert time.monotonic() - start < 5
+    assert isinstance(err.value, SimError) and isinstance(err.value, TimeoutError)
     assert err.value.code == SIMPLER_CHIP_ERR_SCHEDULER_TIMEOUT
+    assert "watchdog" in str(err.value) and "kernel func_id 0" in str(err.value), str(err.value)
     w.close()
     stream.destroy()
     sim.free(dx)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from simpler import Worker, sim
-from simpler.errors import SimError
+from simpler.errors import ChipWorkerError, KernelFaultError, SimError
 from simpler.task_interface import (ArgDirection as D, CallConfig, ChipCallable,
                                     ChipStorageTaskArgs, ChipTensor, CoreCallable, DataType)
 
@@ -29,11 +29,17 @@ def test_stream_error_carries_the_runtimes_message(compiler):
         args = ChipStorageTaskArgs()
         args.add_tensor(ChipTensor.make(buf, (16,), DataType.FLOAT32))
         w.kernel_launch(cid, args, caller_stream=stream)
-        with pytest.raises(SimError) as err:
+        with pytest.raises(KernelFaultError) as err:
             stream.synchronize()
+        # The class program mode raises for the status, still a SimError for old callers.
+        assert isinstance(err.value, SimError) and isinstance(err.value, ChipWorkerError)
         assert err.value.status_name == "SIMPLER_CHIP_ERR_KERNEL_FAULT"
         text = str(err.value)
-        assert "runtime:" in text and f"callable {cid}" in text, text
+        # One API prefix, the runtime's message (kernel, task), the status name once.
+        assert text.startswith(f"Stream.synchronize: kernel launch of callable {cid}: "), text
+        assert "kernel func_id 0" in text and "task 0" in text, text
+        assert text.endswith("[SIMPLER_CHIP_ERR_KERNEL_FAULT]") and text.count("SIMPLER_CHIP") == 1, text
+        assert "failed: " not in text and "runtime:" not in text, text
         assert "SIMPLER_CHIP_ERR_KERNEL_FAULT" in w.kernel_launch_error()
     finally:
         w.close()

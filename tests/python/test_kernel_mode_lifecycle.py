@@ -293,3 +293,32 @@ def test_close_waits_for_a_blocked_launch_within_the_grace(fake_lib_dir, add_sca
     launcher.join(30)
     assert w.committed_device_memory() == 0
     gc.collect()
+
+
+def test_prepare_from_another_thread_grows_the_arena_on_the_contexts_device(add_scalar_callable):
+    # The code arena grows by a device allocation when its block is full; that allocation
+    # is on the context's device even when the preparing thread has no current device.
+    sim.set_device(0)
+    w = Worker(level=2, execution_mode="kernel", device_id=0)
+    w.init(config=CallConfig())
+    try:
+        start = w.committed_device_memory()
+        per_image = len(add_scalar_callable)
+        errors = []
+
+        def prepare_until_a_new_block():
+            try:
+                for _ in range((4 << 20) // per_image + 8):  # past one 4 MiB block
+                    w.kernel_prepare_callable(add_scalar_callable)
+                    if w.committed_device_memory() > start:
+                        return
+            except Exception as e:  # noqa: BLE001 - reported below
+                errors.append(e)
+
+        t = threading.Thread(target=prepare_until_a_new_block)
+        t.start()
+        t.join(120)
+        assert not errors, errors
+        assert w.committed_device_memory() > start, "the arena never grew"
+    finally:
+        w.close()

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from simpler import RunHandle, Worker, sim
-from simpler.errors import ChipWorkerError
+from simpler.errors import (ChipWorkerError, SimplerError, SimplerRuntimeError, SimplerTypeError,
+                            SimplerValueError, WorkerTimeoutError)
 from simpler.host import ChipGroupError, ChipTaskError, HostWorker, LocalTransport
 from simpler.task_interface import CallConfig
 
@@ -33,13 +34,13 @@ def test_level3_is_a_worker_with_its_chips(w3):
     assert w3.level == 3 and w3.device_ids == [0, 1] and w3.state == "READY"
     assert w3.execution_mode == "program"
     assert w3.kernel_mode_supported is False      # answered, never raises
-    with pytest.raises(RuntimeError, match="level 2 only"):
+    with pytest.raises(SimplerRuntimeError, match="level 2 only"):
         w3.kernel_launch(1, None, caller_stream=0)
 
 
 def test_kernel_mode_above_level_2_is_refused_at_construction():
     for level in (3, 4):
-        with pytest.raises(ValueError, match="level 2 only"):
+        with pytest.raises(SimplerValueError, match="level 2 only"):
             Worker(level=level, execution_mode="kernel", device_ids=[0])
     w = Worker(level=3, device_ids=[0])
     assert w.kernel_mode_supported is False and w.state == "NEW"
@@ -56,7 +57,7 @@ def test_kernel_mode_above_level_2_is_refused_at_construction():
 ])
 def test_bad_device_ids_take_nothing(ids, match):
     before = sim.call_count("malloc"), sim.call_count("stream_create")
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(SimplerValueError, match=match):
         Worker(level=3, device_ids=ids)
     assert (sim.call_count("malloc"), sim.call_count("stream_create")) == before
 
@@ -178,22 +179,35 @@ def test_submit_returns_a_run_handle(w3):
     np.testing.assert_array_equal(y, x + 2)
 
 
+def test_an_expired_host_run_wait_is_a_typed_timeout(w3):
+    import threading
+    release = threading.Event()
+    run = w3.submit(lambda o, a: release.wait(30))
+    with pytest.raises(WorkerTimeoutError, match="not finished") as err:
+        run.wait(timeout=0.05)
+    assert isinstance(err.value, TimeoutError) and isinstance(err.value, SimplerError)
+    release.set()
+    run.wait(timeout=60)
+
+
 def test_bad_submissions_raise_before_anything_is_enqueued(w3):
     x = np.arange(N, dtype=np.float32)
     y = np.zeros_like(x)
     bad = [
-        (lambda o: o.submit(w3.add, x, y), ValueError, "takes 3 arguments"),
-        (lambda o: o.submit(w3.add, x, y, 1.0, chip=5), ValueError, "not one of"),
-        (lambda o: o.submit(w3.add, x[::2], y[::2], 1.0), ValueError, "C-contiguous"),
-        (lambda o: o.submit(w3.add, [1.0], y, 1.0), TypeError, "numpy array"),
-        (lambda o: o.submit(w3.add, x, y, "1"), TypeError, "scalar"),
-        (lambda o: o.submit("add", x, y, 1.0), ValueError, "unknown callable"),
+        (lambda o: o.submit(w3.add, x, y), SimplerValueError, "takes 3 arguments"),
+        (lambda o: o.submit(w3.add, x, y, 1.0, chip=5), SimplerValueError, "not one of"),
+        (lambda o: o.submit(w3.add, x[::2], y[::2], 1.0), SimplerValueError, "C-contiguous"),
+        (lambda o: o.submit(w3.add, [1.0], y, 1.0), SimplerTypeError, "numpy array"),
+        (lambda o: o.submit(w3.add, x, y, "1"), SimplerTypeError, "scalar"),
+        (lambda o: o.submit("add", x, y, 1.0), SimplerValueError, "unknown callable"),
     ]
     for call, exc, match in bad:
-        with pytest.raises(exc, match=match):
+        # simpler's typed errors that are still the builtin ValueError/TypeError callers catch
+        with pytest.raises(exc, match=match) as err:
             w3.run(lambda o, a: call(o))
+        assert isinstance(err.value, (ValueError, TypeError)), err.value
         assert w3.last_run_stats["tasks"] == 0
-    with pytest.raises(TypeError, match="orchestration"):
+    with pytest.raises(SimplerTypeError, match="orchestration"):
         w3.run(w3.add)
 
 
@@ -231,9 +245,9 @@ def test_per_chip_memory_calls_take_a_device_id(w3):
     np.testing.assert_array_equal(out, data)
     free_bytes, total = w3.device_memory_info(1)
     assert 0 < free_bytes <= total
-    with pytest.raises(ValueError, match="device_id= is required"):
+    with pytest.raises(SimplerValueError, match="device_id= is required"):
         w3.malloc(64)
-    with pytest.raises(ValueError, match="not one of"):
+    with pytest.raises(SimplerValueError, match="not one of"):
         w3.malloc(64, 3)
     w3.free(ptr, 1)
     assert w3.committed_device_memory(1) == base
@@ -309,8 +323,9 @@ def test_close_completes_runs_in_flight(add_scalar_callable):
     w.close()
     assert run.done
     np.testing.assert_array_equal(y, x + 1)
-    with pytest.raises(RuntimeError, match="CLOSED"):
+    with pytest.raises(SimplerRuntimeError, match="CLOSED") as err:
         w.run(lambda o, a: None)
+    assert isinstance(err.value, (SimplerError, RuntimeError))
 
 
 def test_close_waits_for_a_run_on_another_thread(add_scalar_callable):

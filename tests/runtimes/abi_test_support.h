@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -99,6 +101,13 @@ inline ChipTensor host_f32(std::vector<float>& data, std::vector<int64_t> shape)
 }
 inline ChipTensor host_f32(std::vector<float>& data) {
   return host_f32(data, {static_cast<int64_t>(data.size())});
+}
+// Args of 1-D float32 HOST tensors over `data`, in order.
+inline ChipStorageTaskArgs host_args(
+    std::initializer_list<std::reference_wrapper<std::vector<float>>> data) {
+  ChipStorageTaskArgs args{};
+  for (std::vector<float>& d : data) args_add_tensor(args, host_f32(d));
+  return args;
 }
 
 // Device memory owned by the test itself (the "framework"), on the current device.

@@ -153,6 +153,10 @@ class RuntimeAbi {
     SimplerFinalizeDeviceArgs a{.struct_size = sizeof a, .ctx = ctx};
     return api_->finalize_device(&a);
   }
+  int abandon(SimplerDeviceContext* ctx) const {
+    SimplerAbandonContextArgs a{.struct_size = sizeof a, .ctx = ctx};
+    return api_->abandon_context(&a);
+  }
 
  private:
   const SimplerApi* api_;

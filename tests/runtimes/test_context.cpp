@@ -52,6 +52,7 @@ void expect_every_entry(const RuntimeAbi& a, SimplerDeviceContext* ctx, int expe
   SimplerKernelModeLaunchErrorArgs launch_error{.struct_size = sizeof launch_error, .ctx = ctx};
   EXPECT_STATUS(expected, a.table().kernel_mode_launch_error(&launch_error));
   EXPECT_STATUS(expected, a.committed(ctx, &u));
+  EXPECT_STATUS(expected, a.abandon(ctx));
   EXPECT_STATUS(expected, a.finalize(ctx));
   EXPECT_STATUS(expected, a.destroy(ctx));
 }
@@ -195,6 +196,38 @@ TEST_P(ContextLifecycle, ADeviceHasOneProgramOwnerUntilItFinalizes) {
       << last_error(abi(), second);
   ASSERT_STATUS(SIMPLER_OK, abi().finalize(first));
   EXPECT_STATUS(SIMPLER_OK, abi().init_device(second, 1, nullptr));
+}
+
+// C ABI 2.1: a host that gives up on a context (a run stuck past its grace period) gets
+// the device back at once; the abandoned context keeps everything else and refuses all.
+TEST_P(ContextLifecycle, AnAbandonedContextReleasesItsDeviceAndKeepsTheRest) {
+  SimplerDeviceContext* fresh = nullptr;
+  ASSERT_STATUS(SIMPLER_OK, abi().create(&fresh));
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE, abi().abandon(fresh));  // not program mode
+  EXPECT_NE(last_error(abi(), fresh).find("program-mode"), std::string::npos);
+  ASSERT_STATUS(SIMPLER_OK, abi().destroy(fresh));
+
+  SimplerDeviceContext* stuck = nullptr;
+  ASSERT_STATUS(SIMPLER_OK, abi().create(&stuck));
+  ASSERT_STATUS(SIMPLER_OK, abi().init_device(stuck, 2, nullptr));
+  uint64_t ptr = 0;
+  ASSERT_STATUS(SIMPLER_OK, abi().malloc(stuck, 4096, &ptr));
+  const uint64_t held = committed(abi(), stuck);
+  ASSERT_STATUS(SIMPLER_OK, abi().abandon(stuck));
+  EXPECT_STATUS(SIMPLER_OK, abi().abandon(stuck));  // idempotent
+  {
+    Context next(abi());  // the device is free again
+    EXPECT_STATUS(SIMPLER_OK, abi().init_device(next, 2, nullptr));
+  }
+  // Everything else refused; nothing released (a stuck run may still use it).
+  uint64_t u = 0;
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE, abi().malloc(stuck, 16, &u));
+  EXPECT_NE(last_error(abi(), stuck).find("abandoned"), std::string::npos);
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE, abi().free(stuck, ptr));
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE, abi().finalize(stuck));
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE, abi().destroy(stuck));
+  EXPECT_EQ(committed(abi(), stuck), held);
+  // `stuck` is leaked on purpose: that is the contract of abandon_context.
 }
 
 TEST_P(ContextLifecycle, DestroyRefusesWhileInitializedAndLeavesTheContextUsable) {

@@ -162,6 +162,25 @@ TEST_F(KernelLaunch, RefusedLaunchesEnqueueNothing) {
   EXPECT_EQ(download(y), std::vector<float>(kN, 2.0f));
 }
 
+// The context remembers the last stream it found live on its device (launch fast path):
+// a stream destroyed after a launch on it is still refused, with the same message.
+TEST_F(KernelLaunch, AStreamDestroyedAfterALaunchIsRefused) {
+  const int64_t id = prepare(programs::add_scalar());
+  DeviceBuffer x(kBytes), y(kBytes);
+  ChipStorageTaskArgs args = add_scalar_args(x, y, 1.0f);
+  sim_stream_t used = nullptr;
+  ASSERT_STATUS(SIMPLER_OK, sim_stream_create(&used));
+  ASSERT_STATUS(SIMPLER_OK, tmr.kernel_launch(ctx(), id, &args, used)) << last_error(tmr, ctx());
+  ASSERT_STATUS(SIMPLER_OK, sim_stream_synchronize(used));
+  ASSERT_STATUS(SIMPLER_OK, sim_stream_destroy(used));
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, tmr.kernel_launch(ctx(), id, &args, used));
+  EXPECT_NE(last_error(tmr, ctx()).find("stream: not a live sim stream"), std::string::npos)
+      << last_error(tmr, ctx());
+  // The context is still usable on a live stream.
+  ASSERT_STATUS(SIMPLER_OK, tmr.kernel_launch(ctx(), id, &args, stream_));
+  ASSERT_STATUS(SIMPLER_OK, sim_stream_synchronize(stream_));
+}
+
 TEST_F(KernelLaunch, AFailureDuringExecutionIsReportedOnTheCallersStream) {
   const int64_t id = prepare(programs::kernel_fault());
   DeviceBuffer x(16 * sizeof(float));

@@ -49,10 +49,7 @@ TEST_P(ProgramRuns, VectorAddOfHostTensors) {
   const int64_t id = register_callable(programs::vector_add());
   constexpr size_t n = 16384;
   std::vector<float> a = random_floats(n, 1), b = random_floats(n, 2), c(n, -1.0f);
-  ChipStorageTaskArgs args{};
-  args_add_tensor(args, host_f32(a));
-  args_add_tensor(args, host_f32(b));
-  args_add_tensor(args, host_f32(c));
+  ChipStorageTaskArgs args = host_args({a, b, c});
   ASSERT_STATUS(SIMPLER_OK, abi().run(ctx(), id, &args, nullptr)) << last_error(abi(), ctx());
   for (size_t i = 0; i < n; ++i) ASSERT_EQ(c[i], a[i] + b[i]) << i;
 }
@@ -61,10 +58,7 @@ TEST_P(ProgramRuns, DagWithRuntimeAllocatedIntermediates) {
   const int64_t id = register_callable(programs::dag());
   constexpr size_t n = 4096;
   std::vector<float> a = random_floats(n, 3), b = random_floats(n, 4), f(n, 0.0f);
-  ChipStorageTaskArgs args{};
-  args_add_tensor(args, host_f32(a));
-  args_add_tensor(args, host_f32(b));
-  args_add_tensor(args, host_f32(f));
+  ChipStorageTaskArgs args = host_args({a, b, f});
   ASSERT_STATUS(SIMPLER_OK, abi().run(ctx(), id, &args, nullptr)) << last_error(abi(), ctx());
   for (size_t i = 0; i < n; ++i) {
     const float s = a[i] + b[i];
@@ -176,10 +170,7 @@ TEST_P(ProgramRuns, AsyncLifecyclePollWaitFinalize) {
 TEST_P(ProgramRuns, AnUnlaunchedRunIsReleasedByFinalizeRun) {
   const int64_t id = register_callable(programs::vector_add());
   std::vector<float> a(64, 1.0f), b(64, 2.0f), c(64, 7.0f);
-  ChipStorageTaskArgs args{};
-  args_add_tensor(args, host_f32(a));
-  args_add_tensor(args, host_f32(b));
-  args_add_tensor(args, host_f32(c));
+  ChipStorageTaskArgs args = host_args({a, b, c});
   uint64_t run_id = 0;
   ASSERT_STATUS(SIMPLER_OK,
                 abi().prepare_run(ctx(), id, &args, nullptr, &run_id));  // creates the engine
@@ -203,9 +194,7 @@ TEST_P(ProgramRuns, ArgsThatDisagreeWithTheSignatureAreRefused) {
     EXPECT_NE(last_error(abi(), ctx()).find(needle), std::string::npos) << last_error(abi(), ctx());
     EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, abi().run(ctx(), id, &args, nullptr));
   };
-  ChipStorageTaskArgs two{};
-  args_add_tensor(two, host_f32(a));
-  args_add_tensor(two, host_f32(b));
+  ChipStorageTaskArgs two = host_args({a, b});
   expect_refused(two, "signature has 3 arguments");
   ChipStorageTaskArgs scalar_last = two;
   args_add_scalar(scalar_last, 1);
@@ -240,9 +229,7 @@ TEST_P(ProgramRuns, DeviceTensorsOfAnotherDeviceAreRefused) {
   DeviceBuffer elsewhere(64 * sizeof(float));
   ASSERT_STATUS(SIMPLER_OK, sim_set_device(0));
   std::vector<float> a(64, 1.0f), b(64, 2.0f);
-  ChipStorageTaskArgs args{};
-  args_add_tensor(args, host_f32(a));
-  args_add_tensor(args, host_f32(b));
+  ChipStorageTaskArgs args = host_args({a, b});
   args_add_tensor(args, elsewhere.f32({64}));
   uint64_t run_id = 0;
   EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
@@ -261,14 +248,13 @@ TEST_P(ProgramRuns, CallableRegistryRules) {
   EXPECT_NE(first, second);
   // Unregister refused while a prepared run uses it.
   std::vector<float> a(8, 1.0f), b(8, 1.0f), c(8, 0.0f);
-  ChipStorageTaskArgs args{};
-  args_add_tensor(args, host_f32(a));
-  args_add_tensor(args, host_f32(b));
-  args_add_tensor(args, host_f32(c));
+  ChipStorageTaskArgs args = host_args({a, b, c});
   uint64_t run_id = 0;
   ASSERT_STATUS(SIMPLER_OK, abi().prepare_run(ctx(), first, &args, nullptr, &run_id));
   EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE, abi().unregister_callable(ctx(), first));
-  EXPECT_NE(last_error(abi(), ctx()).find("prepared run"), std::string::npos);
+  // Counted as a user would write it: "1 prepared run", not "1 prepared run(s)".
+  EXPECT_NE(last_error(abi(), ctx()).find("is used by 1 prepared run;"), std::string::npos)
+      << last_error(abi(), ctx());
   ASSERT_STATUS(SIMPLER_OK, abi().launch_run(ctx(), run_id));
   ASSERT_STATUS(SIMPLER_OK, abi().finalize_run(ctx(), run_id));
   EXPECT_STATUS(SIMPLER_OK, abi().unregister_callable(ctx(), first));
@@ -303,10 +289,7 @@ TEST_P(ProgramRuns, AFailedRunReportsItsNamedStatusAndTheContextKeepsWorking) {
       << last_error(abi(), ctx());
   EXPECT_EQ(x, std::vector<float>(4, 0.0f));  // no copy-back after a failed run
   std::vector<float> a(8, 1.0f), b(8, 2.0f), c(8, 0.0f);
-  ChipStorageTaskArgs ok{};
-  args_add_tensor(ok, host_f32(a));
-  args_add_tensor(ok, host_f32(b));
-  args_add_tensor(ok, host_f32(c));
+  ChipStorageTaskArgs ok = host_args({a, b, c});
   ASSERT_STATUS(SIMPLER_OK, abi().run(ctx(), add, &ok, nullptr));
   EXPECT_EQ(c, std::vector<float>(8, 3.0f));
 }
@@ -314,10 +297,7 @@ TEST_P(ProgramRuns, AFailedRunReportsItsNamedStatusAndTheContextKeepsWorking) {
 TEST_P(ProgramRuns, ADriverFailedLaunchIsADeviceFaultAndTheNextRunWorks) {
   const int64_t add = register_callable(programs::vector_add());
   std::vector<float> a(8, 1.0f), b(8, 2.0f), c(8, 0.0f);
-  ChipStorageTaskArgs args{};
-  args_add_tensor(args, host_f32(a));
-  args_add_tensor(args, host_f32(b));
-  args_add_tensor(args, host_f32(c));
+  ChipStorageTaskArgs args = host_args({a, b, c});
   ASSERT_STATUS(SIMPLER_OK, sim_inject_fault("launch", 1, 0));
   EXPECT_STATUS(SIMPLER_CHIP_ERR_DEVICE_FAULT, abi().run(ctx(), add, &args, nullptr));
   EXPECT_EQ(c, std::vector<float>(8, 0.0f));
@@ -328,10 +308,7 @@ TEST_P(ProgramRuns, ADriverFailedLaunchIsADeviceFaultAndTheNextRunWorks) {
 TEST_P(ProgramRuns, RingResizeIsRefusedWhileRunsArePreparedThenApplied) {
   const int64_t add = register_callable(programs::vector_add());
   std::vector<float> a(8, 1.0f), b(8, 2.0f), c(8, 0.0f);
-  ChipStorageTaskArgs args{};
-  args_add_tensor(args, host_f32(a));
-  args_add_tensor(args, host_f32(b));
-  args_add_tensor(args, host_f32(c));
+  ChipStorageTaskArgs args = host_args({a, b, c});
   uint64_t first = 0, second = 0;
   ASSERT_STATUS(SIMPLER_OK, abi().prepare_run(ctx(), add, &args, nullptr, &first));
   SimplerCallConfig small = default_config();
@@ -386,10 +363,7 @@ TEST_P(ProgramRuns, PrewarmCreatesTheEngineAtInit) {
   EXPECT_EQ(committed(abi(), ctx()), 0u);  // no prewarm: nothing until the first run
   const int64_t id = register_callable(programs::vector_add());
   std::vector<float> a(8, 1.0f), b(8, 2.0f), c(8, 0.0f);
-  ChipStorageTaskArgs args{};
-  args_add_tensor(args, host_f32(a));
-  args_add_tensor(args, host_f32(b));
-  args_add_tensor(args, host_f32(c));
+  ChipStorageTaskArgs args = host_args({a, b, c});
   ASSERT_STATUS(SIMPLER_OK, abi().run(ctx(), id, &args, nullptr));
   EXPECT_GT(committed(abi(), ctx()), 0u);  // the engine stays for the next run
 }

@@ -1,4 +1,5 @@
 // Device memory: alignment, info, free errors, capacity, coalescing, copies and ranges.
+#include <atomic>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -140,6 +141,46 @@ TEST_F(MemoryTest, FreedMemoryIsNoLongerAddressable) {
   EXPECT_STATUS(SIM_ERR_INVALID_POINTER, sim_memset(ptr, 0, 16));
   int32_t device = -1;
   EXPECT_STATUS(SIM_ERR_INVALID_POINTER, sim_pointer_device(ptr, 16, &device));
+}
+
+// Range checks answer from a per-thread cache of earlier hits (arena_hit_cache.h): a free,
+// a free-pending mark or a smaller allocation at the same address must be seen at once,
+// on the checking thread and on any other thread that cached the old allocation.
+TEST_F(MemoryTest, RangeChecksSeeFreesAfterAnEarlierHit) {
+  int32_t device = -1;
+  void* ptr = nullptr;
+  ASSERT_SIM_OK(sim_malloc(&ptr, 8192));
+  ASSERT_SIM_OK(sim_pointer_device(ptr, 8192, &device));  // cached now
+  std::thread other([&] { EXPECT_SIM_OK(sim_pointer_device(ptr, 8192, &device)); });
+  other.join();
+  ASSERT_SIM_OK(sim_free(ptr));
+  EXPECT_STATUS(SIM_ERR_INVALID_POINTER, sim_pointer_device(ptr, 16, &device));
+  std::thread after(
+      [&] { EXPECT_STATUS(SIM_ERR_INVALID_POINTER, sim_pointer_device(ptr, 16, &device)); });
+  after.join();
+  // A smaller allocation at the same address (first fit reuses it): the old size is gone.
+  void* again = nullptr;
+  ASSERT_SIM_OK(sim_malloc(&again, 1024));
+  if (again == ptr) {
+    EXPECT_SIM_OK(sim_pointer_device(again, 1024, &device));
+    EXPECT_STATUS(SIM_ERR_OUT_OF_RANGE, sim_pointer_device(again, 8192, &device));
+  }
+  // A stream-ordered free (queued work still pending) refuses new uses at once.
+  sim_stream_t stream = nullptr;
+  ASSERT_SIM_OK(sim_stream_create(&stream));
+  std::atomic<bool> release{false};
+  ASSERT_SIM_OK(sim_launch_host_func(
+      stream,
+      [](void* flag) {
+        while (!static_cast<std::atomic<bool>*>(flag)->load()) std::this_thread::yield();
+      },
+      &release));
+  ASSERT_SIM_OK(sim_pointer_device(again, 1024, &device));  // cached again
+  ASSERT_SIM_OK(sim_free(again));                           // pending: the stream is busy
+  EXPECT_STATUS(SIM_ERR_INVALID_POINTER, sim_pointer_device(again, 16, &device));
+  release.store(true);
+  EXPECT_SIM_OK(sim_stream_synchronize(stream));
+  EXPECT_SIM_OK(sim_stream_destroy(stream));
 }
 
 TEST_F(MemoryTest, PointerDeviceValidatesTheRange) {

@@ -113,6 +113,21 @@ TEST(Tensor, ValidateChecksEveryField) {
   EXPECT_TASK_ERROR(validate_tensor(t), "overflow");
 }
 
+// validate_tensor has a one-pass fast path with its own element-size table: for every
+// dtype, a buffer of exactly the view's bytes passes and one byte less is refused.
+TEST(Tensor, ValidateUsesEachDtypesElementSize) {
+  for (uint32_t raw = 0; raw < CHIP_DT_COUNT; ++raw) {
+    const auto dt = static_cast<DataType>(raw);
+    ChipTensor t = make({3, 5}, dt);
+    t.start_offset = 2;
+    t.shapes[0] = 2;  // touches elements 2 .. 2 + 2*5 - 1
+    t.buffer.size = 12 * element_size(dt);
+    EXPECT_NO_THROW(validate_tensor(t)) << data_type_name(dt);
+    t.buffer.size -= 1;
+    EXPECT_THROW(validate_tensor(t), TaskInterfaceError) << data_type_name(dt);
+  }
+}
+
 TEST(Tensor, StridedViewNeedsOnlyTheBytesItTouches) {
   ChipTensor t = make({4, 4});  // 64 bytes
   t.shapes[1] = 2;              // columns 0..1 of each row: last element at index 13

@@ -40,7 +40,7 @@ extern "C" {
 /* Major: incompatible changes (a host of another major is refused). Minor: entries or
  * fields added at the end (a host may ask for at most the build's minor). */
 #define SIMPLER_API_MAJOR 2
-#define SIMPLER_API_MINOR 0
+#define SIMPLER_API_MINOR 1
 /* Kept for hosts that name it: the major version. */
 #define SIMPLER_RUNTIME_ABI_VERSION SIMPLER_API_MAJOR
 
@@ -283,6 +283,20 @@ typedef struct SimplerFinalizeDeviceArgs {
 } SimplerFinalizeDeviceArgs;
 #define SIMPLER_FINALIZE_DEVICE_ARGS_STRUCT_SIZE SIMPLER_STRUCT_SIZE(SimplerFinalizeDeviceArgs, ctx)
 
+/* Since 2.1. The host gives up on a program-mode context whose launched work will not
+ * finish (a run stuck in a kernel past the host's grace period, no watchdog): the context
+ * refuses everything from now on (INVALID_STATE) and its device claim is released, so a new
+ * context may init the same device at once. Nothing else is released or waited for: the
+ * stuck run may still execute and touch the context's engine, stream, memory and loaded
+ * programs, so they stay allocated for the life of the process, and the context must never
+ * be finalized or destroyed (both refuse). Idempotent. A fresh or kernel-mode context:
+ * INVALID_STATE (a kernel-mode context's work is on the caller's streams). */
+typedef struct SimplerAbandonContextArgs {
+  size_t struct_size;
+  SimplerDeviceContext* ctx;
+} SimplerAbandonContextArgs;
+#define SIMPLER_ABANDON_CONTEXT_ARGS_STRUCT_SIZE SIMPLER_STRUCT_SIZE(SimplerAbandonContextArgs, ctx)
+
 /* ---- the table ----------------------------------------------------------------------- */
 typedef struct SimplerApi {
   size_t struct_size; /* covers every entry the build has; check before using a newer one */
@@ -313,8 +327,13 @@ typedef struct SimplerApi {
   int (*kernel_mode_launch_error)(SimplerKernelModeLaunchErrorArgs* args);
   int (*committed_device_memory)(SimplerCommittedDeviceMemoryArgs* args);
   int (*finalize_device)(SimplerFinalizeDeviceArgs* args);
+  /* 2.1: check struct_size >= SIMPLER_API_STRUCT_SIZE_2_1 before using these. */
+  int (*abandon_context)(SimplerAbandonContextArgs* args);
 } SimplerApi;
-#define SIMPLER_API_STRUCT_SIZE SIMPLER_STRUCT_SIZE(SimplerApi, finalize_device)
+/* The table of each minor version; a host needs the one of the newest entry it uses. */
+#define SIMPLER_API_STRUCT_SIZE_2_0 SIMPLER_STRUCT_SIZE(SimplerApi, finalize_device)
+#define SIMPLER_API_STRUCT_SIZE_2_1 SIMPLER_STRUCT_SIZE(SimplerApi, abandon_context)
+#define SIMPLER_API_STRUCT_SIZE SIMPLER_API_STRUCT_SIZE_2_1
 
 /* The one exported symbol. Pass the SIMPLER_API_MAJOR / SIMPLER_API_MINOR the host was
  * built against. On success writes the build's table to *out_api (static, valid while the

@@ -123,6 +123,11 @@ class ChipWorker {
   // still release its memory and device claim. The calling thread's current device may
   // be left set to this context's device.
   void finalize_program_context_on_any_thread();
+  // Program mode only, any thread: gives up on a context whose run is stuck (C ABI 2.1
+  // abandon_context): nothing is torn down or waited for, the device claim is released so
+  // a new context may use the device. Returns false when the build predates 2.1 (the
+  // claim then stays held). The ChipWorker must then be pinned, never finalized.
+  bool abandon_program_context() noexcept;
 
   // Loads the build (and the sim context when given), resolves `supported` before any
   // context exists, creates exactly one fresh context, asks, destroys it, unloads.

@@ -33,6 +33,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from simpler.errors import SimplerValueError
 from simpler.host.orchestrator import HostRun, _Task, host_range
 
 REDUCE_KEY = 0   # the transport key of the reduction program (user callables start at 1)
@@ -77,11 +78,11 @@ class _Array:
             try:
                 dtype = DataType.from_numpy(self.array.dtype)
             except (TypeError, ValueError) as error:
-                raise ValueError(f"{what}: {error}") from None
+                raise SimplerValueError(f"{what}: {error}") from None
         self.dtype = DataType(dtype)
         if self.dtype.element_size != self.array.itemsize:
-            raise ValueError(f"{what}: dtype {self.dtype.name} has {self.dtype.element_size}-byte "
-                             f"elements but the array's are {self.array.itemsize} bytes")
+            raise SimplerValueError(f"{what}: dtype {self.dtype.name} has {self.dtype.element_size}-byte "
+                                    f"elements but the array's are {self.array.itemsize} bytes")
         self.n = self.array.size
 
 
@@ -97,44 +98,58 @@ class Collective:
             chips = owner.device_ids
         chips = list(chips)
         if not chips:
-            raise ValueError(f"{self.api}: the group of chips is empty")
+            raise SimplerValueError(f"{self.api}: the group of chips is empty")
         self.slots = [owner._slot_of(c, kind) for c in chips]
         if len(set(self.slots)) != len(self.slots):
-            raise ValueError(f"{self.api}: a chip appears twice in the group {chips}")
+            raise SimplerValueError(f"{self.api}: a chip appears twice in the group {chips}")
         self.g = len(self.slots)
+        # Level 4: the local chip index on each rank when the group maps onto the ranks
+        # (one chip per rank, in rank order) and MPI's own collectives can carry it.
+        group = getattr(run.transport, "mpi_group", None)
+        self.mpi: Optional[List[int]] = group(self.slots) if group is not None else None
+        # ... and per rank the group indices of its chips, when the group spans every rank
+        # (all_reduce then reduces on each rank's chips, and between the ranks through MPI).
+        plan = getattr(run.transport, "mpi_plan", None)
+        self.plan: Optional[List[List[int]]] = plan(self.slots) if plan is not None else None
+
+    def choose(self, ring: Callable[[], Callable[["Step", int], None]],
+               mpi: Callable[[List[int]], Callable[["Step", int], None]]) -> Callable[["Step", int], None]:
+        """The algorithm: MPI's collective when the group maps onto the ranks, else ours."""
+        return mpi(self.mpi) if self.mpi is not None else ring()
 
     def arrays(self, values: Sequence[Any], name: str, dtype: Any,
                allow_empty: bool = False) -> List[_Array]:
         if not isinstance(values, (list, tuple)) or len(values) != self.g:
-            raise ValueError(f"{self.api}: {name} must be a list of {self.g} arrays (one per chip "
-                             f"of the group), got {_count(values)}")
+            raise SimplerValueError(f"{self.api}: {name} must be a list of {self.g} arrays (one per chip "
+                                    f"of the group), got {_count(values)}")
         out = [_Array(v, f"{self.api} {name}[{i}]", dtype, allow_empty)
                for i, v in enumerate(values)]
         for i, a in enumerate(out):
             self.owner._check_fits(self.slots[i], a.hi - a.lo, f"{self.api} {name}[{i}]")
         if len({a.dtype for a in out}) != 1:
-            raise ValueError(f"{self.api}: {name} mix dtypes {[a.dtype.name for a in out]}")
+            raise SimplerValueError(f"{self.api}: {name} mix dtypes {[a.dtype.name for a in out]}")
         return out
 
     def same_size(self, arrays: Sequence[_Array], name: str) -> int:
         sizes = [a.n for a in arrays]
         if len(set(sizes)) != 1:
-            raise ValueError(f"{self.api}: {name} must all have the same size, got {sizes}")
+            raise SimplerValueError(f"{self.api}: {name} must all have the same size, got {sizes}")
         return sizes[0]
 
     def expect_sizes(self, arrays: Sequence[_Array], sizes: Sequence[int], name: str) -> None:
         got = [a.n for a in arrays]
         if got != list(sizes):
-            raise ValueError(f"{self.api}: {name} must have sizes {list(sizes)} (elements), "
-                             f"got {got}")
+            raise SimplerValueError(f"{self.api}: {name} must have sizes {list(sizes)} (elements), "
+                                    f"got {got}")
 
     def reducible(self, arrays: Sequence[_Array], op: str) -> int:
         if op not in OPS:
-            raise ValueError(f"{self.api}: op must be one of {sorted(OPS)}, got {op!r}")
+            raise SimplerValueError(f"{self.api}: op must be one of {sorted(OPS)}, got {op!r}")
         if arrays[0].dtype.name not in _REDUCIBLE:
-            raise ValueError(f"{self.api}: reductions support {', '.join(_REDUCIBLE)}; got "
-                             f"{arrays[0].dtype.name}")
-        self.owner._ensure_reduce_program()
+            raise SimplerValueError(f"{self.api}: reductions support {', '.join(_REDUCIBLE)}; got "
+                                    f"{arrays[0].dtype.name}")
+        if self.mpi is None:              # MPI's collectives reduce without it
+            self.owner._ensure_reduce_program()
         return OPS[op]
 
     @staticmethod
@@ -143,8 +158,8 @@ class Collective:
         for i, a in enumerate(flat):
             for b in flat[i + 1:]:
                 if a is not b and a.lo < b.hi and b.lo < a.hi and a.array is not b.array:
-                    raise ValueError("collective: the arrays of different chips overlap in host "
-                                     "memory; give every chip its own array")
+                    raise SimplerValueError("collective: the arrays of different chips overlap in host "
+                                            "memory; give every chip its own array")
 
     def submit(self, reads: Sequence[_Array], writes: Sequence[_Array], inout: bool,
                body: Callable[["Step", int], None]) -> int:
@@ -337,7 +352,12 @@ def submit_all_reduce(owner: Any, run: HostRun, tensors: Sequence[Any], op: str,
     n = c.same_size(arrays, "tensors")
     code = c.reducible(arrays, op)
     c.disjoint(arrays)
-    return c.submit(arrays, [], True, ring_all_reduce(code, n))
+    from simpler.host import mpi_collectives as m
+    plan = c.plan
+    if c.mpi is None and plan is not None:       # several chips on some rank: hierarchical
+        return c.submit(arrays, [], True, m.hierarchical_all_reduce(plan, code, n))
+    return c.submit(arrays, [], True, c.choose(lambda: ring_all_reduce(code, n),
+                                               lambda g: m.all_reduce(g, code, n)))
 
 
 def submit_reduce_scatter(owner: Any, run: HostRun, inputs: Sequence[Any], outputs: Sequence[Any],
@@ -349,7 +369,9 @@ def submit_reduce_scatter(owner: Any, run: HostRun, inputs: Sequence[Any], outpu
     c.expect_sizes(outs, [size for _, size in chunks(n, c.g)], "outputs")
     code = c.reducible(ins, op)
     c.disjoint(ins, outs)
-    return c.submit(ins, outs, False, ring_reduce_scatter(code, n))
+    from simpler.host import mpi_collectives as m
+    return c.submit(ins, outs, False, c.choose(lambda: ring_reduce_scatter(code, n),
+                                               lambda g: m.reduce_scatter(g, code, n)))
 
 
 def submit_all_gather(owner: Any, run: HostRun, inputs: Sequence[Any], outputs: Sequence[Any],
@@ -360,7 +382,9 @@ def submit_all_gather(owner: Any, run: HostRun, inputs: Sequence[Any], outputs: 
     sizes = [a.n for a in ins]
     c.expect_sizes(outs, [sum(sizes)] * c.g, "outputs")
     c.disjoint(ins, outs)
-    return c.submit(ins, outs, False, ring_all_gather(sizes))
+    from simpler.host import mpi_collectives as m
+    return c.submit(ins, outs, False, c.choose(lambda: ring_all_gather(sizes),
+                                               lambda g: m.all_gather(g, sizes)))
 
 
 def submit_broadcast(owner: Any, run: HostRun, tensors: Sequence[Any], root: int,
@@ -369,9 +393,11 @@ def submit_broadcast(owner: Any, run: HostRun, tensors: Sequence[Any], root: int
     arrays = c.arrays(tensors, "tensors", dtype)
     n = c.same_size(arrays, "tensors")
     if not isinstance(root, int) or not 0 <= root < c.g:
-        raise ValueError(f"{c.api}: root must be an index into the group 0..{c.g - 1}, got {root!r}")
+        raise SimplerValueError(f"{c.api}: root must be an index into the group 0..{c.g - 1}, got {root!r}")
     c.disjoint(arrays)
-    return c.submit(arrays, [], True, tree_broadcast(root, n))
+    from simpler.host import mpi_collectives as m
+    return c.submit(arrays, [], True, c.choose(lambda: tree_broadcast(root, n),
+                                               lambda g: m.broadcast(g, root, n)))
 
 
 def submit_all_to_all(owner: Any, run: HostRun, inputs: Sequence[Any], outputs: Sequence[Any],
@@ -382,7 +408,9 @@ def submit_all_to_all(owner: Any, run: HostRun, inputs: Sequence[Any], outputs: 
     n = c.same_size(ins, "inputs")
     c.expect_sizes(outs, [c.g * size for _, size in chunks(n, c.g)], "outputs")
     c.disjoint(ins, outs)
-    return c.submit(ins, outs, False, pairwise_all_to_all(n))
+    from simpler.host import mpi_collectives as m
+    return c.submit(ins, outs, False, c.choose(lambda: pairwise_all_to_all(n),
+                                               lambda g: m.all_to_all(g, n)))
 
 
 COLLECTIVES: Dict[str, Callable[..., int]] = {

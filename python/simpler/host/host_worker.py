@@ -23,6 +23,8 @@ import itertools
 import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from simpler.errors import (SimplerRuntimeError, SimplerTypeError, SimplerValueError,
+                            WorkerTimeoutError)
 from simpler.host.errors import ChipGroupError
 from simpler.host.orchestrator import HostOrchestrator, HostRun
 from simpler.host.transport import ChipTransport, LocalTransport
@@ -48,31 +50,31 @@ class CallableHandle:
 def validate_device_ids(device_ids: Any, platform: str, api: str) -> List[int]:
     """The device list, or ValueError naming what is wrong (nothing is taken)."""
     if device_ids is None:
-        raise ValueError(f"{api}: device_ids is required (a list of device ids, e.g. [0, 1])")
+        raise SimplerValueError(f"{api}: device_ids is required (a list of device ids, e.g. [0, 1])")
     if isinstance(device_ids, (str, bytes)) or not hasattr(device_ids, "__iter__"):
-        raise ValueError(f"{api}: device_ids must be a list of ints, got {device_ids!r}")
+        raise SimplerValueError(f"{api}: device_ids must be a list of ints, got {device_ids!r}")
     ids = list(device_ids)
     if not ids:
-        raise ValueError(f"{api}: device_ids is empty; give at least one device id")
+        raise SimplerValueError(f"{api}: device_ids is empty; give at least one device id")
     for d in ids:
         if not isinstance(d, int) or isinstance(d, bool):
-            raise ValueError(f"{api}: device ids must be ints, got {d!r} in {ids}")
+            raise SimplerValueError(f"{api}: device ids must be ints, got {d!r} in {ids}")
         if d < 0:
-            raise ValueError(f"{api}: device id {d} is negative")
+            raise SimplerValueError(f"{api}: device id {d} is negative")
     duplicates = sorted({d for d in ids if ids.count(d) > 1})
     if duplicates:
-        raise ValueError(f"{api}: device ids {duplicates} appear more than once in {ids}; "
-                         "each chip gets one worker")
+        raise SimplerValueError(f"{api}: device ids {duplicates} appear more than once in {ids}; "
+                                "each chip gets one worker")
     if platform.endswith("sim"):
         from simpler import sim
         count = sim.device_count()
         if len(ids) > count:
-            raise ValueError(f"{api}: {len(ids)} device ids given but the simulator has {count} "
-                             "devices (sim.configure(device_count=N) before first use)")
+            raise SimplerValueError(f"{api}: {len(ids)} device ids given but the simulator has {count} "
+                                    "devices (sim.configure(device_count=N) before first use)")
         bad = [d for d in ids if d >= count]
         if bad:
-            raise ValueError(f"{api}: device ids {bad} out of range; the simulator has devices "
-                             f"0..{count - 1}")
+            raise SimplerValueError(f"{api}: device ids {bad} out of range; the simulator has devices "
+                                    f"0..{count - 1}")
     return ids
 
 
@@ -86,8 +88,8 @@ class HostWorker(Worker):
         api = f"Worker(level={level})"
         check_mode(level, execution_mode)
         if device_id is not None:
-            raise ValueError(f"{api}: takes device_ids=[...] (one chip worker per id), "
-                             "not device_id")
+            raise SimplerValueError(f"{api}: takes device_ids=[...] (one chip worker per id), "
+                                    "not device_id")
         ids = validate_device_ids(device_ids, platform, api)
         self._setup(level, LocalTransport(ids, platform, runtime, lib_dir=_path(lib_dir),
                                           enable_sdma=enable_sdma), ids)
@@ -149,12 +151,12 @@ class HostWorker(Worker):
         """Brings every chip up, or none (a failure on chip k rolls back 0..k-1 and raises
         ChipGroupError naming device k); installs the callables registered before."""
         if config is not None:
-            raise ValueError(f"Worker(level={self._level}).init: config= is the kernel-mode "
-                             "keyword; program mode takes prewarm_config")
+            raise SimplerValueError(f"Worker(level={self._level}).init: config= is the kernel-mode "
+                                    "keyword; program mode takes prewarm_config")
         with self._lifecycle:
             if self._state != "NEW":
-                raise RuntimeError(f"Worker(level={self._level}).init: the worker is "
-                                   f"{self._state}; init() only once, on a NEW worker")
+                raise SimplerRuntimeError(f"Worker(level={self._level}).init: the worker is "
+                                          f"{self._state}; init() only once, on a NEW worker")
             try:
                 self._transport.init(prewarm_config)
             except BaseException:
@@ -197,19 +199,19 @@ class HostWorker(Worker):
 
     def _require_ready(self, api: str) -> None:
         if self._state != "READY":
-            raise RuntimeError(f"Worker(level={self._level}).{api}: the worker is {self._state}; "
-                               "call init() first (and not after close())")
+            raise SimplerRuntimeError(f"Worker(level={self._level}).{api}: the worker is {self._state}; "
+                                      "call init() first (and not after close())")
 
     # ---- callables ----------------------------------------------------------------------
     def register(self, chip_callable: Any) -> CallableHandle:
         """Registers a ChipCallable on every chip (before or after init)."""
         from simpler.task_interface import ChipCallable
         if not isinstance(chip_callable, ChipCallable):
-            raise TypeError("Worker.register: expected a ChipCallable, got "
-                            f"{type(chip_callable).__name__}")
+            raise SimplerTypeError("Worker.register: expected a ChipCallable, got "
+                                   f"{type(chip_callable).__name__}")
         if self._state in ("CLOSED", "FAILED"):
-            raise RuntimeError(f"Worker(level={self._level}).register: the worker is "
-                               f"{self._state}")
+            raise SimplerRuntimeError(f"Worker(level={self._level}).register: the worker is "
+                                      f"{self._state}")
         key = next(self._keys)
         if self._state == "READY":
             self._transport.register(key, chip_callable.bytes())
@@ -235,13 +237,13 @@ class HostWorker(Worker):
         if total is None:
             total = self._totals[slot] = self._transport.memory_info(slot)[1]
         if nbytes > total:
-            raise ValueError(f"{what}: {nbytes} bytes do not fit on chip {self._chips[slot]!r} "
-                             f"({total} bytes of device memory); split the tensor over chips")
+            raise SimplerValueError(f"{what}: {nbytes} bytes do not fit on chip {self._chips[slot]!r} "
+                                    f"({total} bytes of device memory); split the tensor over chips")
 
     def _resolve(self, handle: Any, api: str) -> Tuple[int, Any]:
         if not isinstance(handle, CallableHandle) or handle.key not in self._callables:
-            raise ValueError(f"Worker(level={self._level}).{api}: unknown callable handle (not "
-                             "returned by this Worker's register(), or unregistered)")
+            raise SimplerValueError(f"Worker(level={self._level}).{api}: unknown callable handle (not "
+                                    "returned by this Worker's register(), or unregistered)")
         return handle.key, self._callables[handle.key]
 
     # ---- runs ---------------------------------------------------------------------------
@@ -267,11 +269,11 @@ class HostWorker(Worker):
 
     def _check_orchestration(self, orchestration: Any, config: Any) -> None:
         if isinstance(orchestration, CallableHandle):
-            raise TypeError(f"Worker(level={self._level}).run: pass a host orchestration "
-                            "function fn(orch, args) that calls orch.submit(handle, ...)")
+            raise SimplerTypeError(f"Worker(level={self._level}).run: pass a host orchestration "
+                                   "function fn(orch, args) that calls orch.submit(handle, ...)")
         if not callable(orchestration):
-            raise TypeError(f"Worker(level={self._level}).run: expected a function "
-                            f"fn(orch, args), got {type(orchestration).__name__}")
+            raise SimplerTypeError(f"Worker(level={self._level}).run: expected a function "
+                                   f"fn(orch, args), got {type(orchestration).__name__}")
         if config is not None:
             config.validate()
 
@@ -295,8 +297,8 @@ class HostWorker(Worker):
         try:
             return self._chips.index(chip)
         except ValueError:
-            raise ValueError(f"Worker(level={self._level}).{api}: chip {chip!r} is not one of "
-                             f"this Worker's chips {self._chips}") from None
+            raise SimplerValueError(f"Worker(level={self._level}).{api}: chip {chip!r} is not one of "
+                                    f"this Worker's chips {self._chips}") from None
 
     # ---- per-chip memory ----------------------------------------------------------------
     def malloc(self, size: int, device_id: Any = None) -> int:  # type: ignore[override]
@@ -330,8 +332,8 @@ class HostWorker(Worker):
 
     def _memory_slot(self, device_id: Any, api: str) -> int:
         if device_id is None:
-            raise ValueError(f"Worker(level={self._level}).{api}: device_id= is required (one of "
-                             f"{self._chips})")
+            raise SimplerValueError(f"Worker(level={self._level}).{api}: device_id= is required (one of "
+                                    f"{self._chips})")
         slot = self._slot_of(device_id, api)
         self._require_ready(api)
         return slot
@@ -342,8 +344,8 @@ class HostWorker(Worker):
 
 def _level2_only(name: str) -> Callable[..., Any]:
     def refuse(self: HostWorker, *args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError(f"Worker(level={self._level}).{name}: a level-2 API (kernel mode and "
-                           "host buffers are level 2 only; pass numpy arrays to orch.submit)")
+        raise SimplerRuntimeError(f"Worker(level={self._level}).{name}: a level-2 API (kernel mode and "
+                                  "host buffers are level 2 only; pass numpy arrays to orch.submit)")
     refuse.__name__ = name
     return refuse
 
@@ -393,7 +395,7 @@ class HostRunHandle(RunHandle):
         """Waits for the run (None = forever); TimeoutError on expiry (not cancelled);
         raises the run's error; repeatable."""
         if not self._finished.wait(timeout):
-            raise TimeoutError(f"host run not finished after {timeout} s (still running)")
+            raise WorkerTimeoutError(f"host run not finished after {timeout} s (still running)")
         if self._error is not None:
             raise self._error
 
@@ -403,11 +405,11 @@ class HostRunHandle(RunHandle):
 
 def check_mode(level: int, execution_mode: Any) -> None:
     if execution_mode == "kernel":
-        raise ValueError(f"Worker(level={level}, execution_mode='kernel'): kernel mode is level 2 "
-                         "only; use level=2 with one device, or program mode at this level")
+        raise SimplerValueError(f"Worker(level={level}, execution_mode='kernel'): kernel mode is level 2 "
+                                "only; use level=2 with one device, or program mode at this level")
     if execution_mode != "program":
-        raise ValueError(f"Worker: execution_mode must be 'program' or 'kernel' (got "
-                         f"{execution_mode!r})")
+        raise SimplerValueError(f"Worker: execution_mode must be 'program' or 'kernel' (got "
+                                f"{execution_mode!r})")
 
 
 def _chip_name(chip: Any) -> str:

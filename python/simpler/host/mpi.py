@@ -4,8 +4,7 @@ Every rank builds ``Worker(level=4, device_ids=[...])`` over its own chips and c
 ``init()`` and ``close()``. Rank 0 runs the host orchestrations (the level-3 API, unchanged:
 ``run``/``submit``, ``orch.submit(..., chip=(rank, device))``, the collectives); its chips
 are slots of an :class:`MpiTransport`, which forwards what concerns another rank's chips to
-that rank as MPI messages. The other ranks *serve*: a progress thread on each executes the
-requests on the rank's level-3 chips (:class:`LocalTransport`) until rank 0 closes.
+that rank as MPI messages. The other ranks *serve* their chips until rank 0 closes.
 
 Why rank 0 and not SPMD: one orchestration sees every task, so dependencies across hosts,
 least-loaded placement and the validation of every argument (shapes, ids, sizes) happen in
@@ -13,33 +12,49 @@ one place, before anything moves; under SPMD every rank would have to make the s
 dependent placement decisions and agree on them, and host arrays would have to exist on all
 ranks. The cost is that host arrays live on rank 0 and inputs travel from it.
 
-Plumbing: two duplicated communicators, ``ctrl`` (pickled requests, replies, heartbeats;
-read only by each rank's progress thread) and ``data`` (raw buffers, one unique tag per
-transfer, nonblocking). Every wait is bounded by liveness: ranks exchange heartbeats every
+Plumbing: the native progress engine ``simpler._mpi_native`` (src/python/mpi) owns three
+duplicated communicators — ``ctrl`` (fixed-size binary request headers, replies,
+heartbeats), ``data`` (bulk transfers, one tag each) and ``coll`` (MPI collectives). On each
+rank its progress thread serves transfers and collectives on device memory without entering
+Python, and hands the rest (runs, allocations, lifecycle messages) to this module's
+dispatcher thread. Rank 0's requests are sent and their replies awaited by the calling
+thread itself. Every wait is bounded by liveness: ranks exchange heartbeats every
 ``heartbeat`` seconds, and a rank not heard from for ``rank_timeout`` seconds is declared
 dead — the waiter gets :class:`simpler.host.RankError` naming it, never a hang.
 Requires MPI_THREAD_MULTIPLE (Open MPI from Debian provides it).
 """
 from __future__ import annotations
 
-import itertools
+import atexit
+import pickle
 import queue
 import threading
-import time
+import weakref
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from simpler.errors import PTO_RUNTIME_ERR_TIMEOUT, ChipWorkerError
+from simpler.errors import (PTO_RUNTIME_ERR_TIMEOUT, ChipWorkerError, SimplerRuntimeError,
+                            SimplerValueError)
 from simpler.host.errors import ChipGroupError, RankError
 from simpler.host.host_worker import CallableHandle, HostWorker, check_mode, validate_device_ids
 from simpler.host.transport import ChipTransport, LocalTransport, TensorRef
 
-_CTRL = 11
-_TAGS = 30000
-_INLINE = 64 << 10       # transfers up to this size ride inside the request / reply message
-_HOT_WINDOW = 0.002      # seconds of yield-only polling after traffic
-_IDLE_MIN, _IDLE_MAX = 2e-5, 2e-4
+_INLINE = 8 << 10        # transfers up to this size ride inside the request / reply message
+
+# The wire format (src/python/mpi/wire.h): header field order and kinds.
+_KIND_PYTHON, _KIND_COPY_TO, _KIND_COPY_FROM, _KIND_LOCAL_COPY, _KIND_COLLECTIVE = 2, 3, 4, 5, 6
+_FLOW_SEPARATE, _FLOW_INLINE = 0, 1
+_OK, _PYTHON_ERROR, _NATIVE_ERROR = 0, 1, 2
+_DONE, _PEER_DEAD = 0, 1
+
+
+def _header(kind: int, slot: int = 0, addr: int = 0, nbytes: int = 0, peer: int = 0,
+            tag: int = 0, flow: int = 0, addr2: int = 0, aux: int = 0, dtype: int = 0,
+            op: int = 0, count: int = 0, root: int = 0, nbytes2: int = 0) -> List[int]:
+    """A request header in wire order (the rid is filled in by the native layer)."""
+    return [kind, 0, slot, addr, nbytes, peer, tag, flow, addr2, aux, dtype, op, count, root,
+            nbytes2]
 
 
 def _mpi() -> Any:
@@ -75,155 +90,150 @@ def _rebuild(described: Tuple[Any, ...], rank: int) -> BaseException:
     return RankError(message, rank)
 
 
+def _native() -> Any:
+    try:
+        from simpler import _mpi_native
+    except ImportError as error:
+        raise ImportError("Worker(level=4) needs simpler._mpi_native, which is built only when "
+                          "CMake finds MPI (Debian: libopenmpi-dev; run scripts/setup.sh, then "
+                          "scripts/build.sh)") from error
+    return _mpi_native
+
+
 class _Link:
-    """This rank's MPI plumbing: the progress thread, heartbeats and liveness."""
+    """This rank's MPI plumbing: the native progress engine plus the dispatcher thread that
+    runs Python handlers for what the engine hands over."""
 
     def __init__(self, comm: Any, rank_timeout: float, heartbeat: float) -> None:
         MPI = _mpi()
         if MPI.Query_thread() < MPI.THREAD_MULTIPLE:
-            raise RuntimeError("Worker(level=4): MPI was initialized without THREAD_MULTIPLE; "
-                               "import simpler (or mpi4py with its default) before MPI_Init")
-        self.MPI = MPI
+            raise SimplerRuntimeError("Worker(level=4): MPI was initialized without THREAD_MULTIPLE; "
+                                      "import simpler (or mpi4py with its default) before MPI_Init")
+        native = _native()
         self.ctrl = comm.Dup()
         self.data = comm.Dup()
+        self.coll = comm.Dup()
         self.rank = comm.Get_rank()
         self.size = comm.Get_size()
         self.rank_timeout = rank_timeout
         self.heartbeat = heartbeat
-        self.handlers: Dict[str, Callable[[int, tuple], None]] = {}
-        self.last_seen = [time.monotonic()] * self.size
-        self.dead: Dict[int, str] = {}
+        self.handlers: Dict[str, Callable[..., None]] = {}
         self.peers: List[int] = list(range(1, self.size)) if self.rank == 0 else [0]
-        self._pending: List[Tuple[Any, Callable[[], None]]] = []
-        self._pending_lock = threading.Lock()
-        self._tags = itertools.count(1)
+        self.native = native.Link(MPI._handleof(self.ctrl), MPI._handleof(self.data),
+                                  MPI._handleof(self.coll), rank_timeout, heartbeat, self.peers)
         self._stop = threading.Event()
-        self.silent_until = 0.0    # test hook: a rank that stops answering
-        self._thread = threading.Thread(target=self._loop, daemon=True,
+        self._thread = threading.Thread(target=self._dispatch, daemon=True,
                                         name=f"simpler-mpi-rank{self.rank}")
+        # A script that exits without close(): stop the threads before the interpreter
+        # finalizes (a thread waiting in native code then would abort the process) and
+        # before mpi4py's MPI_Finalize (registered earlier, so it runs later).
+        atexit.register(_Link._stop_at_exit, weakref.ref(self))
+
+    @staticmethod
+    def _stop_at_exit(ref: "weakref.ReferenceType[_Link]") -> None:
+        link = ref()
+        if link is not None:
+            link.stop()
 
     def start(self) -> None:
+        self.native.start()
         self._thread.start()
 
     def stop(self) -> None:
         self._stop.set()
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
             self._thread.join(timeout=max(5.0, self.rank_timeout))
+        self.native.stop()
 
     def free(self) -> None:
         # The duplicated communicators are not freed: MPI_Comm_free may synchronize with a
-        # rank that is dead or silent, and a close must never wait for one. Two handles per
-        # Worker are released by MPI_Finalize.
+        # rank that is dead or silent, and a close must never wait for one. Three handles
+        # per Worker are released by MPI_Finalize.
         self.handlers.clear()
 
     def new_tag(self) -> int:
-        return 100 + next(self._tags) % _TAGS
+        return self.native.new_tag()
 
     def send(self, dest: int, message: tuple) -> None:
-        self.ctrl.send(message, dest=dest, tag=_CTRL)
+        """A lifecycle message (no reply); dropped when ``dest`` is dead (its waiters learn
+        that from check())."""
+        self.native.post(dest, pickle.dumps(message))
 
-    def progress(self, request: Any, done: Callable[[], None]) -> None:
-        """Completes a nonblocking MPI request on the progress thread, then calls ``done``."""
-        with self._pending_lock:
-            self._pending.append((request, done))
+    def go_silent(self, seconds: float) -> None:
+        self.native.go_silent(seconds)
 
     # ---- liveness -----------------------------------------------------------------------
     def check(self, rank: int, what: str) -> None:
-        if rank in self.dead:
-            raise RankError(f"rank {rank} is dead ({self.dead[rank]}); {what} abandoned", rank,
-                            PTO_RUNTIME_ERR_TIMEOUT)
-        silent = time.monotonic() - self.last_seen[rank]
-        if silent > self.rank_timeout:
-            self.dead[rank] = f"silent for {silent:.1f} s > rank_timeout {self.rank_timeout} s"
-            raise RankError(f"rank {rank} stopped answering (silent for {silent:.1f} s, "
-                            f"rank_timeout={self.rank_timeout} s) during {what}", rank,
-                            PTO_RUNTIME_ERR_TIMEOUT)
+        if self.native.alive(rank):
+            return
+        silent = self.native.silent_for(rank)
+        raise RankError(f"rank {rank} stopped answering (silent for {silent:.1f} s, "
+                        f"rank_timeout={self.rank_timeout} s); {what} abandoned", rank,
+                        PTO_RUNTIME_ERR_TIMEOUT)
 
     def wait_event(self, event: threading.Event, rank: int, what: str) -> None:
         while not event.wait(min(0.05, self.heartbeat)):
             self.check(rank, what)
 
-    def wait_request(self, request: Any, rank: int, what: str) -> None:
-        delay = 1e-5
-        while not request.Test():
-            self.check(rank, what)
-            time.sleep(delay)
-            delay = min(delay * 2, 1e-3)
-
-    # ---- the progress thread ------------------------------------------------------------
-    def _loop(self) -> None:
-        MPI = self.MPI
-        status = MPI.Status()
-        last_beat = 0.0
-        last_busy = 0.0
-        idle_sleep = _IDLE_MIN
+    # ---- the dispatcher thread ----------------------------------------------------------
+    def _dispatch(self) -> None:
         while not self._stop.is_set():
-            now = time.monotonic()
-            if now < self.silent_until:
-                time.sleep(0.01)
+            message = self.native.next_message(0.05)
+            if message is None:
                 continue
-            busy = False
-            while self.ctrl.Iprobe(source=MPI.ANY_SOURCE, tag=_CTRL, status=status):
-                source = status.Get_source()
-                message = self.ctrl.recv(source=source, tag=_CTRL)
-                self.last_seen[source] = time.monotonic()
-                handler = self.handlers.get(message[0])
-                if handler is not None:
-                    handler(source, message)
-                busy = True
-            with self._pending_lock:
-                pending = list(self._pending)
-            for item in pending:
-                request, done = item
-                if request.Test():
-                    with self._pending_lock:
-                        self._pending.remove(item)
-                    done()
-                    busy = True
-            if now - last_beat >= self.heartbeat:
-                last_beat = now
-                for peer in self.peers:
-                    if peer not in self.dead:
-                        self.send(peer, ("hb",))
-            # Adaptive polling: right after traffic a reply is likely soon, so only yield;
-            # when idle, back off to short sleeps (the host's cores run the chips).
-            if busy:
-                last_busy = now
-                idle_sleep = _IDLE_MIN
-            elif now - last_busy < _HOT_WINDOW:
-                time.sleep(0)
-            else:
-                time.sleep(idle_sleep)
-                idle_sleep = min(idle_sleep * 2, _IDLE_MAX)
+            source, kind, rid, payload = message
+            if kind != _KIND_PYTHON:      # a copy this rank cannot serve natively
+                self.native.reply(source, rid, _NATIVE_ERROR, 0, (
+                    "transfers between ranks need device memory MPI can address (the "
+                    "simulator's); this platform's chips have none").encode())
+                continue
+            try:
+                decoded = pickle.loads(payload)
+                if rid:
+                    handler = self.handlers.get("req")
+                    if handler is not None:
+                        handler(source, rid, *decoded)
+                else:
+                    handler = self.handlers.get(decoded[0])
+                    if handler is not None:
+                        handler(source, decoded)
+            except Exception as error:  # noqa: BLE001 - this thread must keep serving
+                if rid:                   # the requester gets the error, not a wait
+                    self.native.reply(source, rid, _PYTHON_ERROR, 0, pickle.dumps(
+                        _describe(error)))
 
 
-class _Call:
-    """A request to another rank; its reply comes on the ctrl communicator with the
-    request id as tag, received by the waiting thread itself (no hand-off)."""
+class _Pending:
+    """A request to another rank in flight; ``result()`` waits for its reply."""
 
-    def __init__(self, link: _Link, rank: int, rid: int, what: str) -> None:
+    def __init__(self, link: _Link, rank: int, call: Any, what: str, python: bool) -> None:
         self.link = link
         self.rank = rank
-        self.rid = rid
+        self.call = call
         self.what = what
-        self.data_request: Any = None
+        self.python = python
 
     def result(self) -> Any:
-        link = self.link
-        if self.data_request is not None:
-            link.wait_request(self.data_request, self.rank, self.what)
-        delay = 0.0
-        while True:
-            message = link.ctrl.improbe(source=self.rank, tag=self.rid)
-            if message is not None:
-                ok, payload = message.recv()
-                break
-            link.check(self.rank, self.what)
-            time.sleep(delay)
-            delay = min(max(delay * 2, 5e-6), 1e-3)
-        if not ok:
-            raise _rebuild(payload, self.rank)
-        return payload
+        return _outcome(self.link, self.rank, self.what, self.call.wait(self.link.native),
+                        self.python)
+
+
+def _outcome(link: _Link, rank: int, what: str, result: tuple, python: bool) -> Any:
+    outcome, status, code, payload, error = result
+    if outcome == _PEER_DEAD:
+        link.check(rank, what)
+        raise RankError(f"rank {rank} stopped answering; {what} abandoned", rank,
+                        PTO_RUNTIME_ERR_TIMEOUT)
+    if outcome != _DONE:
+        raise RankError(f"rank {rank}: MPI failed during {what}: {error}", rank)
+    if status == _OK:
+        return pickle.loads(payload) if python else None
+    if status == _PYTHON_ERROR:
+        raise _rebuild(pickle.loads(payload), rank)
+    message = payload.decode(errors="replace")
+    if code:
+        raise ChipWorkerError(f"rank {rank}: {message}", code)
+    raise SimplerValueError(f"rank {rank}: {message}")
 
 
 class _Client:
@@ -231,28 +241,33 @@ class _Client:
 
     def __init__(self, link: _Link) -> None:
         self.link = link
+        self.native = link.native
 
-    def start(self, rank: int, op: str, *args: Any, send: Any = None, recv_into: Any = None,
-              tag: Optional[int] = None) -> _Call:
-        link = self.link
-        link.check(rank, op)
-        rid = link.new_tag()
-        call = _Call(link, rank, rid, f"{op} on rank {rank}")
-        if (send is not None or recv_into is not None) and tag is None:
-            tag = link.new_tag()
-        if recv_into is not None:
-            call.data_request = link.data.Irecv(recv_into, source=rank, tag=tag)
-        link.send(rank, ("req", rid, op, args, tag))
-        if send is not None:
-            call.data_request = link.data.Isend(send, dest=rank, tag=tag)
-        return call
+    def start(self, rank: int, op: str, *args: Any) -> _Pending:
+        """A request served by the rank's Python layer (runs, allocations, registrations)."""
+        self.link.check(rank, op)
+        call = self.native.begin(rank, [_KIND_PYTHON], pickle.dumps((op, args)))
+        return _Pending(self.link, rank, call, f"{op} on rank {rank}", True)
 
-    def call(self, rank: int, op: str, *args: Any, **kwargs: Any) -> Any:
-        return self.start(rank, op, *args, **kwargs).result()
+    def call(self, rank: int, op: str, *args: Any) -> Any:
+        return self.start(rank, op, *args).result()
+
+    def data(self, rank: int, header: List[int], what: str, payload: bytes = b"",
+             send: Any = None, recv: Any = None) -> None:
+        """A transfer or collective served by the rank's native progress engine."""
+        self.link.check(rank, what)
+        result = self.native.call(rank, header, payload, send, recv)
+        _outcome(self.link, rank, f"{what} on rank {rank}", result, False)
+
+    def begin_data(self, rank: int, header: List[int], what: str, payload: bytes = b"") -> _Pending:
+        self.link.check(rank, what)
+        call = self.native.begin(rank, header, payload)
+        return _Pending(self.link, rank, call, f"{what} on rank {rank}", False)
 
 
 class _Server:
-    """A serving rank: executes rank 0's requests on this rank's chips."""
+    """A serving rank: executes rank 0's Python-level requests on this rank's chips
+    (transfers and collectives are served by the native progress engine itself)."""
 
     def __init__(self, link: _Link, local: LocalTransport) -> None:
         self.link = link
@@ -267,6 +282,8 @@ class _Server:
             t.start()
             self._queues.append(q)
             self._threads.append(t)
+        if local.addressable:
+            link.native.serve_devices(local.device_ids)
         link.handlers["req"] = self._on_request
         link.handlers["shutdown"] = lambda source, message: self.shutdown.set()
 
@@ -286,54 +303,14 @@ class _Server:
 
     def _reply(self, rid: int, fn: Callable[[], Any]) -> None:
         try:
-            result = (True, fn())
+            status, payload = _OK, pickle.dumps(fn())
         except BaseException as error:  # noqa: BLE001 - sent to rank 0
-            result = (False, _describe(error))
-        self._answer(rid, *result)
+            status, payload = _PYTHON_ERROR, pickle.dumps(_describe(error))
+        self.link.native.reply(0, rid, status, 0, payload)
 
-    def _answer(self, rid: int, ok: bool, payload: Any) -> None:
-        # Straight to the waiting thread of rank 0: the reply's tag is the request id.
-        self.link.ctrl.send((ok, payload), dest=0, tag=rid)
-
-    def _on_request(self, source: int, message: tuple) -> None:
-        _, rid, op, args, tag = message
-        local, link = self.local, self.link
-        if op == "copy_to" and len(args) == 4:     # small: the bytes came with the request
-            slot, dst, _, payload = args
-            self._reply(rid, lambda: local.write_device(
-                slot, dst, np.frombuffer(payload, dtype=np.uint8)))
-        elif op == "copy_from" and nbytes_of(args) <= _INLINE:
-            slot, src, nbytes = args
-
-            def read() -> bytes:
-                staging = np.empty(nbytes, dtype=np.uint8)
-                local.read_device(slot, staging, src)
-                return staging.tobytes()
-            self._reply(rid, read)
-        elif op in ("copy_to", "recv_peer"):   # rank 0 / another rank -> this chip
-            slot, dst, nbytes = args[:3]
-            source = 0 if op == "copy_to" else args[3]
-            try:
-                staging, direct = _landing(local, slot, dst, nbytes)
-            except BaseException as error:  # noqa: BLE001 - sent to rank 0
-                self._answer(rid, False, _describe(error))
-                return
-            request = link.data.Irecv(staging, source=source, tag=tag)
-            link.progress(request, lambda: self._reply(
-                rid, lambda: None if direct else local.write_device(slot, dst, staging)))
-        elif op in ("copy_from", "send_peer"):   # this chip -> rank 0 / another rank
-            slot, src, nbytes = args[:3]
-            dest = 0 if op == "copy_from" else args[3]
-            try:
-                staging = _outgoing(local, slot, src, nbytes)
-            except BaseException as error:  # noqa: BLE001 - sent to rank 0
-                self._answer(rid, False, _describe(error))
-                return
-            request = link.data.Isend(staging, dest=dest, tag=tag)
-            link.progress(request, lambda: self._reply(rid, lambda: staging.nbytes))
-        elif op == "local_peer":
-            self._reply(rid, lambda: local.copy_peer(*args))
-        elif op in ("register", "unregister"):
+    def _on_request(self, source: int, rid: int, op: str, args: tuple) -> None:
+        local = self.local
+        if op in ("register", "unregister"):
             self._queues[-1].put(lambda: self._reply(rid, lambda: getattr(local, op)(*args)))
         elif op == "run":
             slot, key, tensors, scalars, config = args
@@ -343,16 +320,8 @@ class _Server:
             slot = args[0]
             self._queues[slot].put(lambda: self._reply(rid, lambda: getattr(local, op)(*args)))
         else:
-            self._answer(rid, False, ("ValueError", f"unknown request {op!r}", None))
-
-
-def _landing(local: LocalTransport, slot: int, dst: int, nbytes: int) -> Tuple[Any, bool]:
-    """Where an incoming transfer lands: the device memory itself when it can be addressed
-    (simulator), else a staging buffer copied to the chip afterwards."""
-    view = local.device_view(slot, dst, nbytes)
-    if view is not None:
-        return view, True
-    return np.empty(nbytes, dtype=np.uint8), False
+            self.link.native.reply(0, rid, _PYTHON_ERROR, 0, pickle.dumps(
+                ("ValueError", f"unknown request {op!r}", None)))
 
 
 def _outgoing(local: LocalTransport, slot: int, src: int, nbytes: int) -> Any:
@@ -365,8 +334,13 @@ def _outgoing(local: LocalTransport, slot: int, src: int, nbytes: int) -> Any:
     return staging
 
 
-def nbytes_of(args: tuple) -> int:
-    return int(args[2])
+def _landing(local: LocalTransport, slot: int, dst: int, nbytes: int) -> Tuple[Any, bool]:
+    """Where an incoming transfer lands: the device memory itself when it can be addressed
+    (simulator), else a staging buffer copied to the chip afterwards."""
+    view = local.device_view(slot, dst, nbytes)
+    if view is not None:
+        return view, True
+    return np.empty(nbytes, dtype=np.uint8), False
 
 
 def _config(config: Optional[dict]) -> Any:
@@ -386,6 +360,12 @@ class MpiTransport(ChipTransport):
         self.chips = list(chips)
         per_rank = local.chip_count
         self._where = [(rank, index % per_rank) for index, (rank, _) in enumerate(chips)]
+        self.collective_lock = threading.Lock()   # MPI collectives launch in one order
+        self.native = link.native
+        self.mpi_collectives = True               # Worker(level=4).mpi_collectives
+        self._direct = local.addressable
+        if self._direct:                          # before the link starts
+            self.native.serve_devices(local.device_ids)
 
     @property
     def chip_count(self) -> int:
@@ -446,17 +426,21 @@ class MpiTransport(ChipTransport):
         self._send_to(rank, local, dst, buf)
 
     def _send_to(self, rank: int, local: int, dst: int, buf: Any) -> None:
-        if buf.nbytes <= _INLINE:
-            self.client.call(rank, "copy_to", local, dst, buf.nbytes, buf.tobytes())
+        n = buf.nbytes
+        if n <= _INLINE:
+            self.client.data(rank, _header(_KIND_COPY_TO, local, dst, n, flow=_FLOW_INLINE),
+                             "copy to the chip", payload=buf.tobytes())
         else:
-            self.client.call(rank, "copy_to", local, dst, buf.nbytes, send=buf)
+            self.client.data(rank, _header(_KIND_COPY_TO, local, dst, n, tag=self.link.new_tag()),
+                             "copy to the chip", send=buf)
 
     def _receive_from(self, rank: int, local: int, src: int, staging: Any) -> None:
-        if staging.nbytes <= _INLINE:
-            staging[:] = np.frombuffer(self.client.call(rank, "copy_from", local, src,
-                                                        staging.nbytes), dtype=np.uint8)
+        n = staging.nbytes
+        if n <= _INLINE:
+            header = _header(_KIND_COPY_FROM, local, src, n, flow=_FLOW_INLINE)
         else:
-            self.client.call(rank, "copy_from", local, src, staging.nbytes, recv_into=staging)
+            header = _header(_KIND_COPY_FROM, local, src, n, tag=self.link.new_tag())
+        self.client.data(rank, header, "copy from the chip", recv=staging)
 
     def copy_from(self, slot: int, dst: Any, src: int) -> None:
         rank, local = self._loc(slot)
@@ -464,17 +448,31 @@ class MpiTransport(ChipTransport):
             self.local.copy_from(local, dst, src)
             return
         view = memoryview(dst).cast("B")
-        staging = np.frombuffer(view, dtype=np.uint8) if not view.readonly else None
-        if staging is None:
-            raise ValueError("copy_from: the destination buffer is read-only")
-        self._receive_from(rank, local, src, staging)
+        if view.readonly:
+            raise SimplerValueError("copy_from: the destination buffer is read-only")
+        self._receive_from(rank, local, src, np.frombuffer(view, dtype=np.uint8))
 
     def copy_peer(self, dst_slot: int, dst: int, src_slot: int, src: int, nbytes: int) -> None:
         (ra, la), (rb, lb) = self._loc(dst_slot), self._loc(src_slot)
         if ra == 0 and rb == 0:
             self.local.copy_peer(la, dst, lb, src, nbytes)
         elif ra == rb:
-            self.client.call(ra, "local_peer", la, dst, lb, src, nbytes)
+            self.client.data(ra, _header(_KIND_LOCAL_COPY, la, dst, nbytes, addr2=src, aux=lb),
+                             "copy between chips")
+        elif (ra == 0 or rb == 0) and self._direct:
+            # The hot path: the local end is rank 0's own device memory, read or written by
+            # the native layer directly (one call, no staging, no Python on the other side).
+            flow = _FLOW_INLINE if nbytes <= _INLINE else _FLOW_SEPARATE
+            tag = 0 if flow == _FLOW_INLINE else self.link.new_tag()
+            if rb == 0:
+                result = self.native.transfer(ra, _KIND_COPY_TO, la, dst, nbytes, 0, tag, flow,
+                                              lb, src)
+            else:
+                result = self.native.transfer(rb, _KIND_COPY_FROM, lb, src, nbytes, 0, tag, flow,
+                                              la, dst)
+            if result is not None:
+                peer = ra or rb
+                _outcome(self.link, peer, f"copy between chips with rank {peer}", result, False)
         elif rb == 0:
             self._send_to(ra, la, dst, _outgoing(self.local, lb, src, nbytes))
         elif ra == 0:
@@ -484,10 +482,59 @@ class MpiTransport(ChipTransport):
                 self.local.write_device(la, dst, staging)
         else:                            # rank to rank, point to point
             tag = self.link.new_tag()
-            receive = self.client.start(ra, "recv_peer", la, dst, nbytes, rb, tag=tag)
-            send = self.client.start(rb, "send_peer", lb, src, nbytes, ra, tag=tag)
+            receive = self.client.begin_data(
+                ra, _header(_KIND_COPY_TO, la, dst, nbytes, peer=rb, tag=tag), "receive")
+            send = self.client.begin_data(
+                rb, _header(_KIND_COPY_FROM, lb, src, nbytes, peer=ra, tag=tag), "send")
             send.result()
             receive.result()
+
+    # ---- MPI's own collectives (simpler.host.mpi_collectives) -------------------------------
+    def mpi_plan(self, slots: Sequence[int]) -> Optional[List[List[int]]]:
+        """Per rank, the group indices of its chips, when the group has a chip on every rank
+        and device memory is addressable (MPI's collectives can carry the collective between
+        the ranks), else None (simpler's ring / tree carries it)."""
+        size = self.link.size
+        if not self._direct or not self.mpi_collectives or size < 2:
+            return None
+        plan: List[List[int]] = [[] for _ in range(size)]
+        for index, slot in enumerate(slots):
+            plan[self._loc(slot)[0]].append(index)
+        return plan if all(plan) else None
+
+    def mpi_group(self, slots: Sequence[int]) -> Optional[List[int]]:
+        """The chip index on each rank when ``slots`` is one chip on every rank in rank order
+        (every collective then is one MPI collective), else None."""
+        plan = self.mpi_plan(slots)
+        if plan is None or plan != [[rank] for rank in range(self.link.size)]:
+            return None
+        return [self._loc(slot)[1] for slot in slots]
+
+    def local_index(self, slot: int) -> int:
+        """The chip index of a slot on its own rank."""
+        return self._loc(slot)[1]
+
+    def launch_collective(self, parts: Sequence[Tuple[List[int], List[int]]],
+                          what: str) -> Tuple[Any, List[_Pending]]:
+        """Posts one collective on every rank — parts[r] = (header, counts) of rank r — in
+        one order on all of them (under one lock); returns rank 0's posted part and the
+        pending replies of the others."""
+        with self.collective_lock:
+            remote = [self.client.begin_data(rank, header, what,
+                                             np.asarray(counts, dtype=np.int64).tobytes())
+                      for rank, (header, counts) in enumerate(parts) if rank > 0]
+            local = self.native.post_collective(parts[0][0], parts[0][1])
+        return local, remote
+
+    def wait_collective(self, local: Any, what: str) -> None:
+        outcome, error = local.wait(self.native, list(range(1, self.link.size)))
+        if outcome == _PEER_DEAD:
+            rank = int(error.split()[-1])
+            self.link.check(rank, what)
+            raise RankError(f"rank {rank} stopped answering; {what} abandoned", rank,
+                            PTO_RUNTIME_ERR_TIMEOUT)
+        if outcome != _DONE:
+            raise RankError(f"rank 0: MPI failed during {what}: {error}", 0)
 
     def close(self) -> Dict[int, BaseException]:  # pragma: no cover - MpiWorker closes
         return self.local.close()
@@ -500,20 +547,22 @@ class MpiWorker(HostWorker):
                  device_id: Optional[int] = None, platform: str = "a2a3sim",
                  runtime: str = "tensormap_and_ringbuffer", execution_mode: str = "program",
                  enable_sdma: bool = False, lib_dir: Any = None, comm: Any = None,
-                 rank_timeout: float = 10.0, heartbeat: Optional[float] = None) -> None:
+                 rank_timeout: float = 10.0, heartbeat: Optional[float] = None,
+                 mpi_collectives: bool = True) -> None:
         api = "Worker(level=4)"
         check_mode(level, execution_mode)
         if device_id is not None:
-            raise ValueError(f"{api}: takes device_ids=[...] (this rank's chips), not device_id")
+            raise SimplerValueError(f"{api}: takes device_ids=[...] (this rank's chips), not device_id")
         if not isinstance(rank_timeout, (int, float)) or rank_timeout <= 0:
-            raise ValueError(f"{api}: rank_timeout must be a positive number of seconds, got "
-                             f"{rank_timeout!r}")
+            raise SimplerValueError(f"{api}: rank_timeout must be a positive number of seconds, got "
+                                    f"{rank_timeout!r}")
         ids = validate_device_ids(device_ids, platform, api)
         MPI = _mpi()
         self._comm = comm if comm is not None else MPI.COMM_WORLD
         self._rank = self._comm.Get_rank()
         self._size = self._comm.Get_size()
         self._rank_timeout = float(rank_timeout)
+        self._mpi_collectives = bool(mpi_collectives)
         self._heartbeat = float(heartbeat) if heartbeat else min(0.25, self._rank_timeout / 5)
         self._local = LocalTransport(ids, platform, runtime, lib_dir=_path(lib_dir),
                                      enable_sdma=enable_sdma)
@@ -540,15 +589,28 @@ class MpiWorker(HostWorker):
     def rank_timeout(self) -> float:
         return self._rank_timeout
 
+    @property
+    def mpi_collectives(self) -> bool:
+        """Whether collectives spanning every rank may take MPI's own collectives (True by
+        default; False makes every collective take simpler's ring / tree, e.g. to compare).
+        Settable on rank 0 between runs."""
+        return self._mpi_collectives
+
+    @mpi_collectives.setter
+    def mpi_collectives(self, value: bool) -> None:
+        self._mpi_collectives = bool(value)
+        if self._transport is not None and hasattr(self._transport, "mpi_collectives"):
+            self._transport.mpi_collectives = self._mpi_collectives
+
     # ---- lifecycle ----------------------------------------------------------------------
     def init(self, prewarm_config: Any = None, *, config: Any = None) -> None:
         """Collective: every rank brings its chips up, or every rank rolls back (a failure
         anywhere raises ChipGroupError naming (rank, device) on every rank)."""
         if config is not None:
-            raise ValueError("Worker(level=4).init: config= is the kernel-mode keyword")
+            raise SimplerValueError("Worker(level=4).init: config= is the kernel-mode keyword")
         with self._lifecycle:
             if self._state != "NEW":
-                raise RuntimeError(f"Worker(level=4).init: the worker is {self._state}")
+                raise SimplerRuntimeError(f"Worker(level=4).init: the worker is {self._state}")
             link = self._link = _Link(self._comm, self._rank_timeout, self._heartbeat)
             statuses: Dict[int, Any] = {}
             arrived = threading.Event()
@@ -570,6 +632,7 @@ class MpiWorker(HostWorker):
                 self._server = _Server(link, self._local)
             else:
                 self._transport = MpiTransport(link, self._local, self._chips)
+                self._transport.mpi_collectives = self._mpi_collectives
             link.start()
             mine = {}
             try:
@@ -714,9 +777,9 @@ class MpiWorker(HostWorker):
     # ---- rank 0 only --------------------------------------------------------------------
     def _require_orchestrator(self, api: str) -> None:
         if self._rank != 0:
-            raise RuntimeError(f"Worker(level=4).{api}: only rank 0 runs host orchestrations "
-                               f"and addresses chips; rank {self._rank} serves its chips "
-                               "(docs/multi-host.md)")
+            raise SimplerRuntimeError(f"Worker(level=4).{api}: only rank 0 runs host orchestrations "
+                                      f"and addresses chips; rank {self._rank} serves its chips "
+                                      "(docs/multi-host.md)")
 
     def _require_ready(self, api: str) -> None:
         self._require_orchestrator(api)
@@ -732,7 +795,7 @@ class MpiWorker(HostWorker):
     def _test_go_silent(self, seconds: float) -> None:
         """Test hook: this rank stops answering (no replies, no heartbeats) for ``seconds``."""
         if self._link is not None:
-            self._link.silent_until = time.monotonic() + seconds
+            self._link.go_silent(seconds)
 
     def __repr__(self) -> str:
         return (f"<simpler.Worker level=4 rank={self._rank}/{self._size} "

@@ -22,6 +22,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from simpler.errors import SimplerTypeError, SimplerValueError
 from simpler.host.errors import ChipTaskError
 from simpler.host.tensormap import HOST, DeviceBuffer, HostTensorMap, Residency
 from simpler.host.transport import ChipTransport
@@ -30,12 +31,12 @@ from simpler.host.transport import ChipTransport
 def host_range(array: Any, what: str) -> Tuple[np.ndarray, int, int]:
     """(array, lo, hi): the host byte range of a C-contiguous numpy array (no copy)."""
     if not isinstance(array, np.ndarray):
-        raise TypeError(f"{what}: expected a numpy array, got {type(array).__name__}")
+        raise SimplerTypeError(f"{what}: expected a numpy array, got {type(array).__name__}")
     if not array.flags.c_contiguous:
-        raise ValueError(f"{what}: the array must be C-contiguous (got strides "
-                         f"{array.strides}); pass a contiguous view or np.ascontiguousarray()")
+        raise SimplerValueError(f"{what}: the array must be C-contiguous (got strides "
+                                f"{array.strides}); pass a contiguous view or np.ascontiguousarray()")
     if array.nbytes == 0:
-        raise ValueError(f"{what}: the array is empty; host tensors need at least one element")
+        raise SimplerValueError(f"{what}: the array is empty; host tensors need at least one element")
     lo = int(array.__array_interface__["data"][0])
     return array, lo, lo + int(array.nbytes)
 
@@ -51,7 +52,7 @@ def scalar_bits(value: Any, what: str) -> int:
         return struct.unpack("<Q", struct.pack("<d", float(value)))[0]
     if isinstance(value, (float, np.floating)):
         return struct.unpack("<I", struct.pack("<f", float(value)))[0]
-    raise TypeError(f"{what}: a scalar must be an int or a float, got {type(value).__name__}")
+    raise SimplerTypeError(f"{what}: a scalar must be an int or a float, got {type(value).__name__}")
 
 
 class _Task:
@@ -203,6 +204,7 @@ class HostRun:
         self.h2d_bytes = 0
         self.local_bytes = 0     # device-to-device within one chip (between range buffers)
         self.d2h_bytes = 0
+        self.mpi_collectives = 0  # level 4: collectives carried by MPI's own collectives
         self._assigned = [0] * transport.chip_count
         self.peer_received = [0] * transport.chip_count
         self._count_lock = threading.Lock()
@@ -273,10 +275,15 @@ class HostRun:
                 self.peer_bytes += nbytes
                 self.peer_received[dst_slot] += nbytes
 
+    def count_mpi_collective(self) -> None:
+        with self._count_lock:
+            self.mpi_collectives += 1
+
     def stats(self) -> Dict[str, Any]:
         return {"tasks": len(self.tasks), "h2d_bytes": self.h2d_bytes,
                 "d2h_bytes": self.d2h_bytes, "peer_bytes": self.peer_bytes,
-                "local_bytes": self.local_bytes, "peer_received": list(self.peer_received)}
+                "local_bytes": self.local_bytes, "peer_received": list(self.peer_received),
+                "mpi_collectives": self.mpi_collectives}
 
     # ---- completion -----------------------------------------------------------------------
     def finish(self) -> Optional[BaseException]:
@@ -329,9 +336,10 @@ class HostOrchestrator:
         signature = list(callable_.signature)
         name = f"'{callable_.func_name}'"
         if len(args) != len(signature):
-            raise ValueError(f"HostOrchestrator.submit({name}): the callable takes "
-                             f"{len(signature)} arguments (signature {[d.name for d in signature]}),"
-                             f" got {len(args)}")
+            count = f"{len(signature)} argument{'' if len(signature) == 1 else 's'}"
+            raise SimplerValueError(f"HostOrchestrator.submit({name}): the callable takes "
+                                    f"{count} (signature {[d.name for d in signature]}),"
+                                    f" got {len(args)}")
         slot = self._slot(chip, "submit")
         tensors: List[Tuple[np.ndarray, int, int, bool, bool]] = []
         scalars: List[int] = []
@@ -345,7 +353,7 @@ class HostOrchestrator:
             try:
                 dtypes.append(int(DataType.from_numpy(array.dtype)))
             except (ValueError, TypeError) as error:
-                raise ValueError(f"{what}: unsupported dtype {array.dtype}: {error}") from None
+                raise SimplerValueError(f"{what}: unsupported dtype {array.dtype}: {error}") from None
             reads = direction in (ArgDirection.IN, ArgDirection.INOUT)
             writes = direction in (ArgDirection.OUT, ArgDirection.INOUT)
             tensors.append((array, lo, hi, reads, writes))
@@ -415,7 +423,7 @@ class HostOrchestrator:
 
     def _task(self, number: int) -> _Task:
         if not isinstance(number, int) or not 1 <= number <= len(self._run.tasks):
-            raise ValueError(f"HostOrchestrator: no task #{number!r} in this run")
+            raise SimplerValueError(f"HostOrchestrator: no task #{number!r} in this run")
         return self._run.tasks[number - 1]
 
     def _slot(self, chip: Any, api: str) -> Optional[int]:

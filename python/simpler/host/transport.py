@@ -15,6 +15,7 @@ from __future__ import annotations
 import abc
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from simpler.errors import SimplerValueError
 # A tensor argument of a chip run: (device pointer on that chip, shape, DataType code).
 TensorRef = Tuple[int, Tuple[int, ...], int]
 
@@ -107,6 +108,12 @@ class LocalTransport(ChipTransport):
 
     def chip_name(self, slot: int) -> str:
         return f"device {self._device_ids[slot]}"
+
+    @property
+    def addressable(self) -> bool:
+        """True when device memory is host memory this process can address (the simulator):
+        level 4 then moves data straight from and into it."""
+        return self._peer_copy
 
     def worker(self, slot: int) -> Any:
         """The level-2 Worker of a slot (READY after :meth:`init`)."""
@@ -227,7 +234,7 @@ class LocalTransport(ChipTransport):
         import numpy as np
         from simpler import sim
         if sim.pointer_device(ptr, nbytes) != self._device_ids[slot]:
-            raise ValueError(f"device range {ptr:#x}+{nbytes} is not on {self.chip_name(slot)}")
+            raise SimplerValueError(f"device range {ptr:#x}+{nbytes} is not on {self.chip_name(slot)}")
         return np.frombuffer((ctypes.c_uint8 * nbytes).from_address(ptr), dtype=np.uint8)
 
     def read_device(self, slot: int, dst: Any, src: int) -> None:

@@ -95,58 +95,121 @@ def case_basics():
     assert w.state == "CLOSED" and free_memory() == before
 
 
+def _bf16(v):
+    return (np.asarray(v, np.float32).view(np.uint32) >> 16).astype(np.uint16)
+
+
+def check_reductions(w, chips, sizes, dtypes, mpi, rs_mpi=None):
+    """all_reduce of every op and reduce_scatter (max) over ``chips`` against numpy; ``mpi``
+    / ``rs_mpi``: whether MPI's collectives must carry them (rs_mpi defaults to mpi)."""
+    rs_mpi = mpi if rs_mpi is None else rs_mpi
+    g = len(chips)
+    rng = np.random.default_rng(g)
+    for n in sizes:
+        for dtype in dtypes:
+            vals = [rng.integers(-8, 9, n) for _ in range(g)]
+            bf16 = dtype == "bfloat16"
+            arr = [_bf16(v) if bf16 else v.astype(dtype) for v in vals]
+            dt = DataType.BFLOAT16 if bf16 else None
+            for op, fn in (("sum", np.sum), ("max", np.max), ("min", np.min)):
+                xs = [a.copy() for a in arr]
+                w.run(lambda o, a: o.all_reduce(xs, op, chips=chips, dtype=dt))
+                assert w.last_run_stats["mpi_collectives"] == (1 if mpi else 0), chips
+                want = fn(np.stack(vals), axis=0)
+                for x in xs:
+                    np.testing.assert_array_equal(x, _bf16(want) if bf16 else want.astype(dtype))
+            ins = [a.copy() for a in arr]
+            outs = [np.zeros(size, dtype=arr[0].dtype) for _, size in chunks(n, g)]
+            w.run(lambda o, a: o.reduce_scatter(ins, outs, "max", chips=chips, dtype=dt))
+            assert w.last_run_stats["mpi_collectives"] == (1 if rs_mpi else 0), chips
+            want = np.max(np.stack(vals), axis=0)
+            want = _bf16(want) if bf16 else want.astype(dtype)
+            for (off, size), got in zip(chunks(n, g), outs):
+                np.testing.assert_array_equal(got, want[off:off + size])
+
+
+def check_movement(w, chips, n, mpi):
+    """all_gather (uneven inputs), all_to_all, broadcast, reduce_scatter (sum) vs numpy."""
+    g = len(chips)
+    parts = chunks(n, g)
+    c = [size for _, size in parts]
+    src = [np.arange(n, dtype=np.float32) * (i + 1) for i in range(g)]
+    uneven = [np.arange(n + i, dtype=np.int32) - i for i in range(g)]
+    rs = [np.zeros(size, dtype=np.float32) for size in c]
+    ag = [np.zeros(sum(u.size for u in uneven), dtype=np.int32) for _ in range(g)]
+    a2a = [np.zeros(g * size, dtype=np.float32) for size in c]
+    bc = [s.copy() for s in src]
+
+    def orch(o, _):
+        o.reduce_scatter(src, rs, chips=chips)
+        o.all_gather(uneven, ag, chips=chips)
+        o.all_to_all(src, a2a, chips=chips)
+        o.broadcast(bc, root=g - 1, chips=chips)
+
+    w.run(orch)
+    assert w.last_run_stats["mpi_collectives"] == (4 if mpi else 0), chips
+    total = np.sum(np.stack(src), axis=0)
+    for (off, size), got in zip(parts, rs):
+        np.testing.assert_array_equal(got, total[off:off + size])
+    for got in ag:
+        np.testing.assert_array_equal(got, np.concatenate(uneven))
+    for (off, size), got in zip(parts, a2a):
+        np.testing.assert_array_equal(got, np.concatenate([s[off:off + size] for s in src]))
+    for got in bc:
+        np.testing.assert_array_equal(got, src[-1])
+
+
 def case_collectives():
+    """Three paths: MPI's own collectives (one chip on every rank, in rank order), the
+    hierarchical all_reduce (a chip on every rank, several on some: local reductions + MPI
+    between the ranks) and simpler's ring/tree (anything else, or mpi_collectives=False);
+    every op, dtype, group sizes 1..2*ranks, sizes not divisible by the group."""
     w = Worker(level=4, device_ids=DEVICES, rank_timeout=20)
     w.init()
     if w.is_orchestrator:
-        chips = w.device_ids
-        g = len(chips)
-        rng = np.random.default_rng(g)
-        for n in (2 * g - 3, 1000):   # not divisible by the group
-            for dtype in ("float32", "int32", "bfloat16", "float16"):
-                vals = [rng.integers(-8, 9, n) for _ in range(g)]
-                if dtype == "bfloat16":
-                    arr = [(v.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
-                           for v in vals]
-                    dt = DataType.BFLOAT16
-                    to = lambda v: (np.asarray(v, np.float32).view(np.uint32) >> 16).astype(np.uint16)  # noqa: E731,E501
-                else:
-                    arr = [v.astype(dtype) for v in vals]
-                    dt = None
-                    to = lambda v, d=dtype: np.asarray(v).astype(d)  # noqa: E731
-                for op, fn in (("sum", np.sum), ("max", np.max), ("min", np.min)):
-                    xs = [a.copy() for a in arr]
-                    w.run(lambda o, a: o.all_reduce(xs, op, dtype=dt))
-                    for x in xs:
-                        np.testing.assert_array_equal(x, to(fn(np.stack(vals), axis=0)))
-            parts = chunks(n, g)
-            xs = [np.full(n, i + 1, dtype=np.float32) for i in range(g)]
-            w.run(lambda o, a: o.all_reduce(xs))
-            c = [size for _, size in parts]
-            assert w.last_run_stats["peer_received"] == \
-                [(2 * n - c[i] - c[(i + 1) % g]) * 4 for i in range(g)]
-            src = [np.arange(n, dtype=np.float32) * (i + 1) for i in range(g)]
-            rs = [np.zeros(size, dtype=np.float32) for size in c]
-            ag = [np.zeros(n * g, dtype=np.float32) for _ in range(g)]
-            a2a = [np.zeros(g * size, dtype=np.float32) for size in c]
-            bc = [s.copy() for s in src]
+        every = w.device_ids                                    # 2 chips per rank
+        per_rank = [(r, 1) for r in range(SIZE)]                # one per rank, in order
+        dtypes = ("float32", "int32", "bfloat16", "float16")
+        g = len(every)
+        check_reductions(w, per_rank, (2 * SIZE - 3, 1000), dtypes, mpi=True)
+        check_reductions(w, every, (2 * g - 3, 1000), dtypes, mpi=True, rs_mpi=False)
+        check_reductions(w, per_rank[::-1], (7,), ("float32",), mpi=True, rs_mpi=False)
+        check_reductions(w, [(0, 0), (0, 1)], (3,), ("float32", "bfloat16"), mpi=False)
+        for chips, mpi in ((every, False), (per_rank, True), ([(0, 1)], False),
+                           (per_rank[::-1], False), ([(0, 0), (SIZE - 1, 1), (0, 1)], False)):
+            for n in (2 * len(chips) - 1, 1000):
+                check_movement(w, chips, n, mpi)
+        w.mpi_collectives = False                               # the ring everywhere
+        check_reductions(w, every, (2 * g - 3, 1000), dtypes, mpi=False)
+        check_reductions(w, per_rank, (2 * SIZE - 3,), ("float32",), mpi=False)
+        check_movement(w, per_rank, 2 * SIZE - 1, mpi=False)
+        n = 1000   # the ring's bytes per chip, as stated in simpler/host/collectives.py
+        c = [size for _, size in chunks(n, g)]
+        xs = [np.full(n, i + 1, dtype=np.float32) for i in range(g)]
+        w.run(lambda o, a: o.all_reduce(xs))
+        assert w.last_run_stats["peer_received"] == \
+            [(2 * n - c[i] - c[(i + 1) % g]) * 4 for i in range(g)]
+        w.mpi_collectives = True
+        # MPI's path is ordered like any task: producer -> all_reduce -> consumer.
+        add = w.register(ADD)
+        x = np.arange(300, dtype=np.float32)
+        ys = [np.zeros_like(x) for _ in per_rank]
+        z = np.zeros_like(x)
 
-            def orch(o, _):
-                o.reduce_scatter(src, rs)
-                o.all_gather(src, ag)
-                o.all_to_all(src, a2a)
-                o.broadcast(bc, root=g - 1)
+        def orch(o, _):
+            producers = [o.submit(add, x, y, float(i), chip=chip)
+                         for i, (y, chip) in enumerate(zip(ys, per_rank))]
+            reduce = o.all_reduce(ys, chips=per_rank)
+            consumer = o.submit(add, ys[-1], z, 1.0, chip=(0, 0))
+            assert o.dependencies(reduce) == producers
+            assert o.dependencies(consumer) == [reduce]
 
-            w.run(orch)
-            total = np.sum(np.stack(src), axis=0)
-            for (off, size), got in zip(parts, rs):
-                np.testing.assert_array_equal(got, total[off:off + size])
-            for got in ag:
-                np.testing.assert_array_equal(got, np.concatenate(src))
-            for (off, size), got in zip(parts, a2a):
-                np.testing.assert_array_equal(got, np.concatenate([s[off:off + size] for s in src]))
-            for got in bc:
-                np.testing.assert_array_equal(got, src[-1])
+        w.run(orch)
+        assert w.last_run_stats["mpi_collectives"] == 1
+        want = SIZE * x + sum(range(SIZE))
+        for y in ys:
+            np.testing.assert_array_equal(y, want)
+        np.testing.assert_array_equal(z, want + 1)
     w.close()
 
 
@@ -198,6 +261,30 @@ def case_remote_failure():
     w.close()
 
 
+def case_not_addressable():
+    """A platform whose device memory MPI cannot address: a transfer between ranks is a typed
+    error naming the rank (not a hang), and collectives never take MPI's path."""
+    from simpler.host.transport import LocalTransport
+    original = LocalTransport.addressable
+    LocalTransport.addressable = property(lambda self: False)
+    try:
+        w = Worker(level=4, device_ids=DEVICES, rank_timeout=20)
+        add = w.register(ADD)
+        w.init()
+        if w.is_orchestrator:
+            x = np.arange(64, dtype=np.float32)
+            y = np.zeros_like(x)
+            err = expect(ChipTaskError, lambda: w.run(
+                lambda o, a: o.submit(add, x, y, 1.0, chip=(SIZE - 1, 0))), f"rank {SIZE - 1}")
+            assert "address" in str(err), err
+            assert w.transport.mpi_group([w.device_ids.index((r, 0)) for r in range(SIZE)]) is None
+            w.run(lambda o, a: o.submit(add, x, y, 2.0, chip=(0, 1)))     # local chips work
+            np.testing.assert_array_equal(y, x + 2)
+        w.close()
+    finally:
+        LocalTransport.addressable = original
+
+
 def case_init_rollback():
     """A chip failing to come up on the last rank: every rank rolls back and is told."""
     before = free_memory()
@@ -227,11 +314,16 @@ def case_silent_rank():
         time.sleep(0.2)
         x = np.arange(64, dtype=np.float32)
         y = np.zeros_like(x)
+        # First inside one of MPI's own collectives (one chip per rank), then a task.
+        xs = [np.arange(64, dtype=np.float32) for _ in range(SIZE)]
         start = time.monotonic()
         err = expect(ChipTaskError, lambda: w.run(
-            lambda o, a: o.submit(add, x, y, 1.0, chip=(silent, 1))), f"rank {silent}")
+            lambda o, a: o.all_reduce(xs, chips=[(r, 0) for r in range(SIZE)])), f"rank {silent}")
         elapsed = time.monotonic() - start
         assert elapsed < timeout + 2.5, f"took {elapsed:.1f} s to notice"
+        assert isinstance(err.__cause__, RankError) and err.__cause__.rank == silent, err
+        err = expect(ChipTaskError, lambda: w.run(
+            lambda o, a: o.submit(add, x, y, 1.0, chip=(silent, 1))), f"rank {silent}")
         assert isinstance(err.__cause__, RankError) and err.__cause__.rank == silent
         close_err = expect(ChipGroupError, w.close, f"rank {silent}")
         assert any(isinstance(e, RankError) and e.rank == silent
@@ -267,6 +359,13 @@ def case_silent_orchestrator():
         assert err.rank == 0 and time.monotonic() - start < 1.0 + 2.5
     assert w.state == "CLOSED" and free_memory() == before
     COMM.Barrier()
+
+
+def case_exit_without_close():
+    """A script that never calls close(): the process still exits cleanly (run alone, last)."""
+    w = Worker(level=4, device_ids=DEVICES, rank_timeout=2.0)
+    w.init()
+    globals()["_leftover"] = w                  # alive until the interpreter exits
 
 
 def case_dead_rank():
