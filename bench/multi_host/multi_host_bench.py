@@ -13,8 +13,8 @@ its progress thread serves), so both see nearly the same machine load.
     ends; it returns once rank 1 acknowledged);
   * all-reduce (float32 sum): ``MPI.Allreduce`` against the marginal cost of one
     ``orch.all_reduce`` over the two chips (5 back-to-back all-reduces on data already on
-    the chips, minus 1, over 4) — through MPI's own collective (the group in rank order)
-    and through simpler's ring (the same chips in the other order);
+    the chips, minus 1, over 4) — through MPI's own collective (the default for one chip
+    per rank) and through simpler's ring (``mpi_collectives=False``);
   * per task: a chain of dependent tasks on rank 1's chip against the same chain on rank
     0's own chip (a local level-3 submit).
 
@@ -149,16 +149,19 @@ def main() -> int:
         out = np.empty_like(x)
         xs = [np.ones(n // 4, dtype=np.float32) for _ in range(2)]
 
-        def k_reduces(k, chips):
+        def k_reduces(k, mpi):
             def orch(o, _):
                 for _ in range(k):
-                    o.all_reduce(xs, chips=chips)
-            return lambda: w.run(orch)
-        # [(0, 0), (1, 0)]: one chip per rank in rank order -> MPI's own Iallreduce; the
-        # same chips in the other order -> simpler's ring (docs/multi-host.md).
-        mpi_chips, ring_chips = [(0, 0), (1, 0)], [(1, 0), (0, 0)]
-        ours = [] if rank != 0 else [k_reduces(1, mpi_chips), k_reduces(5, mpi_chips),
-                                     k_reduces(1, ring_chips), k_reduces(5, ring_chips)]
+                    o.all_reduce(xs)
+
+            def run():
+                # True: one chip per rank in rank order -> MPI's own Iallreduce; False:
+                # simpler's ring over the same chips (docs/multi-host.md).
+                w.mpi_collectives = mpi
+                w.run(orch)
+            return run
+        ours = [] if rank != 0 else [k_reduces(1, True), k_reduces(5, True),
+                                     k_reduces(1, False), k_reduces(5, False)]
         comm.Allreduce(x, out, op=MPI.SUM)
         bare_ar[n], got = interleaved(lambda: comm.Allreduce(x, out, op=MPI.SUM), ours,
                                       reps(n))

@@ -480,8 +480,12 @@ class DeviceArray(_sim.DeviceArray):
 
     def numpy(self) -> Any:
         """A zero-copy numpy view of the device memory (CPU device for DLPack). It keeps
-        the array alive; read it after the stream work that writes it has finished."""
+        the array alive; read it after the stream work that writes it has finished.
+        ValueError once the array was freed or its device was reset."""
         import numpy as np
+        if self.ptr == 0:
+            raise SimplerValueError("DeviceArray: the array was freed (free(), or "
+                                    "sim.device_reset of its device); allocate a new one")
         return np.asarray(self)
 
     def to_numpy(self) -> Any:

@@ -14,8 +14,42 @@ constexpr uint32_t kNil = UINT32_MAX;
 constexpr size_t kMaxCapacity = UINT32_MAX - 1;  // entry numbers are 32-bit, kNil excluded
 constexpr size_t kInitialReserve = 1024;
 
+// Which columns of a row-pitched layout a view touches: every touched byte b (from the
+// buffer's address) has b mod pitch in [col_lo, col_hi). Set for a box that fits its
+// mixed-radix parent (overlap.h: radix_fit) with at least two dimensions, i.e. a tile or
+// column slice of a row-major tensor; pitch 0 when unknown. Two views with the same
+// nonzero pitch and disjoint column intervals share no byte: the scan skips them without
+// the exact test (the tiles of one row band all overlap in byte range).
+struct ColumnBand {
+  uint32_t pitch = 0;  // bytes per row
+  uint32_t col_lo = 0;
+  uint32_t col_hi = 0;
+
+  static ColumnBand of(const ViewGeometry& g) {
+    ColumnBand band;
+    if (!g.boxed || !g.radix_fit || !g.coords_valid || g.ndims < 2 || g.strides[0] != 1)
+      return band;
+    // radix_fit: coords[0] + shapes[0] <= strides[1] and strides[1] divides every higher
+    // stride, so each touched element e has e mod strides[1] in that column interval.
+    if (g.strides[1] > (int64_t{1} << 32)) return band;  // (also keeps the products exact)
+    const uint64_t es = g.elem_size;
+    const uint64_t pitch = static_cast<uint64_t>(g.strides[1]) * es;
+    const uint64_t hi = static_cast<uint64_t>(g.coords[0] + g.shapes[0]) * es;
+    if (pitch > UINT32_MAX || hi > pitch) return band;
+    band.pitch = static_cast<uint32_t>(pitch);
+    band.col_lo = static_cast<uint32_t>(static_cast<uint64_t>(g.coords[0]) * es);
+    band.col_hi = static_cast<uint32_t>(hi);
+    return band;
+  }
+  // True when the two views provably share no byte by their columns alone.
+  bool apart(const ColumnBand& other) const {
+    return (pitch == other.pitch) & (pitch != 0) &
+           ((col_hi <= other.col_lo) | (other.col_hi <= col_lo));
+  }
+};
+
 // What access() reads of each entry of a buffer, packed so that the scan walks one
-// contiguous array (32 bytes per entry) instead of chasing pointers.
+// contiguous array (48 bytes per entry) instead of chasing pointers.
 struct ScanRecord {
   int64_t lo;  // touched bytes lie in [lo, hi)
   int64_t hi;
@@ -24,8 +58,9 @@ struct ScanRecord {
   uint16_t elem_size;
   bool write;  // Write or ReadWrite
   bool dense;  // touches all of [lo, hi); its box form is then rebuilt on demand
+  ColumnBand band;
 };
-static_assert(sizeof(ScanRecord) == 32);
+static_assert(sizeof(ScanRecord) == 48);
 
 // The rest of an entry: where its ScanRecord sits, and its place on its task's list
 // (walked by retire).
@@ -105,6 +140,7 @@ struct TensorMap::Impl {
   // Scratch of access(): the new view, a dense entry's rebuilt box form, and the entries
   // the new write hides.
   ViewGeometry probe;
+  ColumnBand probe_band;
   ViewGeometry dense_scratch;
   std::vector<uint32_t> covered;
 
@@ -181,8 +217,8 @@ struct TensorMap::Impl {
     std::vector<ScanRecord>& scan = buffers[b].scan(write);
     if (scan.size() == scan.capacity()) scan.reserve(2 * scan.size() + 4);
     const uint32_t n = take_entry(!g.dense);
-    scan.push_back(
-        ScanRecord{g.lo, g.hi, task, n, static_cast<uint16_t>(g.elem_size), write, g.dense});
+    scan.push_back(ScanRecord{g.lo, g.hi, task, n, static_cast<uint16_t>(g.elem_size), write,
+                              g.dense, probe_band});
     if (!g.dense) copy_geometry(g, geometry[n]);
     if (heir != kNil) {
       ranges.replace(set_index[2 * b + write].root, heir, n);
@@ -273,7 +309,8 @@ struct TensorMap::Impl {
                                              uint64_t task, bool write, std::vector<uint64_t>& deps,
                                              size_t deps_before) {
     ranges.query(root, probe.lo, probe.hi, [&](uint32_t n) {
-      consider(records[entries[n].slot], task, write, deps, deps_before);
+      const ScanRecord& e = records[entries[n].slot];
+      if (!probe_band.apart(e.band)) consider(e, task, write, deps, deps_before);
     });
   }
 
@@ -295,11 +332,26 @@ struct TensorMap::Impl {
         return;
       }
     }
-    for (const ScanRecord& e : records) {
-      // One branch, not two: the range test is data dependent, and mispredicted
-      // branches dominated the scan.
-      if (!((e.lo < g.hi) & (g.lo < e.hi))) continue;
-      consider(e, task, write, deps, deps_before);
+    // Locals: the loop then keeps the probe in registers (deps may alias nothing, but
+    // the compiler cannot know that).
+    const int64_t lo = g.lo, hi = g.hi;
+    const ColumnBand band = probe_band;
+    // Two passes per chunk: a branch-free filter that collects the candidates, then the
+    // exact test of each. The filter's outcome is data dependent (tiles of one row band
+    // meet in byte range and differ in columns), and mispredicted branches dominated.
+    constexpr size_t kChunk = 64;
+    uint32_t hits[kChunk];
+    const ScanRecord* data = records.data();
+    const size_t count = records.size();
+    for (size_t first = 0; first < count; first += kChunk) {
+      const size_t end = count - first < kChunk ? count : first + kChunk;
+      size_t n = 0;
+      for (size_t i = first; i < end; ++i) {
+        const ScanRecord& e = data[i];
+        hits[n] = static_cast<uint32_t>(i);
+        n += static_cast<size_t>((e.lo < hi) & (lo < e.hi) & !band.apart(e.band));
+      }
+      for (size_t k = 0; k < n; ++k) consider(data[hits[k]], task, write, deps, deps_before);
     }
   }
 
@@ -307,6 +359,7 @@ struct TensorMap::Impl {
     ViewGeometry& g = probe;
     describe_view(view, g);
     if (g.empty) return true;  // touches no byte: orders nothing
+    probe_band = ColumnBand::of(g);
     const bool write = kind != AccessKind::Read;
     const size_t deps_before = deps.size();
     covered.clear();
@@ -345,6 +398,7 @@ struct TensorMap::Impl {
   void conflicts(const ChipTensor& view, AccessKind kind, std::vector<uint64_t>& deps) {
     describe_view(view, probe);
     if (probe.empty) return;
+    probe_band = ColumnBand::of(probe);
     const uint32_t b = buffer_index.find(view.buffer.addr);
     if (b == FlatIndex::kNone) return;
     const bool write = kind != AccessKind::Read;

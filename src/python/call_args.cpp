@@ -3,6 +3,7 @@
 #include <memory>
 #include <string>
 
+#include "bound_instance.h"
 #include "device_array.h"
 #include "dlpack_bridge.h"
 #include "simpler/sim/sim_driver.h"
@@ -201,9 +202,10 @@ PackedTensor from_dlpack(const PackTarget& t, uint32_t i, const ArgSpec& spec, p
 }
 
 PackedTensor pack_tensor(const PackTarget& t, uint32_t i, const ArgSpec& spec, py::handle obj) {
-  if (py::isinstance<DeviceArray>(obj)) {  // the fast path: no Python call
-    const auto& a = obj.cast<const DeviceArray&>();
-    if (a.ptr() == 0) bad_value(t, i, spec, "the DeviceArray was freed");
+  const DeviceArray* exact = bound_instance<DeviceArray>(obj);
+  if (exact != nullptr || py::isinstance<DeviceArray>(obj)) {  // the fast path: no Python call
+    const auto& a = exact != nullptr ? *exact : obj.cast<const DeviceArray&>();
+    if (a.ptr() == 0) bad_value(t, i, spec, "the DeviceArray was freed (or its device was reset)");
     check_device(t, i, spec, a.device());
     check_dtype(t, i, spec, a.dtype());
     PackedTensor p{a.tensor(), nullptr};

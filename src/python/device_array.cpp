@@ -36,7 +36,25 @@ sim_stream_t stream_of(const py::object& stream) {
 // The stream-ordered free: a device job that does nothing, whose cleanup (run even when an
 // earlier error made the stream skip work) frees the memory.
 int no_work(void*) { return SIMPLER_OK; }
-void free_job(void* ptr) { (void)sim_free(ptr); }
+
+// What a stream-ordered free needs to know when it finally runs: a device reset between
+// the enqueue and the job frees everything itself, and the address may be reused by then.
+struct PendingFree {
+  void* ptr;
+  int32_t device;
+  uint64_t reset_epoch;
+};
+
+bool same_epoch(int32_t device, uint64_t reset_epoch) {
+  uint64_t now = 0;
+  return sim_device_reset_epoch(device, &now) == SIMPLER_OK && now == reset_epoch;
+}
+
+void free_job(void* pending) {
+  auto* job = static_cast<PendingFree*>(pending);
+  if (same_epoch(job->device, job->reset_epoch)) (void)sim_free(job->ptr);
+  delete job;
+}
 
 const char* buffer_format(DataType dtype) {
   switch (dtype) {
@@ -102,6 +120,8 @@ DeviceArray::DeviceArray(std::vector<int64_t> shape, DataType dtype, py::object 
                             std::to_string(device_));
     }
   }
+  if (int st = sim_device_reset_epoch(device_, &reset_epoch_); st != SIMPLER_OK)
+    raise_sim("DeviceArray: sim_device_reset_epoch", st);
   void* p = nullptr;
   // An empty array still owns a minimal allocation, so its pointer is a live device address.
   if (int st = sim_malloc(&p, nbytes_ == 0 ? 1 : nbytes_); st != SIMPLER_OK)
@@ -111,20 +131,31 @@ DeviceArray::DeviceArray(std::vector<int64_t> shape, DataType dtype, py::object 
 
 DeviceArray::~DeviceArray() { free(); }
 
+bool DeviceArray::live() const { return ptr_ != 0 && same_epoch(device_, reset_epoch_); }
+
 void DeviceArray::free() {
-  if (ptr_ == 0) return;
+  if (!live()) {  // freed already, or the device reset took the memory
+    ptr_ = 0;
+    return;
+  }
   void* p = reinterpret_cast<void*>(ptr_);
   ptr_ = 0;
-  if (stream_handle_ != nullptr &&
-      sim_launch_device_job(stream_handle_, &no_work, p, &free_job) == SIMPLER_OK) {
-    return;  // freed by the stream once the work queued before it has run
+  if (stream_handle_ != nullptr) {
+    auto* job = new PendingFree{p, device_, reset_epoch_};
+    if (sim_launch_device_job(stream_handle_, &no_work, job, &free_job) == SIMPLER_OK) {
+      return;  // freed by the stream once the work queued before it has run
+    }
+    delete job;
   }
   // No stream, or it is gone (destroyed streams have finished their work).
   (void)sim_free(p);
 }
 
 ChipTensor DeviceArray::tensor() const {
-  if (ptr_ == 0) throw py::value_error("DeviceArray: the array was freed");
+  if (!live()) {
+    throw py::value_error(
+        "DeviceArray: the array was freed (free(), or sim.device_reset of its device)");
+  }
   return make_tensor(ptr_, shape_, dtype_, AddressSpace::DEVICE, nbytes_ == 0 ? 1 : nbytes_);
 }
 
@@ -143,19 +174,28 @@ void bind_device_array(py::module_& sim) {
            "Free now (stream-ordered when tied to a stream); idempotent.")
       .def(
           "__dlpack__",
-          [](py::object self, py::object stream) {
+          [](const py::object& self, const py::object& stream) {
             const auto& a = self.cast<const DeviceArray&>();
             if (!stream.is_none() && !PyLong_Check(stream.ptr())) {
               throw py::type_error("DeviceArray.__dlpack__: stream must be None or an int");
             }
-            if (a.ptr() == 0) throw py::value_error("DeviceArray: the array was freed");
+            if (a.ptr() == 0)
+              throw py::value_error(
+                  "DeviceArray: the array was freed (free(), or sim.device_reset of its device)");
             return dlpack_export(self, a.ptr(), a.shape(), a.dtype(), kSimDLDeviceType, a.device());
           },
           py::arg("stream") = py::none())
       .def("__dlpack_device__",
            [](const DeviceArray& a) { return py::make_tuple(kSimDLDeviceType, a.device()); })
       .def_buffer([](DeviceArray& a) {
-        if (a.ptr() == 0) throw py::value_error("DeviceArray: the array was freed");
+        // pybind11 cannot raise from here (a throw terminates the process): a freed or
+        // reset array exports an empty read-only buffer, never its stale address.
+        // DeviceArray.numpy() raises a ValueError before it gets here.
+        if (a.ptr() == 0) {
+          return py::buffer_info(nullptr, static_cast<py::ssize_t>(element_size(a.dtype())),
+                                 buffer_format(a.dtype()), 1, {py::ssize_t{0}},
+                                 {static_cast<py::ssize_t>(element_size(a.dtype()))}, true);
+        }
         const auto item = static_cast<py::ssize_t>(element_size(a.dtype()));
         std::vector<py::ssize_t> shape(a.shape().begin(), a.shape().end());
         std::vector<py::ssize_t> strides(shape.size());

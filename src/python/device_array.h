@@ -26,7 +26,8 @@ class DeviceArray {
   DeviceArray(const DeviceArray&) = delete;
   DeviceArray& operator=(const DeviceArray&) = delete;
 
-  uint64_t ptr() const { return ptr_; }  // 0 once freed
+  // 0 once freed, and once its device was reset (sim.device_reset frees all its memory).
+  uint64_t ptr() const { return live() ? ptr_ : 0; }
   uint64_t nbytes() const { return nbytes_; }
   int32_t device() const { return device_; }
   DataType dtype() const { return dtype_; }
@@ -38,12 +39,17 @@ class DeviceArray {
   void free();
 
  private:
+  // False once freed or once the device's reset epoch moved past the allocation's: the
+  // address may then belong to someone else's allocation and must never be touched.
+  bool live() const;
+
   std::vector<int64_t> shape_;
   DataType dtype_;
   uint64_t nbytes_ = 0;
   uint64_t ptr_ = 0;
   int32_t device_ = -1;
-  pybind11::object stream_;  // None or the stream object/handle
+  uint64_t reset_epoch_ = 0;  // the device's reset epoch when the memory was allocated
+  pybind11::object stream_;   // None or the stream object/handle
   sim_stream_t stream_handle_ = nullptr;
 };
 

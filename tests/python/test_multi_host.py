@@ -16,8 +16,8 @@ import pytest
 from simpler import Worker
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-CASES = ["basics", "collectives", "bad_input", "remote_failure", "init_rollback",
-         "silent_rank", "silent_orchestrator"]
+CASES = ["basics", "collectives", "bad_input", "remote_failure", "not_addressable",
+         "init_rollback", "silent_rank", "silent_orchestrator"]
 MPI_TIMEOUT = 240   # seconds, per mpirun
 
 
@@ -59,6 +59,21 @@ def test_a_rank_that_dies_ends_the_job_in_bounded_time(tmp_path):
     assert "PASS dead_rank" not in result.stdout
 
 
+@pytest.mark.skipif(shutil.which("mpirun") is None,
+                    reason="mpirun missing: scripts/setup.sh installs openmpi-bin")
+def test_a_script_that_never_closes_still_exits_cleanly(tmp_path):
+    """The native progress threads are stopped at exit, before MPI_Finalize and before the
+    interpreter finalizes (a thread left waiting in native code would abort the process)."""
+    command = ["mpirun", "--oversubscribe", "--timeout", "120", "-np", "2", "/usr/bin/python3",
+               str(ROOT / "tests" / "python" / "mpi" / "l4_cases.py"), "exit_without_close"]
+    result = subprocess.run(command, cwd=tmp_path, env=mpirun_env(), capture_output=True,
+                            text=True, timeout=150)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-4000:]
+    assert "PASS exit_without_close rank 1" in result.stdout, output[-4000:]
+    assert "Aborted" not in output and "terminate called" not in output, output[-4000:]
+
+
 def test_level4_construction_validates_before_touching_mpi():
     with pytest.raises(ValueError, match="level 2 only"):
         Worker(level=4, execution_mode="kernel", device_ids=[0])
@@ -66,3 +81,15 @@ def test_level4_construction_validates_before_touching_mpi():
         Worker(level=4, device_ids=[])
     with pytest.raises(ValueError, match="rank_timeout"):
         Worker(level=4, device_ids=[0], rank_timeout=0)
+
+
+def test_errors_wrapping_a_simpler_error_without_a_status_get_the_internal_code():
+    """A level-4 refusal (e.g. SimplerValueError from another rank) has code None; the task
+    and group errors wrapping it still carry an int status."""
+    from simpler.errors import PTO_RUNTIME_ERR_INTERNAL, SimplerValueError
+    from simpler.host import ChipGroupError, ChipTaskError
+    cause = SimplerValueError("rank 1: refused")
+    assert cause.code is None
+    assert ChipTaskError("task failed", "rank 1 device 0", 1, cause).code == \
+        PTO_RUNTIME_ERR_INTERNAL
+    assert ChipGroupError("close failed", {(1, 0): cause}).code == PTO_RUNTIME_ERR_INTERNAL

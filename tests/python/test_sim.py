@@ -379,3 +379,39 @@ def test_stream_keeps_async_callables_alive_until_a_successful_synchronize():
     gc.collect()
     assert alive() is None
     stream.destroy()
+
+
+@pytest.mark.parametrize("with_stream", [False, True], ids=["no_stream", "stream_ordered"])
+def test_device_array_after_device_reset_never_frees_a_reused_address(with_stream):
+    """A reset frees all of the device's memory; the next allocation may reuse the old
+    array's address. Collecting the old array must not free the new owner's memory."""
+    sim.set_device(2)
+    stream = sim.Stream() if with_stream else None
+    old = sim.DeviceArray.zeros((4096,), "float32", stream=stream)
+    old_ptr = old.ptr
+    sim.device_reset(2)
+    assert old.ptr == 0  # the address is no longer the array's
+    with pytest.raises(ValueError, match="device_reset"):
+        old.numpy()
+    sim.set_device(2)
+    new = sim.DeviceArray.from_numpy(np.arange(4096, dtype=np.float32))
+    assert new.ptr == old_ptr  # the allocator reuses the freed range (what makes this matter)
+    _, total = sim.mem_get_info()
+    used = total - sim.mem_get_info()[0]
+    old.free()
+    del old
+    assert total - sim.mem_get_info()[0] == used  # nothing of the new owner's was freed
+    np.testing.assert_array_equal(new.to_numpy(), np.arange(4096, dtype=np.float32))
+
+
+def test_a_freed_device_array_never_exposes_its_old_address():
+    """Buffer export of a freed array used to throw inside pybind11's buffer hook, which
+    terminates the process. Now numpy() raises and a raw export is empty."""
+    a = sim.DeviceArray.zeros((8,), "float32")
+    a.free()
+    with pytest.raises(ValueError, match="freed"):
+        a.numpy()
+    raw = np.asarray(a)
+    assert raw.shape == (0,)  # nothing of the old address is reachable
+    with pytest.raises(ValueError, match="freed"):
+        a.__dlpack__()

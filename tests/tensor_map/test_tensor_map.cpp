@@ -31,6 +31,39 @@ std::set<uint64_t> deps_of(TensorMap& map, uint64_t task, const ChipTensor& view
 
 using Ids = std::set<uint64_t>;
 
+// Tiles of one row band meet in byte range; the scan skips those whose columns are apart
+// (same row pitch) without the exact test. Adjacent, one-column-overlapping, other-pitch,
+// other-dtype and 3-D views around that filter still get exactly the right edges, with
+// the scan and with the interval tree (index_above 0).
+TEST(TensorMap, ColumnBandsOfOneRowBandAreExact) {
+  for (size_t index_above : {TensorMap::kDefaultIndexAbove, size_t{0}}) {
+    TensorMap map(256, index_above);
+    for (uint64_t c = 0; c < 8; ++c)
+      EXPECT_EQ(deps_of(map, 1 + c, tile(kA, 512, 0, 64 * c, 64, 64), AccessKind::Write), Ids{});
+    EXPECT_EQ(deps_of(map, 20, tile(kA, 512, 0, 128, 64, 64), AccessKind::Read), Ids{3});
+    // Columns 127..128: the last column of tile 1 and the first of tile 2 (and reader 20).
+    EXPECT_EQ(deps_of(map, 21, tile(kA, 512, 10, 127, 2, 2), AccessKind::Write), (Ids{2, 3, 20}));
+    // Every other row through a pitch of 1024 elements: not comparable by columns, so
+    // left to the general test.
+    EXPECT_EQ(deps_of(map, 22, make_view(kA, 1u << 20, 64 * 512 + 448, {4, 64}, {1024, 1}),
+                      AccessKind::Read),
+              Ids{});  // rows 64.. are untouched so far
+    // (Conservative there: it must name tile 8, and may name its row-band mates.)
+    EXPECT_EQ(deps_of(map, 23, make_view(kA, 1u << 20, 448, {4, 64}, {1024, 1}), AccessKind::Read)
+                  .count(8),
+              1u);
+    // A 3-D box (two row planes) over columns 256..319 only: tile 5 alone.
+    EXPECT_EQ(deps_of(map, 24, make_view(kA, 1u << 20, 256, {2, 4, 64}, {8192, 512, 1}),
+                      AccessKind::Read),
+              Ids{5});
+    // INT8 with the same byte pitch (2048): columns in bytes, so bytes 1020..1027 meet the
+    // float tiles 3 (bytes 768..1023) and 4 (1024..1279).
+    EXPECT_EQ(deps_of(map, 25, make_view(kA, 1u << 20, 1020, {2, 8}, {2048, 1}, CHIP_DT_INT8),
+                      AccessKind::Read),
+              (Ids{4, 5}));
+  }
+}
+
 TEST(TensorMap, ReadAfterWriteWaitsForTheWriter) {
   TensorMap map(64);
   EXPECT_EQ(deps_of(map, 1, slice1d(kA, 0, 100), AccessKind::Write), Ids{});

@@ -107,6 +107,10 @@ class Collective:
         # (one chip per rank, in rank order) and MPI's own collectives can carry it.
         group = getattr(run.transport, "mpi_group", None)
         self.mpi: Optional[List[int]] = group(self.slots) if group is not None else None
+        # ... and per rank the group indices of its chips, when the group spans every rank
+        # (all_reduce then reduces on each rank's chips, and between the ranks through MPI).
+        plan = getattr(run.transport, "mpi_plan", None)
+        self.plan: Optional[List[List[int]]] = plan(self.slots) if plan is not None else None
 
     def choose(self, ring: Callable[[], Callable[["Step", int], None]],
                mpi: Callable[[List[int]], Callable[["Step", int], None]]) -> Callable[["Step", int], None]:
@@ -349,6 +353,9 @@ def submit_all_reduce(owner: Any, run: HostRun, tensors: Sequence[Any], op: str,
     code = c.reducible(arrays, op)
     c.disjoint(arrays)
     from simpler.host import mpi_collectives as m
+    plan = c.plan
+    if c.mpi is None and plan is not None:       # several chips on some rank: hierarchical
+        return c.submit(arrays, [], True, m.hierarchical_all_reduce(plan, code, n))
     return c.submit(arrays, [], True, c.choose(lambda: ring_all_reduce(code, n),
                                                lambda g: m.all_reduce(g, code, n)))
 

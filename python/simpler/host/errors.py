@@ -7,7 +7,9 @@ from simpler.errors import PTO_RUNTIME_ERR_INTERNAL, ChipWorkerError, SimplerErr
 
 
 def _code_of(error: Optional[BaseException]) -> int:
-    return int(getattr(error, "code", PTO_RUNTIME_ERR_INTERNAL))
+    # SimplerError subclasses without a native status carry code None.
+    code = getattr(error, "code", None)
+    return PTO_RUNTIME_ERR_INTERNAL if code is None else int(code)
 
 
 class ChipGroupError(ChipWorkerError):

@@ -25,9 +25,11 @@ Requires MPI_THREAD_MULTIPLE (Open MPI from Debian provides it).
 """
 from __future__ import annotations
 
+import atexit
 import pickle
 import queue
 import threading
+import weakref
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -122,6 +124,16 @@ class _Link:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._dispatch, daemon=True,
                                         name=f"simpler-mpi-rank{self.rank}")
+        # A script that exits without close(): stop the threads before the interpreter
+        # finalizes (a thread waiting in native code then would abort the process) and
+        # before mpi4py's MPI_Finalize (registered earlier, so it runs later).
+        atexit.register(_Link._stop_at_exit, weakref.ref(self))
+
+    @staticmethod
+    def _stop_at_exit(ref: "weakref.ReferenceType[_Link]") -> None:
+        link = ref()
+        if link is not None:
+            link.stop()
 
     def start(self) -> None:
         self.native.start()
@@ -172,18 +184,23 @@ class _Link:
             source, kind, rid, payload = message
             if kind != _KIND_PYTHON:      # a copy this rank cannot serve natively
                 self.native.reply(source, rid, _NATIVE_ERROR, 0, (
-                    f"rank {self.rank}: transfers between ranks need device memory MPI can "
-                    "address (the simulator's); this platform's chips have none").encode())
+                    "transfers between ranks need device memory MPI can address (the "
+                    "simulator's); this platform's chips have none").encode())
                 continue
-            decoded = pickle.loads(payload)
-            if rid:
-                handler = self.handlers.get("req")
-                if handler is not None:
-                    handler(source, rid, *decoded)
-            else:
-                handler = self.handlers.get(decoded[0])
-                if handler is not None:
-                    handler(source, decoded)
+            try:
+                decoded = pickle.loads(payload)
+                if rid:
+                    handler = self.handlers.get("req")
+                    if handler is not None:
+                        handler(source, rid, *decoded)
+                else:
+                    handler = self.handlers.get(decoded[0])
+                    if handler is not None:
+                        handler(source, decoded)
+            except Exception as error:  # noqa: BLE001 - this thread must keep serving
+                if rid:                   # the requester gets the error, not a wait
+                    self.native.reply(source, rid, _PYTHON_ERROR, 0, pickle.dumps(
+                        _describe(error)))
 
 
 class _Pending:
@@ -345,6 +362,7 @@ class MpiTransport(ChipTransport):
         self._where = [(rank, index % per_rank) for index, (rank, _) in enumerate(chips)]
         self.collective_lock = threading.Lock()   # MPI collectives launch in one order
         self.native = link.native
+        self.mpi_collectives = True               # Worker(level=4).mpi_collectives
         self._direct = local.addressable
         if self._direct:                          # before the link starts
             self.native.serve_devices(local.device_ids)
@@ -472,17 +490,29 @@ class MpiTransport(ChipTransport):
             receive.result()
 
     # ---- MPI's own collectives (simpler.host.mpi_collectives) -------------------------------
+    def mpi_plan(self, slots: Sequence[int]) -> Optional[List[List[int]]]:
+        """Per rank, the group indices of its chips, when the group has a chip on every rank
+        and device memory is addressable (MPI's collectives can carry the collective between
+        the ranks), else None (simpler's ring / tree carries it)."""
+        size = self.link.size
+        if not self._direct or not self.mpi_collectives or size < 2:
+            return None
+        plan: List[List[int]] = [[] for _ in range(size)]
+        for index, slot in enumerate(slots):
+            plan[self._loc(slot)[0]].append(index)
+        return plan if all(plan) else None
+
     def mpi_group(self, slots: Sequence[int]) -> Optional[List[int]]:
         """The chip index on each rank when ``slots`` is one chip on every rank in rank order
-        and device memory is addressable (MPI's collectives can carry the collective), else
-        None (simpler's ring / tree carries it)."""
-        size = self.link.size
-        if not self._direct or size < 2 or len(slots) != size:
+        (every collective then is one MPI collective), else None."""
+        plan = self.mpi_plan(slots)
+        if plan is None or plan != [[rank] for rank in range(self.link.size)]:
             return None
-        where = [self._loc(slot) for slot in slots]
-        if [rank for rank, _ in where] != list(range(size)):
-            return None
-        return [local for _, local in where]
+        return [self._loc(slot)[1] for slot in slots]
+
+    def local_index(self, slot: int) -> int:
+        """The chip index of a slot on its own rank."""
+        return self._loc(slot)[1]
 
     def launch_collective(self, parts: Sequence[Tuple[List[int], List[int]]],
                           what: str) -> Tuple[Any, List[_Pending]]:
@@ -517,7 +547,8 @@ class MpiWorker(HostWorker):
                  device_id: Optional[int] = None, platform: str = "a2a3sim",
                  runtime: str = "tensormap_and_ringbuffer", execution_mode: str = "program",
                  enable_sdma: bool = False, lib_dir: Any = None, comm: Any = None,
-                 rank_timeout: float = 10.0, heartbeat: Optional[float] = None) -> None:
+                 rank_timeout: float = 10.0, heartbeat: Optional[float] = None,
+                 mpi_collectives: bool = True) -> None:
         api = "Worker(level=4)"
         check_mode(level, execution_mode)
         if device_id is not None:
@@ -531,6 +562,7 @@ class MpiWorker(HostWorker):
         self._rank = self._comm.Get_rank()
         self._size = self._comm.Get_size()
         self._rank_timeout = float(rank_timeout)
+        self._mpi_collectives = bool(mpi_collectives)
         self._heartbeat = float(heartbeat) if heartbeat else min(0.25, self._rank_timeout / 5)
         self._local = LocalTransport(ids, platform, runtime, lib_dir=_path(lib_dir),
                                      enable_sdma=enable_sdma)
@@ -556,6 +588,19 @@ class MpiWorker(HostWorker):
     @property
     def rank_timeout(self) -> float:
         return self._rank_timeout
+
+    @property
+    def mpi_collectives(self) -> bool:
+        """Whether collectives spanning every rank may take MPI's own collectives (True by
+        default; False makes every collective take simpler's ring / tree, e.g. to compare).
+        Settable on rank 0 between runs."""
+        return self._mpi_collectives
+
+    @mpi_collectives.setter
+    def mpi_collectives(self, value: bool) -> None:
+        self._mpi_collectives = bool(value)
+        if self._transport is not None and hasattr(self._transport, "mpi_collectives"):
+            self._transport.mpi_collectives = self._mpi_collectives
 
     # ---- lifecycle ----------------------------------------------------------------------
     def init(self, prewarm_config: Any = None, *, config: Any = None) -> None:
@@ -587,6 +632,7 @@ class MpiWorker(HostWorker):
                 self._server = _Server(link, self._local)
             else:
                 self._transport = MpiTransport(link, self._local, self._chips)
+                self._transport.mpi_collectives = self._mpi_collectives
             link.start()
             mine = {}
             try:

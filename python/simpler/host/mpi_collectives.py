@@ -1,5 +1,10 @@
 """Collectives of a level-4 orchestration carried by MPI's own collectives.
 
+Which path a collective takes (docs/multi-host.md): one chip on every rank in rank order ->
+one MPI collective (below); an all_reduce over a group with a chip on every rank and
+several on some -> hierarchical_all_reduce; anything else -> simpler's ring / tree
+(simpler.host.collectives).
+
 When a collective's group is **one chip on every rank, in rank order** (``chips[i]`` on rank
 i) and device memory is addressable (the simulator), the collective is one MPI nonblocking
 collective over the ranks — ``MPI_Iallreduce``, ``MPI_Ireduce_scatter``,
@@ -61,6 +66,41 @@ def all_reduce(locals_: Sequence[int], op: int, n: int) -> Callable[[Step, int],
         return _header(ALLREDUCE, local, _addr(s.inputs[i]), n * s.esize, dtype=s.dtype, op=op,
                        count=n), []
     return mpi_body(locals_, part)
+
+
+def hierarchical_all_reduce(plan: Sequence[Sequence[int]], op: int,
+                            n: int) -> Callable[[Step, int], None]:
+    """all_reduce over a group with a chip on every rank, some rank holding several:
+    plan[k] = the group indices on rank k, the first its leader. (1) each leader reduces
+    its rank's chips into its own buffer (device-to-device copies within the rank and the
+    chip reduction program), (2) the leaders all-reduce through MPI (rank 0's launches),
+    (3) every other chip copies the result from its leader."""
+    rank_of = {i: k for k, members in enumerate(plan) for i in members}
+    root = plan[0][0]
+
+    def body(s: Step, r: int) -> None:
+        members = plan[rank_of[r]]
+        leader = members[0]
+        if r == leader and len(members) > 1:
+            with s.scratch(r, n) as tmp:
+                for m in members[1:]:
+                    s.copy(r, tmp, m, _addr(s.inputs[m]), n)
+                    s.reduce(r, _addr(s.inputs[r]), tmp, n, op)
+        s.sync()
+        if r == root:
+            transport = s.run.transport
+            parts = [(_header(ALLREDUCE, transport.local_index(s.slots[p[0]]),
+                              _addr(s.inputs[p[0]]), n * s.esize, dtype=s.dtype, op=op,
+                              count=n), []) for p in plan]
+            local, remote = transport.launch_collective(parts, s.task.name)
+            transport.wait_collective(local, s.task.name)
+            for pending in remote:
+                pending.result()
+            s.run.count_mpi_collective()
+        s.sync()
+        if r != leader:
+            s.copy(r, _addr(s.inputs[r]), leader, _addr(s.inputs[leader]), n)
+    return body
 
 
 def reduce_scatter(locals_: Sequence[int], op: int, n: int) -> Callable[[Step, int], None]:

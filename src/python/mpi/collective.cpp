@@ -1,6 +1,7 @@
 #include "collective.h"
 
 #include <climits>
+#include <cstring>
 
 #include "half_ops.h"
 #include "simpler/abi/chip_types.h"
@@ -65,7 +66,11 @@ bool PostedCollective::post(MPI_Comm comm, const Header& h, const int64_t* count
         *error = "MPI cannot reduce this dtype";
         return false;
       }
-      status = MPI_Iallreduce(MPI_IN_PLACE, ptr(h.addr), count, type, op, comm, &request_);
+      int size_of = 0;
+      MPI_Type_size(type, &size_of);
+      result_.resize(static_cast<size_t>(count) * static_cast<size_t>(size_of));
+      copy_back_ = ptr(h.addr);
+      status = MPI_Iallreduce(ptr(h.addr), result_.data(), count, type, op, comm, &request_);
       break;
     }
     case kReduceScatter: {  // counts[size] in elements
@@ -113,6 +118,13 @@ bool PostedCollective::post(MPI_Comm comm, const Header& h, const int64_t* count
     return false;
   }
   return true;
+}
+
+void PostedCollective::finish() {
+  if (copy_back_ != nullptr && !result_.empty()) {
+    std::memcpy(copy_back_, result_.data(), result_.size());
+  }
+  copy_back_ = nullptr;
 }
 
 }  // namespace simpler::mpi

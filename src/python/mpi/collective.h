@@ -23,10 +23,16 @@ class PostedCollective {
   bool post(MPI_Comm comm, const Header& h, const int64_t* counts, size_t ncounts,
             std::string* error);
   MPI_Request& request() { return request_; }
+  // After completion: moves the result where it belongs (an all-reduce runs out of place
+  // into a host buffer — Open MPI's nonblocking in-place all-reduce is markedly slower —
+  // and is copied back into the device buffer here).
+  void finish();
 
  private:
   MPI_Request request_ = MPI_REQUEST_NULL;
   std::vector<int> ints_;  // the count/displacement arrays MPI reads until completion
+  std::vector<char> result_;
+  void* copy_back_ = nullptr;
 };
 
 }  // namespace simpler::mpi

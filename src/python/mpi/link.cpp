@@ -87,7 +87,7 @@ Outcome Call::wait(Link& link, int64_t spin_ns) {
       abandon();
       return Outcome::kPeerDead;
     }
-    if (!moved && now_ns() - started < kInFlightSpinNs) {
+    if (!moved && now_ns() - started > kPureSpinNs && now_ns() - started < kInFlightSpinNs) {
       sched_yield();
     } else {
       backoff.pause();
@@ -258,6 +258,7 @@ Outcome Link::wait_collective(std::unique_ptr<PostedCollective>& posted,
     }
     backoff.pause();
   }
+  posted->finish();
   return Outcome::kDone;
 }
 
@@ -285,7 +286,9 @@ void Link::loop() {
     // Spin (yielding) right after traffic: the next message is likely soon. A transfer in
     // flight is tested every 20 us after that (it progresses only inside MPI calls).
     // Otherwise sleep, longer the longer it stays quiet.
-    if (now - last_busy < kHotNs || now - in_flight_since() < kInFlightSpinNs) {
+    if (now - last_busy < kPureSpinNs) {
+      support::cpu_relax();
+    } else if (now - last_busy < kHotNs || now - in_flight_since() < kInFlightSpinNs) {
       sched_yield();
     } else if (!pending_.empty()) {
       std::this_thread::sleep_for(std::chrono::nanoseconds(kIdleMinNs));
@@ -455,6 +458,7 @@ bool Link::poll_pending() {
       continue;
     }
     any = true;
+    if (it->coll) it->coll->finish();
     const int reply_to = it->reply_to;
     const int64_t rid = it->rid;
     it = pending_.erase(it);

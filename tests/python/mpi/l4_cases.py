@@ -99,8 +99,10 @@ def _bf16(v):
     return (np.asarray(v, np.float32).view(np.uint32) >> 16).astype(np.uint16)
 
 
-def check_reductions(w, chips, sizes, dtypes, mpi):
-    """all_reduce of every op over ``chips`` against numpy; ``mpi``: which path must carry it."""
+def check_reductions(w, chips, sizes, dtypes, mpi, rs_mpi=None):
+    """all_reduce of every op and reduce_scatter (max) over ``chips`` against numpy; ``mpi``
+    / ``rs_mpi``: whether MPI's collectives must carry them (rs_mpi defaults to mpi)."""
+    rs_mpi = mpi if rs_mpi is None else rs_mpi
     g = len(chips)
     rng = np.random.default_rng(g)
     for n in sizes:
@@ -119,6 +121,7 @@ def check_reductions(w, chips, sizes, dtypes, mpi):
             ins = [a.copy() for a in arr]
             outs = [np.zeros(size, dtype=arr[0].dtype) for _, size in chunks(n, g)]
             w.run(lambda o, a: o.reduce_scatter(ins, outs, "max", chips=chips, dtype=dt))
+            assert w.last_run_stats["mpi_collectives"] == (1 if rs_mpi else 0), chips
             want = np.max(np.stack(vals), axis=0)
             want = _bf16(want) if bf16 else want.astype(dtype)
             for (off, size), got in zip(chunks(n, g), outs):
@@ -157,28 +160,36 @@ def check_movement(w, chips, n, mpi):
 
 
 def case_collectives():
-    """Both paths: simpler's ring/tree (any group) and MPI's own collectives (one chip on
-    every rank, in rank order); every op, dtype, group sizes 1..2*ranks, sizes not divisible
-    by the group."""
+    """Three paths: MPI's own collectives (one chip on every rank, in rank order), the
+    hierarchical all_reduce (a chip on every rank, several on some: local reductions + MPI
+    between the ranks) and simpler's ring/tree (anything else, or mpi_collectives=False);
+    every op, dtype, group sizes 1..2*ranks, sizes not divisible by the group."""
     w = Worker(level=4, device_ids=DEVICES, rank_timeout=20)
     w.init()
     if w.is_orchestrator:
-        every = w.device_ids                                    # 2 chips per rank: the ring
-        per_rank = [(r, 1) for r in range(SIZE)]                # one per rank: MPI
+        every = w.device_ids                                    # 2 chips per rank
+        per_rank = [(r, 1) for r in range(SIZE)]                # one per rank, in order
         dtypes = ("float32", "int32", "bfloat16", "float16")
         g = len(every)
-        check_reductions(w, every, (2 * g - 3, 1000), dtypes, mpi=False)
         check_reductions(w, per_rank, (2 * SIZE - 3, 1000), dtypes, mpi=True)
+        check_reductions(w, every, (2 * g - 3, 1000), dtypes, mpi=True, rs_mpi=False)
+        check_reductions(w, per_rank[::-1], (7,), ("float32",), mpi=True, rs_mpi=False)
+        check_reductions(w, [(0, 0), (0, 1)], (3,), ("float32", "bfloat16"), mpi=False)
         for chips, mpi in ((every, False), (per_rank, True), ([(0, 1)], False),
                            (per_rank[::-1], False), ([(0, 0), (SIZE - 1, 1), (0, 1)], False)):
             for n in (2 * len(chips) - 1, 1000):
                 check_movement(w, chips, n, mpi)
+        w.mpi_collectives = False                               # the ring everywhere
+        check_reductions(w, every, (2 * g - 3, 1000), dtypes, mpi=False)
+        check_reductions(w, per_rank, (2 * SIZE - 3,), ("float32",), mpi=False)
+        check_movement(w, per_rank, 2 * SIZE - 1, mpi=False)
         n = 1000   # the ring's bytes per chip, as stated in simpler/host/collectives.py
         c = [size for _, size in chunks(n, g)]
         xs = [np.full(n, i + 1, dtype=np.float32) for i in range(g)]
         w.run(lambda o, a: o.all_reduce(xs))
         assert w.last_run_stats["peer_received"] == \
             [(2 * n - c[i] - c[(i + 1) % g]) * 4 for i in range(g)]
+        w.mpi_collectives = True
         # MPI's path is ordered like any task: producer -> all_reduce -> consumer.
         add = w.register(ADD)
         x = np.arange(300, dtype=np.float32)
@@ -248,6 +259,30 @@ def case_remote_failure():
         w.run(lambda o, a: o.submit(add, x, y, 4.0, chip=remote))
         np.testing.assert_array_equal(y, x + 4)
     w.close()
+
+
+def case_not_addressable():
+    """A platform whose device memory MPI cannot address: a transfer between ranks is a typed
+    error naming the rank (not a hang), and collectives never take MPI's path."""
+    from simpler.host.transport import LocalTransport
+    original = LocalTransport.addressable
+    LocalTransport.addressable = property(lambda self: False)
+    try:
+        w = Worker(level=4, device_ids=DEVICES, rank_timeout=20)
+        add = w.register(ADD)
+        w.init()
+        if w.is_orchestrator:
+            x = np.arange(64, dtype=np.float32)
+            y = np.zeros_like(x)
+            err = expect(ChipTaskError, lambda: w.run(
+                lambda o, a: o.submit(add, x, y, 1.0, chip=(SIZE - 1, 0))), f"rank {SIZE - 1}")
+            assert "address" in str(err), err
+            assert w.transport.mpi_group([w.device_ids.index((r, 0)) for r in range(SIZE)]) is None
+            w.run(lambda o, a: o.submit(add, x, y, 2.0, chip=(0, 1)))     # local chips work
+            np.testing.assert_array_equal(y, x + 2)
+        w.close()
+    finally:
+        LocalTransport.addressable = original
 
 
 def case_init_rollback():
@@ -324,6 +359,13 @@ def case_silent_orchestrator():
         assert err.rank == 0 and time.monotonic() - start < 1.0 + 2.5
     assert w.state == "CLOSED" and free_memory() == before
     COMM.Barrier()
+
+
+def case_exit_without_close():
+    """A script that never calls close(): the process still exits cleanly (run alone, last)."""
+    w = Worker(level=4, device_ids=DEVICES, rank_timeout=2.0)
+    w.init()
+    globals()["_leftover"] = w                  # alive until the interpreter exits
 
 
 def case_dead_rank():
