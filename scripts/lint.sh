@@ -30,8 +30,15 @@ if [ "$tidy" = 1 ]; then
     exit 1
   fi
   mapfile -t srcs < <(git ls-files 'src/*.cpp')
-  printf '%s\n' "${srcs[@]}" | xargs -P "$(nproc)" -n 4 clang-tidy-14 -p build --quiet 2>/dev/null \
-    | grep -E '^(/|src/).*(warning|error):' && { echo "lint: clang-tidy findings"; status=1; }
+  # clang-tidy exits non-zero on findings (warnings are errors), and so does xargs: read
+  # the findings from the output rather than from the pipeline's status.
+  findings=$(printf '%s\n' "${srcs[@]}" | xargs -P "$(nproc)" -n 4 clang-tidy-14 -p build --quiet \
+    2>/dev/null | grep -E '^(/|src/).*(warning|error):' || true)
+  if [ -n "$findings" ]; then
+    printf '%s\n' "$findings"
+    echo "lint: clang-tidy findings"
+    status=1
+  fi
 fi
 [ "$status" = 0 ] && echo "lint: clean"
 exit $status

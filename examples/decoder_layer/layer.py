@@ -18,6 +18,8 @@ from simpler.task_interface import ArgDirection as D, ChipCallable, CoreCallable
 
 HERE = pathlib.Path(__file__).resolve().parent
 ENTRY = "decoder_layer"
+# The same layer with each head's attention as one cluster (MIX) task (kernels/attention.cpp).
+FUSED_ENTRY = "decoder_layer_fused"
 # func id -> (kernel source, core type, signature); the ids are the orchestration's enum.
 KERNELS = [
     ("matmul.cpp", "aic", [D.IN, D.IN, D.OUT]),
@@ -27,6 +29,8 @@ KERNELS = [
     ("add.cpp", "aiv", [D.IN, D.IN, D.OUT]),
     ("silu_mul.cpp", "aiv", [D.IN, D.IN, D.OUT]),
     ("copy.cpp", "aiv", [D.IN, D.OUT]),
+    # QK^T on the cluster's cube core, softmax on its vector cores, .V on the cube core.
+    ("attention.cpp", "mix", [D.IN, D.IN, D.IN, D.OUT, D.SCALAR, D.SCALAR]),
 ]
 WEIGHTS = ["attn_norm", "wq", "wk", "wv", "wo", "mlp_norm", "w_gate", "w_up", "w_down",
            "rope_cos", "rope_sin"]
@@ -36,15 +40,19 @@ DTYPES = {"float32": DataType.FLOAT32, "float16": DataType.FLOAT16,
           "bfloat16": DataType.BFLOAT16}
 
 
-def build_program(compiler: Optional[KernelCompiler] = None) -> ChipCallable:
-    """Compiles the orchestration and its seven kernels (cached) into one ChipCallable."""
+def build_program(compiler: Optional[KernelCompiler] = None, fused: bool = False) -> ChipCallable:
+    """Compiles the orchestration and its kernels (cached) into one ChipCallable.
+
+    ``fused``: each head's attention runs as one cluster task instead of matmul / softmax /
+    matmul tasks (same numbers)."""
+    entry = FUSED_ENTRY if fused else ENTRY
     compiler = compiler or KernelCompiler(include_dirs=[HERE / "kernels"])
     children = []
     for func_id, (source, core, signature) in enumerate(KERNELS):
         binary = compiler.compile_kernel((HERE / "kernels" / source).read_text(), core)
         children.append((func_id, CoreCallable.build(signature, binary)))
-    binary = compiler.compile_orchestration((HERE / "orchestration.cpp").read_text(), entry=ENTRY)
-    return ChipCallable.build(SIGNATURE, ENTRY, binary, children=children)
+    binary = compiler.compile_orchestration((HERE / "orchestration.cpp").read_text(), entry=entry)
+    return ChipCallable.build(SIGNATURE, entry, binary, children=children)
 
 
 def to_bf16(a: np.ndarray) -> np.ndarray:
@@ -162,7 +170,7 @@ def golden(shape: LayerShape, inputs: Dict[str, np.ndarray], dtype: str) -> Dict
     return {"out": out, "k_cache": k_cache, "v_cache": v_cache}
 
 
-def task_count(shape: LayerShape, tile: int = 32) -> int:
+def task_count(shape: LayerShape, tile: int = 32, fused: bool = False) -> int:
     """How many tasks one call submits (mirrors orchestration.cpp)."""
     def tiles(rows: int, cols: int) -> int:
         return -(-rows // tile) * -(-cols // tile)
@@ -173,6 +181,6 @@ def task_count(shape: LayerShape, tile: int = 32) -> int:
     for row in range(0, shape.tokens, n):
         seen = shape.pos0 + row + n
         total += 1 + 3 * tiles(n, h) + 2 * shape.heads + 2              # norm, q/k/v, rope, cache
-        total += shape.heads * (tiles(n, seen) + 1 + tiles(n, d))          # attention
+        total += shape.heads * (1 if fused else tiles(n, seen) + 1 + tiles(n, d))  # attention
         total += tiles(n, h) + 1 + 1 + 2 * tiles(n, f) + 1 + tiles(n, h) + 1  # wo, add, mlp
     return total

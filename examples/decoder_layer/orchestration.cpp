@@ -11,12 +11,17 @@
 // Matmuls run on cube (AIC) cores in tiles of kTile rows x kTile columns, the rest on
 // vector (AIV) cores. Every intermediate is runtime-allocated inside the step's scope,
 // so memory is reclaimed step by step.
+//
+// Two entries: `decoder_layer` runs each head's attention as unfused tasks (QK^T matmul
+// tiles, a softmax, P.V matmul tiles), `decoder_layer_fused` as one cluster (MIX) task
+// per head (kernels/attention.cpp: QK^T and P.V on the cluster's cube core, the softmax on
+// its two vector cores, the score tiles handed over in the cluster buffer). Same numbers.
 #include <cmath>
 
 #include "simpler/orch/orchestration_api.h"
 
 namespace {
-enum Kernel : int32_t { kMatmul = 0, kRmsNorm, kRope, kSoftmax, kAdd, kSiluMul, kCopy };
+enum Kernel : int32_t { kMatmul = 0, kRmsNorm, kRope, kSoftmax, kAdd, kSiluMul, kCopy, kAttention };
 constexpr int64_t kTile = 32;
 constexpr float kEps = 1e-6f;
 
@@ -86,9 +91,8 @@ int check(const ChipStorageTaskArgs* args, const SimplerOrchApi* api) {
       return api->fatal(api->rt, "decoder_layer: every tensor must have x's dtype");
   return 0;
 }
-}  // namespace
 
-extern "C" int decoder_layer(const ChipStorageTaskArgs* args, const SimplerOrchApi* api) {
+int layer_program(const ChipStorageTaskArgs* args, const SimplerOrchApi* api, bool fused) {
   if (int rc = check(args, api)) return rc;
   const ChipTensor* t = args->tensors;
   const ChipTensor &x = t[0], &attn_norm = t[1], &wq = t[2], &wk = t[3], &wv = t[4], &wo = t[5];
@@ -143,7 +147,20 @@ extern "C" int decoder_layer(const ChipStorageTaskArgs* args, const SimplerOrchA
                .submit(&r);
       if (rc != 0) return rc;
     }
-    for (int64_t head = 0; head < heads; ++head) {
+    for (int64_t head = 0; head < heads && fused; ++head) {
+      const int64_t col = head * head_dim;
+      SimplerTaskResult r;
+      rc = Task(api, kAttention, SIMPLER_CORE_MIX)  // one cluster
+               .in(view(q, 0, n, col, head_dim))
+               .in(view(k_cache, 0, seen, col, head_dim))
+               .in(view(v_cache, 0, seen, col, head_dim))
+               .out(view(attn, 0, n, col, head_dim))
+               .scalar_f32(scale)
+               .scalar(pos)
+               .submit(&r);
+      if (rc != 0) return rc;
+    }
+    for (int64_t head = 0; head < heads && !fused; ++head) {
       const int64_t col = head * head_dim;
       ChipTensor scores;
       if ((rc = layer.alloc(n, seen, &scores))) return rc;
@@ -170,4 +187,13 @@ extern "C" int decoder_layer(const ChipStorageTaskArgs* args, const SimplerOrchA
       return rc;
   }
   return 0;
+}
+}  // namespace
+
+extern "C" int decoder_layer(const ChipStorageTaskArgs* args, const SimplerOrchApi* api) {
+  return layer_program(args, api, false);
+}
+
+extern "C" int decoder_layer_fused(const ChipStorageTaskArgs* args, const SimplerOrchApi* api) {
+  return layer_program(args, api, true);
 }

@@ -180,9 +180,9 @@ def cmd_probe(args: argparse.Namespace) -> int:
 
 def _parse_kernel_spec(spec: str) -> "tuple[str, str]":
     kind, sep, path = spec.partition(":")
-    if not sep or kind.lower() not in ("aic", "aiv") or not path:
-        raise CliError(f"--kernel expects CORE:FILE with CORE 'aic' or 'aiv', got {spec!r} "
-                       "(example: --kernel aiv:kernels/add.cpp)")
+    if not sep or kind.lower() not in ("aic", "aiv", "mix") or not path:
+        raise CliError(f"--kernel expects CORE:FILE with CORE 'aic' or 'aiv' (or 'mix' for a "
+                       f"cluster task kernel), got {spec!r} (example: --kernel aiv:kernels/add.cpp)")
     return kind.lower(), path
 
 
@@ -303,11 +303,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("compile", help="compile kernel / orchestration sources to images",
                        description="Compiles sources into simulator images "
-                       "(OUTPUT/<stem>.<aic|aiv|orchestration>.so) on a thread pool, printing "
+                       "(OUTPUT/<stem>.<aic|aiv|mix|orchestration>.so) on a thread pool, printing "
                        "one progress line per source as it finishes. Results are cached "
                        "by content ($SIMPLER_CACHE_DIR or ~/.cache/simpler/kernels).")
     p.add_argument("--kernel", "-k", action="append", metavar="CORE:FILE",
-                   help="a kernel source for core type aic or aiv (repeatable)")
+                   help="a kernel source for core type aic, aiv or mix (repeatable)")
     p.add_argument("--orchestration", "-O", action="append", metavar="FILE[:ENTRY]",
                    help="an orchestration source; ENTRY, when given, must be exported "
                    "(repeatable)")

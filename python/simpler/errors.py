@@ -132,6 +132,13 @@ class KernelTimeoutError(ChipWorkerError, TimeoutError):
     is failed: only close() is allowed (docs/faults.md)."""
 
 
+class ClusterUnavailableError(ChipWorkerError):
+    """A cluster (MIX) task asked for more clusters than the chip has, so it could never
+    start; refused at submit (code SIMPLER_CHIP_ERR_CLUSTER_UNAVAILABLE), nothing of it ran.
+    Submit ``block_num`` at most the chip's cluster count (``simpler.sim`` topology), or split
+    the work into several cluster tasks."""
+
+
 class StreamChipError(ChipWorkerError, SimError):
     """A kernel-mode launch failed on the chip; raised by the caller's stream
     (``Stream.synchronize()`` / ``query()``). ``.code`` is the chip status. Both a
@@ -148,6 +155,11 @@ class StreamKernelTimeoutError(KernelTimeoutError, StreamChipError):
     mode raises) raised by the caller's stream."""
 
 
+class StreamClusterUnavailableError(ClusterUnavailableError, StreamChipError):
+    """A kernel-mode launch's cluster task asked for more clusters than the chip has: a
+    ClusterUnavailableError (as program mode raises) raised by the caller's stream."""
+
+
 def stream_error_class(code: int) -> type:
     """The class a stream raises for a chip status (SIMPLER_CHIP_ERR_*, PTO_RUNTIME_ERR_*)
     of a failed kernel-mode launch: the program-mode class, also a SimError."""
@@ -155,11 +167,15 @@ def stream_error_class(code: int) -> type:
         return StreamKernelFaultError
     if code == STATUS_CODES["SIMPLER_CHIP_ERR_SCHEDULER_TIMEOUT"]:
         return StreamKernelTimeoutError
+    if code == STATUS_CODES["SIMPLER_CHIP_ERR_CLUSTER_UNAVAILABLE"]:
+        return StreamClusterUnavailableError
     return StreamChipError
 
 
 def chip_worker_error_class(code: int) -> type:
     """The ChipWorkerError subclass a native status maps to."""
+    if code == STATUS_CODES["SIMPLER_CHIP_ERR_CLUSTER_UNAVAILABLE"]:
+        return ClusterUnavailableError
     if code == STATUS_CODES["SIMPLER_CHIP_ERR_KERNEL_FAULT"]:
         return KernelFaultError
     if code == STATUS_CODES["SIMPLER_CHIP_ERR_SCHEDULER_TIMEOUT"]:

@@ -53,7 +53,8 @@ class KernelCacheError(KernelCompileError):
 
 
 class KernelBinary(bytes):
-    """A kernel image (``bytes``) plus ``core_type``: ``"aic"`` or ``"aiv"``."""
+    """A kernel image (``bytes``) plus ``core_type``: ``"aic"``, ``"aiv"`` or ``"mix"`` (a
+    cluster task kernel, run on the AIC and AIV cores of whole clusters together)."""
 
     core_type: str
 
@@ -70,7 +71,7 @@ class KernelCompiler(_native.KernelCompiler):
     """Compiles kernel and orchestration sources (see docs/kernels.md); cached by content."""
 
     def compile_kernel(self, source: str, core_type: str = "aiv") -> KernelBinary:
-        """Kernel image bytes for ``core_type`` ('aic' or 'aiv'), tagged with that core type.
+        """Kernel image bytes for ``core_type`` ('aic', 'aiv' or 'mix'), tagged with that core type.
 
         The source must export ``extern "C" void kernel_entry(int64_t*)``.
         """
@@ -118,9 +119,9 @@ ProgressCallback = Callable[[CompileResult, int, int], None]
 
 def _kind_of(job: CompileJob) -> str:
     kind = job.kind.lower()
-    if kind not in ("aic", "aiv", "orchestration"):
+    if kind not in ("aic", "aiv", "mix", "orchestration"):
         raise SimplerValueError(f"compile job {job.name or job.source[:40]!r}: kind must be 'aic', "
-                                f"'aiv' or 'orchestration', got {job.kind!r}")
+                                f"'aiv', 'mix' or 'orchestration', got {job.kind!r}")
     return kind
 
 

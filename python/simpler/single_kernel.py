@@ -45,7 +45,7 @@ def orchestration_source(directions: list, core_type: str, block_num: int) -> st
     """The C++ source ``from_kernel`` compiles for this signature, core type and width."""
     tensors = [d for d in directions if d.name != "SCALAR"]
     modes = ", ".join(_MODES[d.name] for d in tensors) or "0"
-    core = "SIMPLER_CORE_AIC" if core_type == "aic" else "SIMPLER_CORE_AIV"
+    core = {"aic": "SIMPLER_CORE_AIC", "aiv": "SIMPLER_CORE_AIV", "mix": "SIMPLER_CORE_MIX"}[core_type]
     return _SOURCE.format(entry=ENTRY, modes=modes, core=core, blocks=block_num,
                           tensors=len(tensors), scalars=len(directions) - len(tensors))
 
@@ -55,7 +55,8 @@ def from_kernel(core_callable, block_num: int = 1, *, core_type: Optional[str] =
     """A ChipCallable whose orchestration runs ``core_callable`` once, ``block_num`` wide.
 
     The program's signature is the kernel's (typed entries included), so it takes exactly
-    the kernel's arguments. ``core_type`` ('aic'/'aiv') is needed only when the
+    the kernel's arguments. ``core_type`` ('aic'/'aiv', or 'mix' for a cluster task kernel,
+    whose ``block_num`` counts whole clusters started together) is needed only when the
     CoreCallable does not record one (it does when built from
     ``KernelCompiler.compile_kernel``). ``compiler`` defaults to a ``KernelCompiler()``.
     """
@@ -71,12 +72,13 @@ def from_kernel(core_callable, block_num: int = 1, *, core_type: Optional[str] =
                                 f"(1..{MAX_BLOCK_NUM})")
     recorded = core_callable.core_type
     core = (core_type or recorded or "").lower()
-    if core not in ("aic", "aiv"):
+    if core not in ("aic", "aiv", "mix"):
         raise SimplerValueError("ChipCallable.from_kernel: the CoreCallable does not record its core "
-                                "type; pass core_type='aic' or 'aiv' (KernelCompiler.compile_kernel "
-                                "results record it)" if not (core_type or recorded)
-                                else f"ChipCallable.from_kernel: core_type must be 'aic' or 'aiv', "
-                                     f"got {core_type!r}")
+                                "type; pass core_type='aic' or 'aiv' (or 'mix' for a cluster task "
+                                "kernel; KernelCompiler.compile_kernel results record it)"
+                                if not (core_type or recorded)
+                                else f"ChipCallable.from_kernel: core_type must be 'aic', 'aiv' or "
+                                     f"'mix', got {core_type!r}")
     if recorded and core != recorded:
         raise SimplerValueError(f"ChipCallable.from_kernel: core_type {core!r} contradicts the "
                                 f"kernel, which was compiled for {recorded!r}")

@@ -146,7 +146,7 @@ class CoreCallable:
     def __len__(self) -> int: ...
     signature: list[ArgDirection]
     arg_specs: list[ArgSpec]
-    core_type: Optional[str]  # "aic" / "aiv" / None (not recorded)
+    core_type: Optional[str]  # "aic" / "aiv" / "mix" (cluster task kernel) / None (not recorded)
     binary: bytes
 
 class ChipCallable:

@@ -49,7 +49,7 @@ uint32_t claim_block(ChipState& chip, TaskSlot& task) {
 }
 
 void run_block(ChipState& chip, TaskSlot& task, uint32_t block_idx, uint32_t core_type,
-               uint32_t core_id, uint32_t lane) {
+               uint32_t core_id, uint32_t lane, const SimplerClusterOps* cluster) {
   if (chip.status.failed()) return;  // after an error the remaining tasks are skipped
   int32_t fault = 0;
   SimplerKernelContext context{};
@@ -58,6 +58,7 @@ void run_block(ChipState& chip, TaskSlot& task, uint32_t block_idx, uint32_t cor
   context.core_type = core_type;
   context.core_id = core_id;
   context.fault = &fault;
+  context.cluster = cluster;
   int64_t argv[1 + CHIP_MAX_SIGNATURE];  // argv[0] = &context, the kernel sees argv + 1
   argv[0] = static_cast<int64_t>(reinterpret_cast<intptr_t>(&context));
   std::memcpy(&argv[1], task.args, task.arg_count * sizeof(int64_t));

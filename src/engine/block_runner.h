@@ -13,9 +13,10 @@ namespace simpler::rt {
 // claimed (ChipState::claim_core). Skipped after an error; a fault latches the run's error.
 // `lane` names the calling thread to the run's observer (ChipState::observer), if any.
 // The kernel runs under a fault guard (fault_guard.h): a signal it raises fails the run
-// with SIMPLER_CHIP_ERR_KERNEL_FAULT and poisons the engine.
+// with SIMPLER_CHIP_ERR_KERNEL_FAULT and poisons the engine. `cluster`: the part's
+// cluster in a cluster (MIX) task (SimplerKernelContext::cluster), else null.
 void run_block(ChipState& chip, TaskSlot& task, uint32_t block_idx, uint32_t core_type,
-               uint32_t core_id, uint32_t lane);
+               uint32_t core_id, uint32_t lane, const SimplerClusterOps* cluster = nullptr);
 
 // "task 0 (the 1st task the orchestration submitted)": tasks as the user numbers them
 // (submit order within the run, from 0), not the engine's internal ids.

@@ -5,9 +5,12 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
+#include "cluster_crew.h"
+#include "cluster_sync.h"
 #include "observer.h"
 #include "parker.h"
 #include "ready_queue.h"
@@ -19,13 +22,50 @@
 namespace simpler::rt {
 
 inline constexpr int kCoreTypeCount = 2;  // SIMPLER_CORE_AIC, SIMPLER_CORE_AIV
+// Ready queues: one per core type, plus SIMPLER_CORE_MIX for cluster tasks.
+inline constexpr int kQueueCount = 3;
+
+// A core's claim word (ChipState::core_claimed). Single-core dispatch only moves it
+// between free and busy; a cluster reservation (cluster_dispatch.h) holds idle cores and
+// marks busy ones, so that their release hands them over (busy-reserved -> held is the
+// same decrement as busy -> free).
+inline constexpr uint32_t kCoreFree = 0;
+inline constexpr uint32_t kCoreBusy = 1;
+inline constexpr uint32_t kCoreHeld = 2;          // idle, held for the reserved cluster task
+inline constexpr uint32_t kCoreBusyReserved = 3;  // busy; held for it once released
+
+// Cluster (MIX) task state (cluster_dispatch.h).
+struct ClusterPool {
+  uint32_t clusters = 0;
+  // The one pending reservation: `task` and `chosen` are written by the reserving thread
+  // before it drops its guard count from `missing`; the thread whose decrement makes
+  // `missing` zero starts the task.
+  std::atomic<bool> reserving{false};
+  TaskSlot* task = nullptr;
+  std::unique_ptr<uint32_t[]> chosen;
+  std::atomic<int32_t> missing{0};
+  std::atomic<uint64_t> completed{0};   // cluster tasks finished (watchdog progress)
+  std::unique_ptr<ClusterSync[]> sync;  // per cluster: one cluster task at a time
+  std::unique_ptr<uint8_t[]> buffers;   // per cluster SIMPLER_CLUSTER_BUFFER_BYTES, lazily
+  std::mutex buffers_mutex;
+  std::unique_ptr<ClusterCrew> crew;
+
+  // `first_lane`: the observer lane of the crew's first helper (one lane per helper).
+  void init(uint32_t cluster_count, uint32_t first_lane) {
+    clusters = cluster_count;
+    chosen = std::make_unique<uint32_t[]>(cluster_count);
+    sync = std::make_unique<ClusterSync[]>(cluster_count);
+    crew = std::make_unique<ClusterCrew>(max_helpers(), first_lane);
+  }
+  uint32_t max_helpers() const { return clusters * kClusterParts; }
+};
 
 struct ChipState {
   // ---- fixed at Engine::create ----
   uint64_t window = 0;  // task window size (power of two)
   uint64_t window_mask = 0;
   std::unique_ptr<TaskSlot[]> slots;
-  ReadyQueue<TaskSlot> ready[kCoreTypeCount];
+  ReadyQueue<TaskSlot> ready[kQueueCount];
   Parker scheduler_parker;     // schedulers with nothing to dispatch
   Parker orchestrator_parker;  // the orchestrator waiting for a completion
   // The task the parked orchestrator waits for: only its completion wakes it (one
@@ -37,11 +77,12 @@ struct ChipState {
   // awake (running or spinning) at once, the caller of execute() being the other one.
   int32_t max_awake = 1;
   std::atomic<int32_t> awake{0};
-  // Per core type, indexed by core id: 1 while a dispatcher (dispatcher.h) runs a block
-  // on that core, so no core ever runs two blocks at once.
+  // Per core type, indexed by core id: kCoreBusy while a dispatcher (dispatcher.h) runs a
+  // block on that core, so no core ever runs two blocks at once (values above).
   std::unique_ptr<std::atomic<uint32_t>[]> core_claimed[kCoreTypeCount];
   uint32_t core_count[kCoreTypeCount] = {0, 0};
   RunningBlocks running;  // what each core runs (watchdog messages)
+  ClusterPool clusters;   // cluster (MIX) tasks
   // A caught signal or an abandoned run: the engine refuses every later run (sticky, like
   // a CUDA context after a device fault); only release() is allowed. On a line of its
   // own: every kernel-mode launch reads it on the launching thread while the engine's
@@ -69,11 +110,14 @@ struct ChipState {
   bool claim_core(uint32_t type, uint32_t id) {
     std::atomic<uint32_t>& c = core_claimed[type][id];
     uint32_t free = 0;
-    return c.load(std::memory_order_relaxed) == 0 &&
-           c.compare_exchange_strong(free, 1, std::memory_order_acquire, std::memory_order_relaxed);
+    return c.load(std::memory_order_relaxed) == kCoreFree &&
+           c.compare_exchange_strong(free, kCoreBusy, std::memory_order_acquire,
+                                     std::memory_order_relaxed);
   }
-  void release_core(uint32_t type, uint32_t id) {
-    core_claimed[type][id].store(0, std::memory_order_release);
+  // True when the core was reserved meanwhile: it is now held for the reserved cluster
+  // task, and the caller must report it (cluster_dispatch.h release_core).
+  [[nodiscard]] bool release_core(uint32_t type, uint32_t id) {
+    return core_claimed[type][id].fetch_sub(1, std::memory_order_acq_rel) == kCoreBusyReserved;
   }
   bool try_enter_awake() {
     int32_t n = awake.load(std::memory_order_relaxed);
@@ -91,8 +135,16 @@ struct ChipState {
     if (awake_schedulers() < max_awake) scheduler_parker.notify(count);
   }
   // Ready blocks queued of either type (a hint).
-  uint64_t ready_depth() const { return ready[0].size_hint() + ready[1].size_hint(); }
-  bool has_ready() const { return !ready[0].looks_empty() || !ready[1].looks_empty(); }
+  uint64_t ready_depth() const {
+    return ready[0].size_hint() + ready[1].size_hint() + ready[SIMPLER_CORE_MIX].size_hint();
+  }
+  // A queued cluster task counts only while no reservation is pending: until then no
+  // dispatcher can take it, and spinning on it would burn a hardware thread.
+  bool has_ready() const {
+    return !ready[0].looks_empty() || !ready[1].looks_empty() ||
+           (!ready[SIMPLER_CORE_MIX].looks_empty() &&
+            !clusters.reserving.load(std::memory_order_relaxed));
+  }
 
   TaskSlot& slot(uint64_t id) { return slots[id & window_mask]; }
   Edge* closed() { return &closed_fanout; }

@@ -31,7 +31,9 @@ bool write_file(const std::string& path, const std::string& text, std::string* e
   return true;
 }
 
-const char* core_name(uint32_t type) { return type == SIMPLER_CORE_AIC ? "AIC" : "AIV"; }
+const char* core_name(uint32_t type) {
+  return type == SIMPLER_CORE_AIC ? "AIC" : type == SIMPLER_CORE_AIV ? "AIV" : "MIX";
+}
 
 std::string dump(const json& value) {
   return value.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -176,16 +178,20 @@ bool write_swimlane(const std::string& path, const SwimlaneTrace& trace, std::st
     changes.emplace_back(t->second.first_start, n.core_type, -1);
   }
   std::sort(changes.begin(), changes.end());
-  int64_t depth[2] = {0, 0};
+  int64_t depth[3] = {0, 0, 0};
+  bool mix = false;  // a MIX counter only in traces with cluster tasks
+  for (const auto& change : changes) mix = mix || std::get<1>(change) == SIMPLER_CORE_MIX;
   for (size_t i = 0; i < changes.size(); ++i) {
     const auto& [when, type, delta] = changes[i];
-    depth[type == SIMPLER_CORE_AIC ? 0 : 1] += delta;
+    depth[std::min<uint32_t>(type, SIMPLER_CORE_MIX)] += delta;
     if (i + 1 < changes.size() && std::get<0>(changes[i + 1]) == when) continue;
+    json counts = {{"AIC", depth[0]}, {"AIV", depth[1]}};
+    if (mix) counts["MIX"] = depth[2];
     out.push_back({{"ph", "C"},
                    {"name", "ready tasks"},
                    {"pid", kCountersPid},
                    {"ts", micros(when - origin)},
-                   {"args", {{"AIC", depth[0]}, {"AIV", depth[1]}}}});
+                   {"args", counts}});
   }
 
   // One event per line (grep-able, diff-able); every string escaped by the library

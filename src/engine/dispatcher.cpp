@@ -2,6 +2,7 @@
 #include "dispatcher.h"
 
 #include "block_runner.h"
+#include "cluster_dispatch.h"
 
 namespace simpler::rt {
 
@@ -12,6 +13,9 @@ Dispatcher::Dispatcher(ChipState& chip, uint32_t lane,
 }
 
 bool Dispatcher::run_one() {
+  // A cluster task first: it reserves its clusters and returns at once (its parts run on
+  // helper threads), so the single-core tasks below are not delayed by it.
+  if (!chip_.ready[SIMPLER_CORE_MIX].looks_empty() && start_cluster_task(chip_)) return true;
   const uint32_t first = next_type_;
   next_type_ ^= 1u;
   return run_one(first) || run_one(first ^ 1u);
@@ -23,12 +27,12 @@ bool Dispatcher::run_one(uint32_t type) {
   if (!claim_core(type, &core)) return false;
   TaskSlot* task = chip_.ready[type].try_pop();
   if (task == nullptr) {
-    chip_.release_core(type, core);
+    release_core(chip_, type, core);
     return false;
   }
   const uint32_t block = claim_block(chip_, *task);
   run_block(chip_, *task, block, type, core, lane_);
-  chip_.release_core(type, core);
+  release_core(chip_, type, core);
   blocks_.store(blocks_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   finish_block(chip_, *task);
   return true;

@@ -83,6 +83,7 @@ struct Engine::Impl {
   uint64_t progress() const {
     uint64_t p = orchestrator->progress();
     for (const auto& s : schedulers) p += s->progress();
+    p += chip.clusters.completed.load(std::memory_order_relaxed);
     return p;
   }
 
@@ -101,6 +102,12 @@ struct Engine::Impl {
       }
     }
     threads.clear();
+    if (chip.clusters.crew) chip.clusters.crew->stop(detach);
+  }
+
+  // Observer lanes: the caller of execute(), the schedulers, the cluster-task helpers.
+  uint32_t lanes() const {
+    return static_cast<uint32_t>(schedulers.size() + 1) + chip.clusters.max_helpers();
   }
 
   // Runs the orchestration on the runner thread while this thread polls the watchdog.
@@ -211,6 +218,8 @@ int Engine::create(const EngineOptions& options, std::unique_ptr<Engine>* out, s
     chip.window_mask = window - 1;
     chip.slots = std::make_unique<TaskSlot[]>(window);
     chip.init_cores(static_cast<uint32_t>(topology.clusters));
+    chip.clusters.init(static_cast<uint32_t>(topology.clusters),
+                       static_cast<uint32_t>(scheduler_count + 1));
     for (auto& queue : chip.ready) queue.reset(2 * window);
 
     (void)sim_device_reset_epoch(options.device, &impl->heap_epoch);
@@ -306,7 +315,7 @@ int Engine::execute(const LoadedProgram& program, const ChipStorageTaskArgs& arg
   }
 
   I.chip.status.reset();
-  I.diagnostics.begin_run(config, static_cast<uint32_t>(I.schedulers.size() + 1));
+  I.diagnostics.begin_run(config, I.lanes());
   I.chip.observer.store(I.diagnostics.block_observer(), std::memory_order_relaxed);
   RunOptions run;
   run.build_graph_first = I.build_graph_first;

@@ -213,13 +213,28 @@ bool Orchestrator::validate_task(const SimplerTaskDesc* d) {
          "submit (func_id " + std::to_string(d->func_id) + "): " + why);
     return false;
   };
-  if (d->core_type != SIMPLER_CORE_AIC && d->core_type != SIMPLER_CORE_AIV) {
+  if (d->core_type != SIMPLER_CORE_AIC && d->core_type != SIMPLER_CORE_AIV &&
+      d->core_type != SIMPLER_CORE_MIX) {
     return invalid("core_type " + std::to_string(d->core_type) +
-                   " is not SIMPLER_CORE_AIC (0) or SIMPLER_CORE_AIV (1)");
+                   " is not SIMPLER_CORE_AIC (0), SIMPLER_CORE_AIV (1) or SIMPLER_CORE_MIX (2)");
   }
   if (d->block_num < 1 || d->block_num > kMaxBlockNum) {
     return invalid("block_num " + std::to_string(d->block_num) + " is out of range (1.." +
                    std::to_string(kMaxBlockNum) + ")");
+  }
+  // A cluster task's blocks are whole clusters, all started together: more than the chip
+  // has could never start (it would wait forever, so it is refused here).
+  const uint32_t clusters = chip_.clusters.clusters;
+  if (d->core_type == SIMPLER_CORE_MIX && d->block_num > clusters) {
+    fail(SIMPLER_CHIP_ERR_CLUSTER_UNAVAILABLE,
+         "submit (func_id " + std::to_string(d->func_id) + "): the cluster (MIX) task asks for " +
+             std::to_string(d->block_num) + " clusters (" +
+             std::to_string(d->block_num * kClusterParts) + " cores: 1 AIC + " +
+             std::to_string(SIMPLER_CLUSTER_AIV_CORES) +
+             " AIV each, all started together), the chip has " + std::to_string(clusters) +
+             " clusters; submit block_num <= " + std::to_string(clusters) +
+             ", or split the work into several cluster tasks");
+    return false;
   }
   if (d->tensor_count > CHIP_MAX_TENSOR_ARGS || d->scalar_count > CHIP_MAX_SCALAR_ARGS) {
     return invalid(counted(d->tensor_count, "tensor") + " / " + counted(d->scalar_count, "scalar") +
@@ -227,7 +242,9 @@ bool Orchestrator::validate_task(const SimplerTaskDesc* d) {
   }
   const LoadedKernel& k = program_->kernels[d->func_id];
   if (k.core_type >= 0 && static_cast<uint32_t>(k.core_type) != d->core_type) {
-    const auto name = [](uint32_t c) { return c == SIMPLER_CORE_AIC ? "AIC" : "AIV"; };
+    const auto name = [](uint32_t c) {
+      return c == SIMPLER_CORE_AIC ? "AIC" : c == SIMPLER_CORE_AIV ? "AIV" : "MIX";
+    };
     return invalid(std::string("the kernel was compiled for ") +
                    name(static_cast<uint32_t>(k.core_type)) + " cores, the task submits it to " +
                    name(d->core_type) + " (pass SIMPLER_CORE_" +

@@ -24,7 +24,9 @@ void raise_as(const char* name, const char* message) {
   }
 }
 
-void translate_generic_errors(std::exception_ptr p) {
+// By value: pybind11 takes a translator as void(*)(std::exception_ptr).
+void translate_generic_errors(
+    std::exception_ptr p) {  // NOLINT(performance-unnecessary-value-param)
   try {
     if (p) std::rethrow_exception(p);
   } catch (const py::error_already_set&) {

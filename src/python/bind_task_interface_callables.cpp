@@ -119,12 +119,15 @@ std::optional<CoreType> to_core_type(py::handle core_type, py::handle binary) {
   if (value.is_none() && py::hasattr(binary, "core_type")) value = binary.attr("core_type");
   if (value.is_none()) return std::nullopt;
   if (!py::isinstance<py::str>(value)) {
-    throw py::type_error("core_type: expected 'aic', 'aiv' or None, got " +
+    throw py::type_error("core_type: expected 'aic', 'aiv', 'mix' or None, got " +
                          std::string(Py_TYPE(value.ptr())->tp_name));
   }
   const std::string name = value.cast<std::string>();
   if (auto core = core_type_from_name(name)) return *core;
-  throw py::value_error("core_type: expected 'aic' (cube) or 'aiv' (vector), got '" + name + "'");
+  throw py::value_error(
+      "core_type: expected 'aic' (cube), 'aiv' (vector) or 'mix' (a cluster "
+      "task kernel: cube and vector cores together), got '" +
+      name + "'");
 }
 
 py::object core_type_value(std::optional<CoreType> core) {
@@ -271,7 +274,8 @@ void bind_task_interface_callables(py::module_& m) {
           "the field on bad input.")
       .def_property_readonly(
           "core_type", [](const CoreCallable& c) { return core_type_value(c.view().core_type); },
-          "'aic' or 'aiv': the core the kernel was compiled for; None when not recorded.")
+          "'aic', 'aiv' or 'mix' (a cluster task kernel): the core the kernel was compiled for; "
+          "None when not recorded.")
       .def("__repr__", [](const CoreCallable& c) {
         const auto v = c.view();
         return "CoreCallable(signature=" + std::to_string(v.signature.size()) +

@@ -22,7 +22,9 @@ namespace {
 // KernelCompileError -> simpler.kernel_compiler.KernelCompileError with .stderr
 // (KernelCacheError -> its subclass KernelCacheError).
 // std::invalid_argument already becomes ValueError through pybind11's defaults.
-void translate_tool_errors(std::exception_ptr error) {
+// By value: pybind11 takes a translator as void(*)(std::exception_ptr).
+void translate_tool_errors(
+    std::exception_ptr error) {  // NOLINT(performance-unnecessary-value-param)
   try {
     if (error) std::rethrow_exception(error);
   } catch (const RuntimeBuildNotFound& e) {
@@ -49,7 +51,10 @@ void translate_tool_errors(std::exception_ptr error) {
 
 CoreType parse_core_type(const std::string& name) {
   if (auto core = core_type_from_name(name)) return *core;
-  throw py::value_error("core_type must be 'aic' (cube) or 'aiv' (vector), got '" + name + "'");
+  throw py::value_error(
+      "core_type must be 'aic' (cube), 'aiv' (vector) or 'mix' (a cluster task "
+      "kernel: cube and vector cores together), got '" +
+      name + "'");
 }
 
 py::bytes to_bytes(const std::vector<uint8_t>& image) {

@@ -26,7 +26,8 @@ namespace {
 
 // C++ worker errors -> the classes of simpler.errors (imported lazily: errors.py imports
 // this module).
-void translate_worker_errors(std::exception_ptr p) {
+// By value: pybind11 takes a translator as void(*)(std::exception_ptr).
+void translate_worker_errors(std::exception_ptr p) {  // NOLINT(performance-unnecessary-value-param)
   try {
     if (p) std::rethrow_exception(p);
   } catch (const UnsupportedRuntimeOperation& e) {
@@ -142,7 +143,7 @@ void bind_chip_worker(py::module_& m) {
 
   py::class_<CallableHandle>(m, "CallableHandle", "Opaque handle of a registered callable.")
       .def("__eq__",
-           [](CallableHandle a, py::object b) {
+           [](const CallableHandle& a, const py::object& b) {
              return py::isinstance<CallableHandle>(b) && a == b.cast<CallableHandle>();
            })
       .def("__hash__", [](CallableHandle h) { return std::hash<uint64_t>()(h.token); })
@@ -172,7 +173,8 @@ void bind_chip_worker(py::module_& m) {
           py::arg("handle"))
       .def(
           "run",
-          [](ChipWorker& w, py::handle handle, py::handle args, std::optional<CallConfig> config) {
+          [](ChipWorker& w, py::handle handle, py::handle args,
+             const std::optional<CallConfig>& config) {
             const CallableHandle h = callable_handle(handle, "ChipWorker.run");
             const auto& a = task_args(args, "ChipWorker.run");
             refuse_read_only_outputs(w.callable_signature(h), a, "ChipWorker.run");
@@ -314,7 +316,7 @@ void bind_worker_classes(py::module_& m) {
              w.unregister_callable(callable_handle(h, "Worker.unregister"));
            })
       .def("run",
-           [](Worker& w, py::handle h, py::handle args, std::optional<CallConfig> config) {
+           [](Worker& w, py::handle h, py::handle args, const std::optional<CallConfig>& config) {
              w.require_program_api("run");
              const CallableHandle handle = callable_handle(h, "Worker.run");
              const auto& a = task_args(args, "Worker.run");
@@ -323,7 +325,7 @@ void bind_worker_classes(py::module_& m) {
              w.run(handle, a.args, config);
            })
       .def("submit",
-           [](Worker& w, py::handle h, py::handle args, std::optional<CallConfig> config) {
+           [](Worker& w, py::handle h, py::handle args, const std::optional<CallConfig>& config) {
              w.require_program_api("submit");
              const CallableHandle handle = callable_handle(h, "Worker.submit");
              const auto& a = task_args(args, "Worker.submit");
@@ -429,7 +431,7 @@ void bind_worker_classes(py::module_& m) {
            "The runtime's message for this Worker's latest launch that failed on the chip "
            "('' if none).")
       .def("kernel_bind",
-           [](py::object self, py::handle id, py::handle values) {
+           [](const py::object& self, py::handle id, py::handle values) {
              Worker& w = self.cast<Worker&>();
              w.require_kernel_ready("kernel_bind");
              py::handle args = unwrap_arguments(values);

@@ -174,7 +174,7 @@ void bind_device_array(py::module_& sim) {
            "Free now (stream-ordered when tied to a stream); idempotent.")
       .def(
           "__dlpack__",
-          [](py::object self, py::object stream) {
+          [](const py::object& self, const py::object& stream) {
             const auto& a = self.cast<const DeviceArray&>();
             if (!stream.is_none() && !PyLong_Check(stream.ptr())) {
               throw py::type_error("DeviceArray.__dlpack__: stream must be None or an int");

@@ -130,8 +130,8 @@ py::capsule dlpack_export(py::handle owner, uint64_t data, const std::vector<int
   PyObject* capsule = PyCapsule_New(managed.get(), kCapsuleName, &capsule_destructor);
   if (capsule == nullptr) throw py::error_already_set();
   Py_INCREF(owner.ptr());  // released by delete_export
-  ctx.release();
-  managed.release();
+  (void)ctx.release();     // owned by the capsule from here on
+  (void)managed.release();
   return py::reinterpret_steal<py::capsule>(capsule);
 }
 

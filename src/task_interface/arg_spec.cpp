@@ -8,7 +8,9 @@
 
 namespace simpler {
 
-const char* core_type_name(CoreType core) { return core == CoreType::AIC ? "aic" : "aiv"; }
+const char* core_type_name(CoreType core) {
+  return core == CoreType::AIC ? "aic" : core == CoreType::AIV ? "aiv" : "mix";
+}
 
 std::optional<CoreType> core_type_from_name(std::string_view name) {
   std::string lower(name);
@@ -16,6 +18,7 @@ std::optional<CoreType> core_type_from_name(std::string_view name) {
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (lower == "aic") return CoreType::AIC;
   if (lower == "aiv") return CoreType::AIV;
+  if (lower == "mix") return CoreType::MIX;
   return std::nullopt;
 }
 

@@ -119,8 +119,9 @@ CoreCallable CoreCallable::build(std::span<const ArgSpec> signature,
   throw_if(detail::check_signature(directions), "CoreCallable.build");
   throw_if(detail::check_arg_types(directions, arg_types), "CoreCallable.build");
   throw_if(detail::check_binary(binary), "CoreCallable.build");
-  if (core_type && *core_type != CoreType::AIC && *core_type != CoreType::AIV) {
-    throw TaskInterfaceError("CoreCallable.build: core_type: not AIC or AIV");
+  if (core_type && *core_type != CoreType::AIC && *core_type != CoreType::AIV &&
+      *core_type != CoreType::MIX) {
+    throw TaskInterfaceError("CoreCallable.build: core_type: not AIC, AIV or MIX");
   }
   const bool typed = !arg_types.empty() || core_type.has_value();
   ImageWriter writer(typed ? image::kCoreHeaderSizeTyped : image::kCoreHeaderSize);
@@ -199,6 +200,7 @@ ChipCallable ChipCallable::build(std::span<const ArgSpec> signature, std::string
   }
   // The table is written in func_id order so equal inputs give byte-identical images.
   std::vector<const std::pair<int32_t, CoreCallable>*> sorted;
+  sorted.reserve(children.size());
   for (const auto& child : children) sorted.push_back(&child);
   std::sort(sorted.begin(), sorted.end(),
             [](const auto* a, const auto* b) { return a->first < b->first; });

@@ -145,9 +145,9 @@ bool parse_core_callable_image(const void* data, size_t size, CoreCallableView* 
                         std::nullopt};
   if (typed) {
     const uint32_t core = img.u32(image::kCoreCoreTypeAt);
-    if (core > static_cast<uint32_t>(CoreType::AIV) + 1) {
+    if (core > static_cast<uint32_t>(CoreType::MIX) + 1) {
       return fail(error, "core_type: " + std::to_string(core) +
-                             " is not 0 (not recorded), 1 (AIC) or 2 (AIV)");
+                             " is not 0 (not recorded), 1 (AIC), 2 (AIV) or 3 (MIX)");
     }
     if (core != image::kCoreTypeNone) view.core_type = static_cast<CoreType>(core - 1);
     if (img.u32(image::kCoreReservedAt) != 0) return fail(error, "reserved: must be 0");
@@ -215,9 +215,10 @@ bool parse_chip_callable_image(const void* data, size_t size, ChipCallableView* 
   for (size_t i = 0; i < entries.size(); ++i) {
     const std::string name = "children[" + std::to_string(i) + "]";
     const int32_t func_id = entries[i].func_id;
-    if (auto e = detail::check_func_id(func_id); !e.empty()) return fail(error, name + "." + e);
+    if (auto e = detail::check_func_id(func_id); !e.empty())
+      return fail(error, std::string(name).append(".").append(e));
     if (seen.test(static_cast<size_t>(func_id))) {
-      return fail(error, name + ".func_id: " + std::to_string(func_id) + " is duplicated");
+      return fail(error, name + ".func_id: " + std::to_string(func_id).append(" is duplicated"));
     }
     seen.set(static_cast<size_t>(func_id));
     if (entries[i].reserved != 0) return fail(error, name + ".reserved: must be 0");

@@ -123,13 +123,13 @@ std::string default_kernel_compiler() {
 std::string kernel_include_dir() {
   // $SIMPLER_INCLUDE_DIR, else include/ next to the lib/ directory of libsimpler_worker.so
   // (the build mirrors include/ into the build tree; a package installs it beside lib/).
-  const std::string configured = env_or_empty("SIMPLER_INCLUDE_DIR");
+  std::string configured = env_or_empty("SIMPLER_INCLUDE_DIR");
   if (!configured.empty()) return configured;
   return (layout::worker_library_dir().parent_path() / "include").string();
 }
 
 std::string default_kernel_cache_dir() {
-  const std::string configured = env_or_empty("SIMPLER_CACHE_DIR");
+  std::string configured = env_or_empty("SIMPLER_CACHE_DIR");
   if (!configured.empty()) return configured;
   const std::string home = env_or_empty("HOME");
   if (home.empty()) return {};
@@ -165,7 +165,9 @@ std::vector<std::string> KernelCompiler::flags_for(ImageKind kind,
       "-std=c++17", "-O2", "-fPIC", "-shared", "-Wl,--no-undefined", "-I" + kernel_include_dir()};
   for (const std::string& dir : options_.include_dirs) flags.push_back("-I" + dir);
   if (kind == ImageKind::Kernel) {
-    flags.push_back(*core == CoreType::AIC ? "-DSIMPLER_KERNEL_AIC" : "-DSIMPLER_KERNEL_AIV");
+    flags.push_back(*core == CoreType::AIC   ? "-DSIMPLER_KERNEL_AIC"
+                    : *core == CoreType::AIV ? "-DSIMPLER_KERNEL_AIV"
+                                             : "-DSIMPLER_KERNEL_MIX");
   } else {
     flags.push_back("-DSIMPLER_ORCHESTRATION");
   }

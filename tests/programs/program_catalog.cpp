@@ -98,6 +98,17 @@ ChipCallable sleep() {
                        {{0, k(paths::kernel_sleep, {IO, S})}});
 }
 
+ChipCallable cluster() {
+  return chip_callable(paths::orch_cluster, "orch_cluster", {I, O, S, S},
+                       {{0, k(paths::kernel_cluster_exchange, {I, O, S})}});
+}
+
+ChipCallable cluster_stream() {
+  return chip_callable(
+      paths::orch_cluster, "orch_cluster_stream", {I, O, IO, S, S, S},
+      {{0, k(paths::kernel_cluster_exchange, {I, O, S})}, {1, k(paths::kernel_sleep, {IO, S})}});
+}
+
 ChipCallable crash() {
   return chip_callable(paths::orch_crash, "orch_crash", {IO, S, S},
                        {{0, k(paths::kernel_crash, {IO, S})}});

@@ -34,6 +34,13 @@
 //                                                    orchestrations/orch_misuse.cpp)
 //   many_args()      [INOUT x0..x5, SCALAR s0..s9(i64)]  x_i[0] = sum(s) + i by
 //                                                    write_value (launch-record spill path)
+//   cluster()        [IN x, OUT y, SCALAR block_num, SCALAR mode]  one cluster (MIX) task
+//                                                    of block_num clusters; mode 0: y = 2x+1
+//                                                    through the cluster buffer and flags
+//                                                    (kernels/cluster_exchange.cpp)
+//   cluster_stream() [IN x, OUT y, INOUT s(2 * singles), SCALAR singles, SCALAR ms,
+//                     SCALAR block_num]               singles sleep tasks, a cluster task
+//                                                    (y = 2x+1), singles more sleep tasks
 //   bench()          [INOUT scratch(>= 1024 elems), SCALAR pattern, SCALAR tasks,
 //                     SCALAR param]                  empty-kernel task patterns for the
 //                                                    per-task overhead benchmarks (see
@@ -72,6 +79,8 @@ ChipCallable fatal();
 ChipCallable ring_deadlock();
 ChipCallable kernel_fault();
 ChipCallable sleep();
+ChipCallable cluster();
+ChipCallable cluster_stream();
 ChipCallable crash();
 ChipCallable values();
 ChipCallable explicit_dep();

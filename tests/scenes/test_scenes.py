@@ -24,8 +24,10 @@ def test_scene_matches_numpy(scene: Scene, runtime: str, mode: str, dtype: str) 
 
 
 def test_scenes_are_model_sized() -> None:
-    # "Hundreds to a few thousand tasks" per layer call.
-    assert all(100 <= scene.tasks <= 5000 for scene in SCENES), [s.tasks for s in SCENES]
+    # "Hundreds to a few thousand tasks" per layer call (a fused layer has fewer: each head's
+    # attention is one cluster task instead of tens).
+    unfused = [scene for scene in SCENES if not scene.name.endswith("_fused")]
+    assert all(100 <= scene.tasks <= 5000 for scene in unfused), [s.tasks for s in unfused]
 
 
 def test_a_mismatch_names_the_first_elements_and_the_errors() -> None:

@@ -86,4 +86,51 @@ inline bool matrix(const ChipTensor* t, Matrix* m) {
   return true;
 }
 
+// c = a @ b, accumulated in float32 in k order and rounded once at the store. The fused
+// attention kernel uses the same function as the matmul kernel, so both give the same bits.
+inline void matmul_tile(const Matrix& a, const Matrix& b, const Matrix& c) {
+  for (int64_t i = 0; i < c.rows; ++i) {
+    for (int64_t j = 0; j < c.cols; ++j) {
+      float acc = 0.0f;
+      for (int64_t k = 0; k < a.cols; ++k) acc += a.get(i, k) * b.get(k, j);
+      c.set(i, j, acc);
+    }
+  }
+}
+
+// Causal softmax of row i of s in place: columns 0..last take part (scaled by `scale`),
+// later ones become 0.
+inline void softmax_row(const Matrix& s, int64_t i, float scale, int64_t last) {
+  float peak = -INFINITY;
+  for (int64_t j = 0; j <= last; ++j) peak = std::fmax(peak, s.get(i, j) * scale);
+  float sum = 0.0f;
+  for (int64_t j = 0; j <= last; ++j) sum += std::exp(s.get(i, j) * scale - peak);
+  // Normalise from the stored (rounded) inputs again so every element sees one sum.
+  for (int64_t j = 0; j < s.cols; ++j)
+    s.set(i, j, j <= last ? std::exp(s.get(i, j) * scale - peak) / sum : 0.0f);
+}
+
+// The last key position query row i (at position pos0 + i) may attend to.
+inline int64_t causal_last(int64_t pos0, int64_t i, int64_t cols) {
+  return pos0 + i < cols ? pos0 + i : cols - 1;
+}
+
+// Rows [row, row + rows) of m.
+inline Matrix rows_of(const Matrix& m, int64_t row, int64_t rows) {
+  Matrix v = m;
+  v.base = m.at(row, 0);
+  v.rows = rows;
+  return v;
+}
+
+// The transpose of m (a view: no copy).
+inline Matrix transposed(const Matrix& m) {
+  Matrix t = m;
+  t.rows = m.cols;
+  t.cols = m.rows;
+  t.row_stride = m.col_stride;
+  t.col_stride = m.row_stride;
+  return t;
+}
+
 }  // namespace layer

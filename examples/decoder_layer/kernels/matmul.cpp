@@ -11,11 +11,5 @@ extern "C" void kernel_entry(int64_t* args) {
     simpler_kernel_fail(args, 1);
     return;
   }
-  for (int64_t i = 0; i < c.rows; ++i) {
-    for (int64_t j = 0; j < c.cols; ++j) {
-      float acc = 0.0f;
-      for (int64_t k = 0; k < a.cols; ++k) acc += a.get(i, k) * b.get(k, j);
-      c.set(i, j, acc);
-    }
-  }
+  layer::matmul_tile(a, b, c);
 }

@@ -11,14 +11,6 @@ extern "C" void kernel_entry(int64_t* args) {
   }
   const float scale = simpler_scalar_f32(args, 1);
   const int64_t pos0 = simpler_scalar_i64(args, 2);
-  for (int64_t i = 0; i < s.rows; ++i) {
-    const int64_t last = pos0 + i < s.cols ? pos0 + i : s.cols - 1;
-    float peak = -INFINITY;
-    for (int64_t j = 0; j <= last; ++j) peak = std::fmax(peak, s.get(i, j) * scale);
-    float sum = 0.0f;
-    for (int64_t j = 0; j <= last; ++j) sum += std::exp(s.get(i, j) * scale - peak);
-    // Normalise from the stored (rounded) inputs again so every element sees one sum.
-    for (int64_t j = 0; j < s.cols; ++j)
-      s.set(i, j, j <= last ? std::exp(s.get(i, j) * scale - peak) / sum : 0.0f);
-  }
+  for (int64_t i = 0; i < s.rows; ++i)
+    layer::softmax_row(s, i, scale, layer::causal_last(pos0, i, s.cols));
 }

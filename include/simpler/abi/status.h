@@ -37,6 +37,8 @@ extern "C" {
   X(SIMPLER_CHIP_ERR_ORCH_LOAD_FAILED, -7, "the orchestration image could not be loaded")        \
   X(SIMPLER_CHIP_ERR_KERNEL_NOT_FOUND, -8, "a task named a func id that the callable lacks")     \
   X(SIMPLER_CHIP_ERR_DEVICE_FAULT, -9, "a driver operation failed during the run")               \
+  X(SIMPLER_CHIP_ERR_CLUSTER_UNAVAILABLE, -10,                                                   \
+    "a cluster (MIX) task asks more clusters than the chip has")                                 \
   /* Host band. */                                                                               \
   X(PTO_RUNTIME_ERR_INTERNAL, -1000, "out of host memory, or an internal invariant broke")       \
   X(PTO_RUNTIME_ERR_UNSUPPORTED, -1001, "the build or version does not support the operation")   \

@@ -39,8 +39,11 @@ typedef struct SimplerTaskTensor {
 
 typedef struct SimplerTaskDesc {
   int32_t func_id;    /* child kernel (ChipCallable func id) */
-  uint32_t core_type; /* SimplerCoreType the kernel runs on */
-  uint32_t block_num; /* SPMD width, >= 1 */
+  uint32_t core_type; /* SimplerCoreType the kernel runs on; SIMPLER_CORE_MIX: a cluster task */
+  /* SPMD width, >= 1. A cluster (SIMPLER_CORE_MIX) task: whole clusters, all started
+   * together, each running the kernel on its AIC and AIV cores (kernel_abi.h); more than
+   * the chip has is refused (SIMPLER_CHIP_ERR_CLUSTER_UNAVAILABLE). */
+  uint32_t block_num;
   uint32_t tensor_count;
   uint32_t scalar_count;
   uint32_t reserved;
@@ -100,7 +103,8 @@ typedef int (*simpler_orch_entry_fn)(const ChipStorageTaskArgs* args, const Simp
 
 namespace simpler::orch {
 
-/* Builder for one task: Task(api, func_id, core).in(a).out_alloc(...).scalar(x).submit(). */
+/* Builder for one task: Task(api, func_id, core).in(a).out_alloc(...).scalar(x).submit().
+ * A cluster task: Task(api, func_id, SIMPLER_CORE_MIX, clusters). */
 class Task {
  public:
   Task(const SimplerOrchApi* api, int32_t func_id, SimplerCoreType core, uint32_t block_num = 1)

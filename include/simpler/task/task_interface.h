@@ -39,9 +39,14 @@ enum class DataType : uint32_t {
 enum class ArgDirection : uint32_t { SCALAR = 0, IN = 1, OUT = 2, INOUT = 3 };
 enum class AddressSpace : uint32_t { HOST = CHIP_SPACE_HOST, DEVICE = CHIP_SPACE_DEVICE };
 // The core type a kernel is compiled for (values of SimplerCoreType).
-enum class CoreType : uint32_t { AIC = SIMPLER_CORE_AIC, AIV = SIMPLER_CORE_AIV };
-const char* core_type_name(CoreType core);                           // "aic" / "aiv"
-std::optional<CoreType> core_type_from_name(std::string_view name);  // "aic"/"aiv" (any case)
+// MIX: a cluster-task kernel, run on the AIC and the AIV cores of whole clusters at once.
+enum class CoreType : uint32_t {
+  AIC = SIMPLER_CORE_AIC,
+  AIV = SIMPLER_CORE_AIV,
+  MIX = SIMPLER_CORE_MIX
+};
+const char* core_type_name(CoreType core);                           // "aic" / "aiv" / "mix"
+std::optional<CoreType> core_type_from_name(std::string_view name);  // the same (any case)
 
 // One entry of a callable's signature: a direction and, optionally, what the kernel
 // expects there. An untyped entry (no dtype, rank 0) accepts anything of its kind.

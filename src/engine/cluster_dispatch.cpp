@@ -1,0 +1,161 @@
+// Scheduling cluster (MIX) tasks: reservation, hand-over, start, completion.
+#include "cluster_dispatch.h"
+
+#include <algorithm>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "block_runner.h"
+#include "chip_state.h"
+#include "simpler/abi/status.h"
+
+namespace simpler::rt {
+namespace {
+
+// Cluster c is AIC core c and AIV cores 2c, 2c+1 (ChipState::init_cores numbering).
+template <typename F>
+void for_each_core(uint32_t cluster, F&& f) {
+  f(static_cast<uint32_t>(SIMPLER_CORE_AIC), cluster);
+  for (uint32_t i = 0; i < SIMPLER_CLUSTER_AIV_CORES; ++i)
+    f(static_cast<uint32_t>(SIMPLER_CORE_AIV), SIMPLER_CLUSTER_AIV_CORES * cluster + i);
+}
+
+// Holds an idle core for the reservation, or marks a busy one so that its release hands
+// it over (and counts it as missing until then).
+void reserve_core(ChipState& chip, uint32_t type, uint32_t id) {
+  std::atomic<uint32_t>& word = chip.core_claimed[type][id];
+  ClusterPool& pool = chip.clusters;
+  for (;;) {
+    uint32_t v = word.load(std::memory_order_acquire);
+    if (v == kCoreFree) {
+      if (word.compare_exchange_weak(v, kCoreHeld, std::memory_order_acq_rel)) return;
+    } else {  // kCoreBusy: the only other state while this thread owns the reservation
+      pool.missing.fetch_add(1, std::memory_order_relaxed);
+      if (word.compare_exchange_weak(v, kCoreBusyReserved, std::memory_order_acq_rel)) return;
+      pool.missing.fetch_sub(1, std::memory_order_relaxed);
+    }
+  }
+}
+
+// The clusters with the most idle cores: the reserved task waits for the fewest blocks.
+void choose_clusters(ChipState& chip, uint32_t count, uint32_t* chosen) {
+  const uint32_t clusters = chip.clusters.clusters;
+  std::vector<std::pair<uint32_t, uint32_t>> busy(clusters);  // (busy cores, cluster)
+  for (uint32_t c = 0; c < clusters; ++c) {
+    uint32_t n = 0;
+    for_each_core(c, [&](uint32_t type, uint32_t id) {
+      n += chip.core_claimed[type][id].load(std::memory_order_relaxed) != kCoreFree;
+    });
+    busy[c] = {n, c};
+  }
+  std::partial_sort(busy.begin(), busy.begin() + count, busy.end());
+  for (uint32_t i = 0; i < count; ++i) chosen[i] = busy[i].second;
+}
+
+uint8_t* cluster_buffers(ClusterPool& pool) {
+  std::lock_guard<std::mutex> lock(pool.buffers_mutex);
+  if (!pool.buffers) {
+    pool.buffers.reset(new (
+        std::nothrow) uint8_t[static_cast<size_t>(pool.clusters) * SIMPLER_CLUSTER_BUFFER_BYTES]);
+  }
+  return pool.buffers.get();
+}
+
+void start_reserved(ChipState& chip);
+
+// After the last part of a cluster task returned (on that part's helper thread): frees the
+// cores (one may complete a new reservation), completes the task, starts what was handed.
+void finish_cluster_task(ChipState& chip, TaskSlot& task, const std::vector<uint32_t>& clusters) {
+  bool handed = false;
+  for (uint32_t c : clusters) {
+    for_each_core(c, [&](uint32_t type, uint32_t id) {
+      if (chip.release_core(type, id) &&
+          chip.clusters.missing.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        handed = true;
+      }
+    });
+  }
+  chip.clusters.completed.fetch_add(1, std::memory_order_relaxed);
+  for (uint32_t b = 0; b < task.block_num; ++b) finish_block(chip, task);
+  if (handed) start_reserved(chip);
+}
+
+// Starts the reserved task: every core of its clusters is held for it.
+void start_reserved(ChipState& chip) {
+  ClusterPool& pool = chip.clusters;
+  TaskSlot& task = *pool.task;
+  std::vector<uint32_t> clusters(pool.chosen.get(), pool.chosen.get() + task.block_num);
+  for (uint32_t c : clusters) {
+    for_each_core(c, [&](uint32_t type, uint32_t id) {
+      chip.core_claimed[type][id].store(kCoreBusy, std::memory_order_relaxed);
+    });
+  }
+  // The next cluster task may reserve now (after the cores above are busy, not held).
+  pool.reserving.store(false, std::memory_order_release);
+  if (!chip.ready[SIMPLER_CORE_MIX].looks_empty()) chip.wake_schedulers(1);
+
+  uint8_t* buffers = cluster_buffers(pool);
+  if (buffers == nullptr) {
+    chip.fail(SIMPLER_CHIP_ERR_KERNEL_FAULT, "cannot allocate the cluster buffers for " +
+                                                 task_name(chip, task.id) +
+                                                 " (out of host memory)");
+  }
+  const uint32_t parts = task.block_num * kClusterParts;
+  for (uint32_t b = 0; b < task.block_num; ++b)
+    pool.sync[clusters[b]].start(&chip, &task, clusters[b]);
+  auto part = [&chip, &task, clusters, buffers](uint32_t i, uint32_t lane) {
+    const uint32_t block = i / kClusterParts, within = i % kClusterParts;
+    const uint32_t cluster = clusters[block];
+    ClusterSync& sync = chip.clusters.sync[cluster];
+    if (buffers != nullptr) {
+      const SimplerClusterOps ops = sync.ops_for(
+          within, buffers + static_cast<size_t>(cluster) * SIMPLER_CLUSTER_BUFFER_BYTES);
+      const uint32_t type = within == 0 ? SIMPLER_CORE_AIC : SIMPLER_CORE_AIV;
+      const uint32_t core =
+          within == 0 ? cluster : SIMPLER_CLUSTER_AIV_CORES * cluster + within - 1;
+      run_block(chip, task, block, type, core, lane, &ops);
+    }
+    sync.part_exit(within);
+  };
+  auto done = [&chip, &task, clusters](uint32_t) { finish_cluster_task(chip, task, clusters); };
+  if (!pool.crew->launch(parts, part, done)) {
+    chip.fail(SIMPLER_CHIP_ERR_KERNEL_FAULT, "cannot start the helper threads of " +
+                                                 task_name(chip, task.id) +
+                                                 " (a cluster task runs one host thread per core)");
+    finish_cluster_task(chip, task, clusters);  // skipped: the run failed
+  }
+}
+
+}  // namespace
+
+bool start_cluster_task(ChipState& chip) {
+  ClusterPool& pool = chip.clusters;
+  if (chip.ready[SIMPLER_CORE_MIX].looks_empty()) return false;
+  bool idle = false;
+  if (!pool.reserving.compare_exchange_strong(idle, true, std::memory_order_acquire)) return false;
+  TaskSlot* task = chip.ready[SIMPLER_CORE_MIX].try_pop();
+  if (task == nullptr) {
+    pool.reserving.store(false, std::memory_order_release);
+    return false;
+  }
+  pool.task = task;
+  choose_clusters(chip, task->block_num, pool.chosen.get());
+  pool.missing.store(1, std::memory_order_relaxed);  // this thread's guard
+  for (uint32_t i = 0; i < task->block_num; ++i) {
+    for_each_core(pool.chosen[i],
+                  [&](uint32_t type, uint32_t id) { reserve_core(chip, type, id); });
+  }
+  if (pool.missing.fetch_sub(1, std::memory_order_acq_rel) != 1) return false;
+  start_reserved(chip);
+  return true;
+}
+
+void release_core(ChipState& chip, uint32_t type, uint32_t core) {
+  if (chip.release_core(type, core) &&
+      chip.clusters.missing.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    start_reserved(chip);
+  }
+}
+
+}  // namespace simpler::rt

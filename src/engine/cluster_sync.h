@@ -1,0 +1,80 @@
+// simpler runtime — the flags and barrier through which the parts of one cluster of a
+// cluster (MIX) task hand tiles to each other (internal).
+//
+// The parts run as host threads (cluster_crew.h), possibly more of them than hardware
+// threads, so a waiting part parks on a condition variable: it never spins. A wait that can
+// never end is detected exactly, not by a timeout: flags and the barrier are local to the
+// cluster, so when every part that has not returned waits for something no part can
+// give any more (a flag at 0, a barrier that a returned part will never reach), the
+// cluster is deadlocked. That latches SIMPLER_CHIP_ERR_KERNEL_FAULT with a message naming
+// each part's wait, and every wait of the cluster returns that status from then on. A part
+// that computes forever is the no-progress watchdog's case (watchdog.h); a failed run
+// (any error) also releases the waiters, within kFailPollInterval.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+
+#include "simpler/kernel/kernel_abi.h"
+
+namespace simpler::rt {
+
+struct ChipState;
+struct TaskSlot;
+
+inline constexpr uint32_t kClusterParts = SIMPLER_CLUSTER_AIC_CORES + SIMPLER_CLUSTER_AIV_CORES;
+
+class ClusterSync {
+ public:
+  // Part 0 is the AIC part, parts 1.. the AIV parts. Called before any part starts.
+  void start(ChipState* chip, const TaskSlot* task, uint32_t cluster_id);
+
+  int barrier(uint32_t part);
+  int set_flag(uint32_t part, uint32_t flag);
+  int wait_flag(uint32_t part, uint32_t flag);
+  // The part's kernel returned (or faulted): it will set no flag and reach no barrier.
+  void part_exit(uint32_t part);
+
+  // The operations table a part's kernel sees (`ops.cluster` names the part).
+  SimplerClusterOps ops_for(uint32_t part, void* buffer);
+
+ private:
+  enum class Wait : uint8_t { kRunning, kFlag, kBarrier, kExited };
+  struct PartState {
+    Wait wait = Wait::kRunning;
+    uint32_t flag = 0;        // kFlag: the flag waited for
+    uint64_t generation = 0;  // kBarrier: the barrier generation waited out
+  };
+  // A part's handle: what SimplerClusterOps::cluster points to.
+  struct PartHandle {
+    ClusterSync* sync;
+    uint32_t part;
+  };
+
+  bool satisfied(const PartState& p) const;
+  // True (and the error latched) when no waiting part can ever be released.
+  bool deadlocked();
+  // Parks the part until `ready()` or the cluster breaks; 0 or a negative status.
+  template <typename Ready>
+  int park(std::unique_lock<std::mutex>& lock, uint32_t part, Ready ready);
+  int broken_status() const;
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  ChipState* chip_ = nullptr;
+  const TaskSlot* task_ = nullptr;
+  uint32_t cluster_id_ = 0;
+  bool broken_ = false;
+  uint32_t flags_[SIMPLER_CLUSTER_FLAG_COUNT] = {};
+  uint32_t arrived_ = 0;     // parts at the current barrier generation
+  uint64_t generation_ = 0;  // completed barriers
+  PartState parts_[kClusterParts];
+  PartHandle handles_[kClusterParts];
+};
+
+// How often a parked part re-checks whether the run failed elsewhere.
+inline constexpr std::chrono::milliseconds kFailPollInterval{20};
+
+}  // namespace simpler::rt
