@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from scene import MODES, Scene, compare, check_outputs, run_scene  # noqa: E402
+from scene import MODES, Scene, compare, check_outputs, run_scene, supports  # noqa: E402
 from scenes import SCENES  # noqa: E402
 
 CASES = [(scene, runtime, mode, dtype) for scene in SCENES for runtime, mode in MODES
-         for dtype in scene.dtypes]
+         if supports(scene, mode) for dtype in scene.dtypes]
 
 
 @pytest.mark.parametrize("scene,runtime,mode,dtype", CASES,
