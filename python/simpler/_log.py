@@ -16,6 +16,7 @@ import atexit
 import logging
 import os
 import threading
+import time
 from typing import Optional, Union
 
 from simpler import _native
@@ -50,12 +51,21 @@ def _sync_threshold() -> None:
         _bridge.set_threshold(wanted)
 
 
+# Held from taking lines off the native queue until they are logged: flush() takes it too,
+# so a line the drain thread already took is delivered before flush() returns.
+_deliver = threading.RLock()  # reentrant: a logging handler may call flush()
+_flushers = 0  # flush() calls waiting for _deliver (guarded by _lock)
+
+
 def _drain() -> None:
     while not _stopping.is_set():
         try:
-            records, dropped = _bridge.take(_SYNC_SECONDS)
-            _emit(records, dropped)
+            with _deliver:
+                records, dropped = _bridge.take(_SYNC_SECONDS)
+                _emit(records, dropped)
             _sync_threshold()
+            while _flushers and not _stopping.is_set():
+                time.sleep(0.001)  # a flush() is due: let it have _deliver first
         except Exception:  # noqa: BLE001 - a broken handler must not kill the bridge
             pass
 
@@ -82,15 +92,27 @@ def _shutdown() -> None:
 
 
 def _after_fork_in_child() -> None:
-    global _thread
+    global _thread, _deliver, _flushers
     _thread = None  # the thread did not survive the fork
+    _deliver = threading.RLock()  # it may have held the lock at the fork
+    _flushers = 0
     _start()
 
 
 def flush() -> None:
-    """Delivers every native log line queued so far, on the calling thread."""
-    records, dropped = _bridge.take(0.0)
-    _emit(records, dropped)
+    """Delivers every native log line queued so far (including lines the ``simpler-log``
+    thread has taken but not yet logged) before it returns."""
+    global _flushers
+    with _lock:
+        _flushers += 1
+    try:
+        _bridge.wake()  # the drain thread, waiting for lines, returns and lets go of _deliver
+        with _deliver:
+            records, dropped = _bridge.take(0.0)
+            _emit(records, dropped)
+    finally:
+        with _lock:
+            _flushers -= 1
 
 
 def set_level(level: Union[int, str]) -> None:

@@ -283,16 +283,14 @@ void Link::loop() {
       last_busy = now;
       idle_ns = kIdleMinNs;
     }
-    // Spin (yielding) right after traffic: the next message is likely soon. A transfer in
-    // flight is tested every 20 us after that (it progresses only inside MPI calls).
-    // Otherwise sleep, longer the longer it stays quiet.
+    // Spin right after traffic (the next message is likely soon) and while a transfer or
+    // collective is in flight (it progresses only inside MPI calls), yielding the core
+    // after the first 50 us; otherwise sleep, longer the longer it stays quiet.
     if (now - last_busy < kPureSpinNs) {
       support::cpu_relax();
     } else if (now - last_busy < kHotNs || now - in_flight_since() < kInFlightSpinNs) {
       sched_yield();
-    } else if (!pending_.empty()) {
-      std::this_thread::sleep_for(std::chrono::nanoseconds(kIdleMinNs));
-    } else {
+    } else {  // quiet, or a transfer in flight for long (maybe one its peer abandoned)
       std::this_thread::sleep_for(std::chrono::nanoseconds(idle_ns));
       idle_ns = idle_ns * 2 > kIdleMaxNs ? kIdleMaxNs : idle_ns * 2;
     }
