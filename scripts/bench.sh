@@ -57,7 +57,7 @@ fi
 echo "== per-task cost against tasks per run and dependencies per task (bench/task_overhead --scaling)"
 run task_overhead_scaling "$bin/task_overhead_bench" --scaling "${quick[@]}"
 echo
-echo "== decoder layer end to end: simpler vs serial floor vs oneTBB flow graph (bench/scenes)"
+echo "== decoder layer end to end: simpler vs serial floor vs oneTBB flow graph vs ideal; pipelined decode loop (bench/scenes)"
 if [ -x "$bin/scene_bench" ]; then
   run scene_bench "$bin/scene_bench" "${quick[@]}"
 else

@@ -8,30 +8,34 @@ bfloat16, so bfloat16 arrays are held as their uint16 bit patterns (``to_bf16`` 
 from __future__ import annotations
 
 import pathlib
+import time
 from dataclasses import dataclass
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 
 from simpler import KernelCompiler
-from simpler.task_interface import ArgDirection as D, ChipCallable, CoreCallable, DataType
+from simpler.task_interface import (ArgDirection as D, CallConfig, ChipCallable, ChipStorageTaskArgs,
+                                    ChipTensor, CoreCallable, DataType)
 
 HERE = pathlib.Path(__file__).resolve().parent
 ENTRY = "decoder_layer"
 # The same layer with each head's attention as one cluster (MIX) task (kernels/attention.cpp).
 FUSED_ENTRY = "decoder_layer_fused"
+
+
+def _kernel_list() -> List[tuple]:
+    """func id order -> (kernel source, core type, signature), from kernels.list."""
+    kernels = []
+    for line in (HERE / "kernels.list").read_text().splitlines():
+        words = line.split("#", 1)[0].split()
+        if words:
+            kernels.append((words[0], words[1], [getattr(D, w) for w in words[2:]]))
+    return kernels
+
+
 # func id -> (kernel source, core type, signature); the ids are the orchestration's enum.
-KERNELS = [
-    ("matmul.cpp", "aic", [D.IN, D.IN, D.OUT]),
-    ("rmsnorm.cpp", "aiv", [D.IN, D.IN, D.OUT, D.SCALAR]),
-    ("rope.cpp", "aiv", [D.INOUT, D.IN, D.IN, D.SCALAR]),
-    ("softmax.cpp", "aiv", [D.INOUT, D.SCALAR, D.SCALAR]),
-    ("add.cpp", "aiv", [D.IN, D.IN, D.OUT]),
-    ("silu_mul.cpp", "aiv", [D.IN, D.IN, D.OUT]),
-    ("copy.cpp", "aiv", [D.IN, D.OUT]),
-    # QK^T on the cluster's cube core, softmax on its vector cores, .V on the cube core.
-    ("attention.cpp", "mix", [D.IN, D.IN, D.IN, D.OUT, D.SCALAR, D.SCALAR]),
-]
+KERNELS = _kernel_list()
 WEIGHTS = ["attn_norm", "wq", "wk", "wv", "wo", "mlp_norm", "w_gate", "w_up", "w_down",
            "rope_cos", "rope_sin"]
 # The entry signature: x, the weights, the two caches (INOUT), out; pos0, step_tokens, heads.
@@ -184,3 +188,52 @@ def task_count(shape: LayerShape, tile: int = 32, fused: bool = False) -> int:
         total += shape.heads * (1 if fused else tiles(n, seen) + 1 + tiles(n, d))  # attention
         total += tiles(n, h) + 1 + 1 + 2 * tiles(n, f) + 1 + tiles(n, h) + 1  # wo, add, mlp
     return total
+
+
+def decode_steps(worker: Any, handle: Any, shape: LayerShape, arrays: Dict[str, np.ndarray],
+                 dtype: str, depth: int = 2) -> List[float]:
+    """The decode loop as one run per token, ``depth`` runs in flight (CallConfig.pipeline_depth).
+
+    Every tensor lives in device memory for the whole loop (``worker.malloc``): the runs
+    share the KV caches, and simpler orders each step's attention after the earlier steps'
+    cache writes from the tensors alone, as within one run. With ``depth`` > 1 the
+    orchestration of step t+1 overlaps the kernels of step t. ``arrays`` get the outputs
+    (``out`` and the caches). Returns the seconds from the first submit to each step's
+    completion (the last one is the whole loop)."""
+    storage = DTYPES[dtype]
+    names = arg_order()
+    ptrs: Dict[str, int] = {}
+    runs: List[Any] = []
+    try:
+        for name in names:
+            ptrs[name] = worker.malloc(max(arrays[name].nbytes, 1))
+            worker.copy_to(ptrs[name], np.ascontiguousarray(arrays[name]))
+        config = CallConfig(pipeline_depth=depth)
+        start = time.perf_counter()
+        for t in range(shape.tokens):
+            args = ChipStorageTaskArgs()
+            for name in names:
+                a = arrays[name]
+                if name in ("x", "out"):  # this step's row
+                    row = a.nbytes // a.shape[0]
+                    args.add_tensor(ChipTensor.make(ptrs[name] + t * row, (1, a.shape[1]), storage))
+                else:
+                    args.add_tensor(ChipTensor.make(ptrs[name], a.shape, storage))
+            for value in (shape.pos0 + t, 1, shape.heads):
+                args.add_scalar(value)
+            runs.append(worker.submit(handle, args, config=config))
+        seconds: List[float] = []
+        for run in runs:
+            run.wait()
+            seconds.append(time.perf_counter() - start)
+        for name in ("out", "k_cache", "v_cache"):
+            worker.copy_from(arrays[name], ptrs[name])
+        return seconds
+    finally:
+        for run in runs:  # no device memory goes while a run may still use it
+            try:
+                run.wait()
+            except Exception:  # noqa: BLE001 - the first error is already propagating
+                pass
+        for ptr in ptrs.values():
+            worker.free(ptr)

@@ -109,7 +109,7 @@ class CallConfig:
                  output_prefix: str = ..., aicpu_thread_num: int = ...,
                  task_window_size: int = ..., heap_ring_bytes: int = ...,
                  dep_pool_size: int = ..., tensormap_capacity: int = ...,
-                 watchdog_timeout_ms: int = ...) -> None: ...
+                 watchdog_timeout_ms: int = ..., pipeline_depth: int = ...) -> None: ...
     enable_swimlane: bool
     dump_args: bool
     dump_dep_graph: bool
@@ -121,6 +121,7 @@ class CallConfig:
     dep_pool_size: int
     tensormap_capacity: int
     watchdog_timeout_ms: int
+    pipeline_depth: int
     def validate(self) -> None: ...
     def to_dict(self) -> dict[str, Any]: ...
     def copy(self) -> CallConfig: ...

@@ -127,7 +127,10 @@ Engine* ProgramMode::ensure_engine(const SimplerCallConfig* config, bool for_all
   SimplerCallConfig wanted = config != nullptr ? *config : default_config();
   // A run's own watchdog is that run's (execute() gets its config); only a prewarm
   // config's watchdog applies to every run of the context.
-  if (!for_all_runs) wanted.watchdog_timeout_ms = 0;
+  if (!for_all_runs) {
+    wanted.watchdog_timeout_ms = 0;
+    wanted.pipeline_depth = 0;  // likewise: a run's depth is that run's
+  }
   ScopedDevice on_device(device_);
   if (engine_) {  // ring memory of the old engine goes first
     std::string error;
@@ -235,14 +238,30 @@ uint64_t ProgramMode::prepare_run(int64_t callable_id, const ChipStorageTaskArgs
 }
 
 int ProgramMode::run_job(void* p) {
-  ProgramRun& run = *static_cast<JobHandle*>(p)->run;
+  const std::shared_ptr<ProgramRun>& shared = static_cast<JobHandle*>(p)->run;
+  ProgramRun& run = *shared;
   std::string error;
+  // A pipelined run (pipeline_depth > 1) returns once its orchestration did, so the next
+  // run's job can start orchestrating; the callback completes it when its tasks finished
+  // (it keeps the run alive until then).
+  RunDone on_done = [keep = shared](int status, const std::string& message) {
+    std::lock_guard<std::mutex> lock(keep->mutex);
+    keep->status = status;
+    keep->error = message;
+    keep->completed = true;
+    keep->settle();
+  };
+  bool deferred = false;
   int status = run.engine->execute(*run.callable->resident.program, run.device_args,
-                                   run.has_config ? &run.config : nullptr, &error);
+                                   run.has_config ? &run.config : nullptr, &error,
+                                   std::move(on_done), &deferred);
   std::lock_guard<std::mutex> lock(run.mutex);
   run.executed = true;
-  run.status = status;
-  run.error = std::move(error);
+  if (!deferred) {
+    run.status = status;
+    run.error = std::move(error);
+    run.completed = true;
+  }
   return SIMPLER_OK;  // the status belongs to the run, not to the context's stream
 }
 
@@ -255,9 +274,10 @@ void ProgramMode::finish_job(void* p) {
     handle->owner->stream_failed_.store(true, std::memory_order_release);
     run.status = SIMPLER_CHIP_ERR_DEVICE_FAULT;
     run.error = "the run's device job was skipped by an earlier error on the context's stream";
+    run.completed = true;
   }
-  run.done = true;
-  run.finished.notify_all();
+  run.job_finished = true;
+  run.settle();
 }
 
 void ProgramMode::renew_stream_after_error() {

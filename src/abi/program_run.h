@@ -32,13 +32,17 @@ struct ProgramRun {
   // Completion, guarded by `mutex`.
   std::mutex mutex;
   std::condition_variable finished;
-  bool executed = false;
-  bool done = false;
+  bool executed = false;   // the device job ran execute()
+  bool completed = false;  // the run's status is final (a pipelined run: its callback)
+  bool job_finished = false;
+  bool done = false;  // completed and the job's cleanup ran
   int status = 0;
   std::string error;
 
   // Blocks until done or the timeout (< 0: forever). True when done.
   bool wait_done(int64_t timeout_us);
+  // `mutex` held: done once both the status is final and the job's cleanup ran.
+  void settle();
 };
 
 }  // namespace simpler::rt::host

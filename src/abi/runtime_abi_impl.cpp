@@ -378,6 +378,13 @@ int kernel_mode_init(SimplerKernelModeInitArgs* args) {
                 "config is NULL; pass a SimplerCallConfig (zero fields = defaults)");
         require(a.generation != 0, "generation is 0; the caller mints a nonzero generation");
         check_config(*a.config, "config");
+        // Launches on the caller's stream are ordered by that stream: nothing to pipeline.
+        if (a.config->pipeline_depth > 1) {
+          fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
+               "config.pipeline_depth: " + std::to_string(a.config->pipeline_depth) +
+                   " applies to program mode only (kernel-mode launches are ordered by the "
+                   "caller's stream); leave it 0 or 1");
+        }
         // 2. Capability: a build without kernel mode takes nothing.
         if (!ctx.traits.kernel_mode_supported) {
           fail(PTO_RUNTIME_ERR_UNSUPPORTED, std::string("the runtime build '") + ctx.traits.name +

@@ -27,6 +27,9 @@ void complete(ChipState& chip, TaskSlot& task) {
     edge = next;
   }
   const uint64_t id = task.id;
+  // A pipelined run's track stays until this task counted itself; any other run's may be
+  // reused as soon as done_id is published: decide before.
+  RunTrack* const counted = task.run->counted ? task.run : nullptr;
   task.done_id.store(id, std::memory_order_release);  // last touch of the slot
   // The orchestrator may wait for this completion (only that one wakes it).
   if (chip.orchestrator_parker.has_waiters_after_publish() &&
@@ -34,6 +37,7 @@ void complete(ChipState& chip, TaskSlot& task) {
     chip.orchestrator_parker.wake_all();
   }
   if (released > 1) chip.wake_schedulers(released - 1);
+  if (counted != nullptr) counted->task_done();  // a pipelined run ends with its last task
 }
 
 }  // namespace
@@ -50,7 +54,8 @@ uint32_t claim_block(ChipState& chip, TaskSlot& task) {
 
 void run_block(ChipState& chip, TaskSlot& task, uint32_t block_idx, uint32_t core_type,
                uint32_t core_id, uint32_t lane, const SimplerClusterOps* cluster) {
-  if (chip.status.failed()) return;  // after an error the remaining tasks are skipped
+  // After an error the remaining tasks of that run are skipped (other runs go on).
+  if (task.run->status.failed()) return;
   int32_t fault = 0;
   SimplerKernelContext context{};
   context.block_idx = block_idx;
@@ -63,7 +68,7 @@ void run_block(ChipState& chip, TaskSlot& task, uint32_t block_idx, uint32_t cor
   argv[0] = static_cast<int64_t>(reinterpret_cast<intptr_t>(&context));
   std::memcpy(&argv[1], task.args, task.arg_count * sizeof(int64_t));
   RunObserver* observer = chip.observer.load(std::memory_order_relaxed);
-  const BlockView view{task.id - chip.first_task, task.func_id, block_idx, core_type, core_id};
+  const BlockView view{task.id - task.run->first_id, task.func_id, block_idx, core_type, core_id};
   const bool tracked = chip.running.tracking.load(std::memory_order_relaxed);
   if (tracked)
     chip.running.enter(core_type, core_id, task.id, task.func_id, block_idx,
@@ -77,13 +82,17 @@ void run_block(ChipState& chip, TaskSlot& task, uint32_t block_idx, uint32_t cor
   if (tracked) chip.running.leave(core_type, core_id);
   if (!returned) {
     chip.poisoned.store(true, std::memory_order_release);
-    chip.fail(SIMPLER_CHIP_ERR_KERNEL_FAULT,
-              "kernel func_id " + std::to_string(task.func_id) + " crashed with " +
-                  describe_fault(signal) + " in " + block_name(chip, task, block_idx) + " on " +
-                  core_type_name(core_type) + " core " + std::to_string(core_id) +
-                  "; the context is now failed: close it and create a new one");
+    const std::string message = "kernel func_id " + std::to_string(task.func_id) +
+                                " crashed with " + describe_fault(signal) + " in " +
+                                block_name(chip, task, block_idx) + " on " +
+                                core_type_name(core_type) + " core " + std::to_string(core_id) +
+                                "; the context is now failed: close it and create a new one";
+    // The run of this task first (its handle names this kernel), then every other run in
+    // flight: the context is failed.
+    chip.fail(*task.run, SIMPLER_CHIP_ERR_KERNEL_FAULT, message);
+    chip.fail_all(SIMPLER_CHIP_ERR_KERNEL_FAULT, message);
   } else if (fault != 0) {
-    chip.fail(SIMPLER_CHIP_ERR_KERNEL_FAULT,
+    chip.fail(*task.run, SIMPLER_CHIP_ERR_KERNEL_FAULT,
               "kernel func_id " + std::to_string(task.func_id) + " reported fault code " +
                   std::to_string(fault) + " in " + block_name(chip, task, block_idx) + " on " +
                   core_type_name(core_type) + " core " + std::to_string(core_id));
@@ -91,7 +100,10 @@ void run_block(ChipState& chip, TaskSlot& task, uint32_t block_idx, uint32_t cor
 }
 
 std::string task_name(const ChipState& chip, uint64_t task_id) {
-  const uint64_t index = task_id - chip.first_task;
+  return task_name(task_id - chip.first_task);
+}
+
+std::string task_name(uint64_t index) {
   const uint64_t nth = index + 1;
   const char* suffix = (nth % 100 >= 11 && nth % 100 <= 13) ? "th"
                        : nth % 10 == 1                      ? "st"
@@ -103,7 +115,8 @@ std::string task_name(const ChipState& chip, uint64_t task_id) {
 }
 
 std::string block_name(const ChipState& chip, const TaskSlot& task, uint32_t block_idx) {
-  std::string name = task_name(chip, task.id);
+  (void)chip;
+  std::string name = task_name(task.id - task.run->first_id);
   if (task.block_num > 1) {
     name += ", block " + std::to_string(block_idx) + " of " + std::to_string(task.block_num);
   }

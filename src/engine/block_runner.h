@@ -21,6 +21,7 @@ void run_block(ChipState& chip, TaskSlot& task, uint32_t block_idx, uint32_t cor
 // "task 0 (the 1st task the orchestration submitted)": tasks as the user numbers them
 // (submit order within the run, from 0), not the engine's internal ids.
 std::string task_name(const ChipState& chip, uint64_t task_id);
+std::string task_name(uint64_t index);  // `index`: the task's number within its run
 // task_name plus ", block b of n" for an SPMD task.
 std::string block_name(const ChipState& chip, const TaskSlot& task, uint32_t block_idx);
 

@@ -15,7 +15,9 @@
 #include "parker.h"
 #include "ready_queue.h"
 #include "run_status.h"
+#include "run_track.h"
 #include "running_blocks.h"
+#include "simpler/abi/chip_types.h"
 #include "simpler/kernel/kernel_abi.h"
 #include "task_slot.h"
 
@@ -75,7 +77,12 @@ struct ChipState {
   std::atomic<bool> shutdown{false};
   // No more runnable threads than hardware threads: at most max_awake schedulers are
   // awake (running or spinning) at once, the caller of execute() being the other one.
-  int32_t max_awake = 1;
+  std::atomic<int32_t> max_awake{1};
+  // max_awake while a thread orchestrates (it runs kernels too: hardware - 1), and while
+  // none does because the orchestrations of the pipelined runs in flight all returned (the
+  // caller of execute() is gone: one more scheduler may run).
+  int32_t awake_orchestrating = 1;
+  int32_t awake_unattended = 1;
   std::atomic<int32_t> awake{0};
   // Per core type, indexed by core id: kCoreBusy while a dispatcher (dispatcher.h) runs a
   // block on that core, so no core ever runs two blocks at once (values above).
@@ -89,8 +96,12 @@ struct ChipState {
   // threads write their neighbours.
   alignas(64) std::atomic<bool> poisoned{false};
 
+  // Runs in flight: the one being orchestrated plus up to SIMPLER_MAX_PIPELINE_DEPTH - 1
+  // pipelined ones still executing (run_track.h). Fixed array: tasks point into it.
+  static constexpr uint32_t kRunTracks = SIMPLER_MAX_PIPELINE_DEPTH + 1;
+  RunTrack runs[kRunTracks];
+
   // ---- per run ----
-  RunStatus status;
   // Sees every kernel block when not null (set between runs; schedulers read it after
   // popping a task, which the queue orders after the store).
   std::atomic<RunObserver*> observer{nullptr};
@@ -134,6 +145,11 @@ struct ChipState {
   void wake_schedulers(int count) {
     if (awake_schedulers() < max_awake) scheduler_parker.notify(count);
   }
+  void orchestrator_returns() { max_awake.store(awake_orchestrating, std::memory_order_relaxed); }
+  void orchestrator_leaves() {
+    max_awake.store(awake_unattended, std::memory_order_relaxed);
+    wake_schedulers(awake_unattended);
+  }
   // Ready blocks queued of either type (a hint).
   uint64_t ready_depth() const {
     return ready[0].size_hint() + ready[1].size_hint() + ready[SIMPLER_CORE_MIX].size_hint();
@@ -150,10 +166,16 @@ struct ChipState {
   Edge* closed() { return &closed_fanout; }
 
   // Latches the run's first error and wakes every waiter so it can observe it.
-  void fail(int32_t code, const std::string& message) {
-    if (status.latch(code, message)) {
+  void fail(RunTrack& run, int32_t code, const std::string& message) {
+    if (run.status.latch(code, message)) {
       scheduler_parker.notify_all();
       orchestrator_parker.notify_all();
+    }
+  }
+  // A crash or a watchdog timeout: every run in flight fails (their tasks are skipped).
+  void fail_all(int32_t code, const std::string& message) {
+    for (RunTrack& run : runs) {
+      if (run.busy.load(std::memory_order_acquire)) fail(run, code, message);
     }
   }
 

@@ -97,9 +97,9 @@ void start_reserved(ChipState& chip) {
 
   uint8_t* buffers = cluster_buffers(pool);
   if (buffers == nullptr) {
-    chip.fail(SIMPLER_CHIP_ERR_KERNEL_FAULT, "cannot allocate the cluster buffers for " +
-                                                 task_name(chip, task.id) +
-                                                 " (out of host memory)");
+    chip.fail(*task.run, SIMPLER_CHIP_ERR_KERNEL_FAULT,
+              "cannot allocate the cluster buffers for " + task_name(task.id - task.run->first_id) +
+                  " (out of host memory)");
   }
   const uint32_t parts = task.block_num * kClusterParts;
   for (uint32_t b = 0; b < task.block_num; ++b)
@@ -120,9 +120,9 @@ void start_reserved(ChipState& chip) {
   };
   auto done = [&chip, &task, clusters](uint32_t) { finish_cluster_task(chip, task, clusters); };
   if (!pool.crew->launch(parts, part, done)) {
-    chip.fail(SIMPLER_CHIP_ERR_KERNEL_FAULT, "cannot start the helper threads of " +
-                                                 task_name(chip, task.id) +
-                                                 " (a cluster task runs one host thread per core)");
+    chip.fail(*task.run, SIMPLER_CHIP_ERR_KERNEL_FAULT,
+              "cannot start the helper threads of " + task_name(task.id - task.run->first_id) +
+                  " (a cluster task runs one host thread per core)");
     finish_cluster_task(chip, task, clusters);  // skipped: the run failed
   }
 }

@@ -55,7 +55,7 @@ SimplerClusterOps ClusterSync::ops_for(uint32_t part, void* buffer) {
 }
 
 int ClusterSync::broken_status() const {
-  const int code = chip_->status.code();
+  const int code = task_->run->status.code();
   return code != SIMPLER_OK ? code : SIMPLER_CHIP_ERR_KERNEL_FAULT;
 }
 
@@ -105,10 +105,10 @@ bool ClusterSync::deadlocked() {
     }
   }
   broken_ = true;
-  chip_->fail(SIMPLER_CHIP_ERR_KERNEL_FAULT,
-              "cluster task deadlock in " + task_name(*chip_, task_->id) + " (kernel func_id " +
-                  std::to_string(task_->func_id) + ") on cluster " + std::to_string(cluster_id_) +
-                  ": " + what +
+  chip_->fail(*task_->run, SIMPLER_CHIP_ERR_KERNEL_FAULT,
+              "cluster task deadlock in " + task_name(task_->id - task_->run->first_id) +
+                  " (kernel func_id " + std::to_string(task_->func_id) + ") on cluster " +
+                  std::to_string(cluster_id_) + ": " + what +
                   "; no part can release the others (a flag no part sets, or a barrier a part "
                   "never reaches): check the kernel's set_flag/wait_flag/barrier pairs");
   changed_.notify_all();
@@ -123,7 +123,7 @@ int ClusterSync::park(std::unique_lock<std::mutex>& lock, uint32_t part, Ready r
       parts_[part].wait = Wait::kRunning;
       return SIMPLER_OK;
     }
-    if (chip_->status.failed()) {
+    if (task_->run->status.failed()) {
       broken_ = true;
       changed_.notify_all();
       return broken_status();
@@ -152,9 +152,9 @@ int ClusterSync::set_flag(uint32_t part, uint32_t flag) {
   if (broken_) return broken_status();
   if (flag >= SIMPLER_CLUSTER_FLAG_COUNT) {
     broken_ = true;
-    chip_->fail(SIMPLER_CHIP_ERR_KERNEL_FAULT,
-                part_name(part) + " of " + task_name(*chip_, task_->id) + " set flag " +
-                    std::to_string(flag) + ", out of range (flags 0.." +
+    chip_->fail(*task_->run, SIMPLER_CHIP_ERR_KERNEL_FAULT,
+                part_name(part) + " of " + task_name(task_->id - task_->run->first_id) +
+                    " set flag " + std::to_string(flag) + ", out of range (flags 0.." +
                     std::to_string(SIMPLER_CLUSTER_FLAG_COUNT - 1) + ")");
     changed_.notify_all();
     return broken_status();
@@ -169,9 +169,9 @@ int ClusterSync::wait_flag(uint32_t part, uint32_t flag) {
   if (broken_) return broken_status();
   if (flag >= SIMPLER_CLUSTER_FLAG_COUNT) {
     broken_ = true;
-    chip_->fail(SIMPLER_CHIP_ERR_KERNEL_FAULT,
-                part_name(part) + " of " + task_name(*chip_, task_->id) + " waited for flag " +
-                    std::to_string(flag) + ", out of range (flags 0.." +
+    chip_->fail(*task_->run, SIMPLER_CHIP_ERR_KERNEL_FAULT,
+                part_name(part) + " of " + task_name(task_->id - task_->run->first_id) +
+                    " waited for flag " + std::to_string(flag) + ", out of range (flags 0.." +
                     std::to_string(SIMPLER_CLUSTER_FLAG_COUNT - 1) + ")");
     changed_.notify_all();
     return broken_status();

@@ -54,6 +54,7 @@ struct Engine::Impl {
   bool build_graph_first = false;
   SimplerCallConfig config{};
   uint64_t default_watchdog_ms = 0;  // off unless the config asks for one
+  uint32_t default_depth = 1;        // a prewarm config's pipeline_depth
   bool debug_log = false;
 
   void* heap = nullptr;
@@ -79,6 +80,15 @@ struct Engine::Impl {
   mutable std::mutex sticky_mutex;  // not execute_mutex: readable while a run executes
   int sticky_code = SIMPLER_OK;
   std::string sticky_message;
+
+  // The engine is poisoned: the first poisoning status is what every later run gets.
+  void record_sticky(int status, const std::string& message) {
+    std::lock_guard<std::mutex> lock(sticky_mutex);
+    if (sticky_code == SIMPLER_OK) {
+      sticky_code = status != SIMPLER_OK ? status : PTO_RUNTIME_ERR_INTERNAL;
+      sticky_message = message;
+    }
+  }
 
   uint64_t progress() const {
     uint64_t p = orchestrator->progress();
@@ -206,6 +216,7 @@ int Engine::create(const EngineOptions& options, std::unique_ptr<Engine>* out, s
   impl->diagnostics.set_numbered(options.number_diagnostics);
   impl->config = config;
   impl->default_watchdog_ms = config.watchdog_timeout_ms;
+  impl->default_depth = config.pipeline_depth != 0 ? config.pipeline_depth : 1;
   impl->debug_log = simpler_log_enabled(SIMPLER_LOG_LEVEL_DEBUG) != 0;
 
   const uint64_t window = or_default(config.task_window_size, kDefaultTaskWindow);
@@ -244,7 +255,9 @@ int Engine::create(const EngineOptions& options, std::unique_ptr<Engine>* out, s
     // so at most hardware - 1 schedulers are awake at once (the rest stay parked).
     const int32_t hardware =
         static_cast<int32_t>(std::max(2u, std::thread::hardware_concurrency()));
-    chip.max_awake = std::max(1, std::min(scheduler_count, hardware - 1));
+    chip.awake_orchestrating = std::max(1, std::min(scheduler_count, hardware - 1));
+    chip.awake_unattended = std::max(1, std::min(scheduler_count, hardware));
+    chip.max_awake = chip.awake_orchestrating;
     for (int32_t i = 0; i < scheduler_count; ++i) {
       // Lane 0 is the caller of execute(), schedulers 1..; each starts its core search
       // at its own share of the clusters.
@@ -268,10 +281,12 @@ int Engine::create(const EngineOptions& options, std::unique_ptr<Engine>* out, s
 }
 
 int Engine::execute(const LoadedProgram& program, const ChipStorageTaskArgs& args,
-                    const SimplerCallConfig* run_config, std::string* error) {
+                    const SimplerCallConfig* run_config, std::string* error, RunDone on_done,
+                    bool* deferred) {
   std::string scratch;
   std::string& err = error != nullptr ? *error : scratch;
   err.clear();
+  if (deferred != nullptr) *deferred = false;
   Impl& I = *impl_;
   std::lock_guard<std::mutex> serialize(I.execute_mutex);
   if (I.released) {
@@ -314,16 +329,29 @@ int Engine::execute(const LoadedProgram& program, const ChipStorageTaskArgs& arg
     }
   }
 
-  I.chip.status.reset();
+  // A run that writes diagnostics or is watched is not pipelined: its files and its
+  // watchdog cover exactly its own tasks.
+  uint32_t depth = config.pipeline_depth != 0 ? config.pipeline_depth : I.default_depth;
+  if (!on_done || watched || config.flags != 0 || depth == 0) depth = 1;
+
+  I.chip.observer.store(nullptr, std::memory_order_relaxed);  // set once the run starts
   I.diagnostics.begin_run(config, I.lanes());
-  I.chip.observer.store(I.diagnostics.block_observer(), std::memory_order_relaxed);
   RunOptions run;
   run.build_graph_first = I.build_graph_first;
   run.observer = I.diagnostics.graph_observer();
+  run.block_observer = I.diagnostics.block_observer();
   run.debug_log = I.debug_log;
   run.watchdog = nullptr;  // polled here, by a thread that runs no user code
+  run.pipeline_depth = depth;
+  if (depth > 1) {
+    // A crash or a timeout after execute() returned still makes the engine sticky.
+    run.on_done = [&I, on_done = std::move(on_done)](int status, const std::string& message) {
+      if (I.chip.poisoned.load(std::memory_order_acquire)) I.record_sticky(status, message);
+      on_done(status, message);
+    };
+  }
   I.chip.running.tracking.store(watched, std::memory_order_relaxed);
-  I.orchestrator->begin_run(P, run);
+  RunTrack* track = I.orchestrator->begin_run(P, run);
 
   RunFacts facts;
   facts.start_ns = support::steady_now_ns();
@@ -336,23 +364,23 @@ int Engine::execute(const LoadedProgram& program, const ChipStorageTaskArgs& arg
     try {
       finished = I.run_watched(args, watchdog_ms, P.func_name);
     } catch (const std::system_error& e) {
+      I.orchestrator->abort_run();
       err = std::string("cannot start the orchestrator thread of a watched run: ") + e.what();
       return PTO_RUNTIME_ERR_INTERNAL;
     }
   }
+  if (depth > 1) {
+    // In flight: its tasks still execute; the callback reports its status.
+    if (deferred != nullptr) *deferred = true;
+    return SIMPLER_OK;
+  }
   facts.end_ns = support::steady_now_ns();
-  int status = I.chip.status.code();
-  if (status != SIMPLER_OK) err = I.chip.status.message();
+  int status = track->status.code();
+  if (status != SIMPLER_OK) err = track->status.message();
   if (!finished || status == SIMPLER_CHIP_ERR_SCHEDULER_TIMEOUT) {
     I.chip.poisoned.store(true, std::memory_order_release);
   }
-  if (I.chip.poisoned.load(std::memory_order_acquire)) {
-    std::lock_guard<std::mutex> lock(I.sticky_mutex);
-    if (I.sticky_code == SIMPLER_OK) {
-      I.sticky_code = status != SIMPLER_OK ? status : PTO_RUNTIME_ERR_INTERNAL;
-      I.sticky_message = err;
-    }
-  }
+  if (I.chip.poisoned.load(std::memory_order_acquire)) I.record_sticky(status, err);
   // An abandoned run's state is still in use by the stuck thread: no diagnostics.
   if (!finished) return status;
 
@@ -381,6 +409,9 @@ int32_t Engine::device() const { return impl_->device; }
 int Engine::release(std::string* error) {
   Impl& I = *impl_;
   std::lock_guard<std::mutex> serialize(I.execute_mutex);
+  // Pipelined runs still in flight finish first (their callers were told to wait for them;
+  // this frees what their orchestrations allocated outside scopes).
+  if (!I.released && !I.abandoned.load(std::memory_order_acquire)) I.orchestrator->drain_idle();
   I.released = true;
   I.stop_threads();
   if (I.abandoned.load(std::memory_order_acquire)) {

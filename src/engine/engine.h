@@ -31,6 +31,7 @@
 #include <memory>
 #include <string>
 
+#include "run_track.h"
 #include "simpler/abi/chip_types.h"
 #include "simpler/task/task_interface.h"
 
@@ -94,8 +95,20 @@ class Engine {
   // on the engine's runner thread while the calling thread polls the watchdog (a kernel
   // that never returns then fails the run within about the timeout). After a caught
   // fault or a timeout every later call returns that status (sticky).
+  //
+  // Pipelined runs (program mode): given `on_done`, a run whose config (or the create
+  // config) has pipeline_depth D > 1 starts its orchestration once at most D - 1 earlier
+  // runs are still executing, and execute() returns as soon as the orchestration returned,
+  // with 0 and *deferred = true: `on_done` then reports the run's status and message once,
+  // from the thread that finished its last task (possibly before execute() returns). Its
+  // tasks depend on the earlier runs' tasks through the tensor map as within one run. An
+  // error fails only the run it happened in (its remaining tasks are skipped); a crash or
+  // a timeout fails every run in flight. A run with diagnostics flags or a watchdog, and
+  // every run without `on_done`, is not pipelined (D = 1): it starts after every earlier
+  // run finished and execute() returns when it finished, as always.
   int execute(const LoadedProgram& program, const ChipStorageTaskArgs& args,
-              const SimplerCallConfig* run_config, std::string* error);
+              const SimplerCallConfig* run_config, std::string* error, RunDone on_done = {},
+              bool* deferred = nullptr);
 
   uint64_t committed_bytes() const;  // device bytes held by this engine
 

@@ -197,7 +197,7 @@ bool Orchestrator::wait_for_accessors(const ChipTensor& t, AccessKind kind) {
   for (uint64_t id : deps_) {
     if (id < tail_ || id >= head_) continue;  // reclaimed, hence completed
     wait_for_completion(id, /*stop_on_error=*/true);
-    if (chip_.status.failed()) return false;
+    if (run_->status.failed()) return false;
   }
   return true;
 }
@@ -254,8 +254,9 @@ int Orchestrator::write_value(const ChipTensor* t, int64_t index, const void* in
 
 int Orchestrator::fatal(const char* message) {
   bump_progress();
-  chip_.fail(SIMPLER_CHIP_ERR_ORCH_FATAL, std::string("orchestration fatal: ") +
-                                              (message != nullptr ? message : "(no message)"));
+  chip_.fail(
+      *run_, SIMPLER_CHIP_ERR_ORCH_FATAL,
+      std::string("orchestration fatal: ") + (message != nullptr ? message : "(no message)"));
   return SIMPLER_CHIP_ERR_ORCH_FATAL;
 }
 

@@ -98,24 +98,65 @@ Orchestrator::Orchestrator(ChipState& chip, const OrchestratorSizes& sizes)
   deps_.reserve(4 * CHIP_MAX_TENSOR_ARGS);
 }
 
-void Orchestrator::begin_run(const LoadedProgram::Impl& program, const RunOptions& options) {
+RunTrack* Orchestrator::begin_run(const LoadedProgram::Impl& program, const RunOptions& options) {
   program_ = &program;
   options_ = options;
+  if (options_.pipeline_depth < 1) options_.pipeline_depth = 1;
   // The orchestration gets a pointer to this table; one that wrote through it (casting
   // const away) must not break the next run of another program.
   api_ = make_orch_api(this);
   addresses_.begin_run(reinterpret_cast<uintptr_t>(heap_base_), heap_.capacity());
-  // A fresh id range: nothing of an earlier (possibly failed) run can alias it.
-  head_ += 1;
-  tail_ = done_cursor_ = run_first_ = head_;
-  chip_.first_task = run_first_;
+  // A free track: every execute() returns with at most SIMPLER_MAX_PIPELINE_DEPTH runs
+  // in flight, and there is one track more than that.
+  run_ = nullptr;
+  for (RunTrack& t : chip_.runs) {
+    if (!t.busy.load(std::memory_order_acquire)) {
+      run_ = &t;
+      break;
+    }
+  }
+  if (run_ == nullptr) run_ = &spare_track_;  // unreachable by the count above; never null
+  run_->status.reset();
+  run_->first_id = run_->end_id = 0;
+  run_->counted = options_.pipeline_depth > 1;
+  run_->on_done = options_.pipeline_depth > 1 ? options_.on_done : RunDone{};
+  run_->remaining.store(kUncounted, std::memory_order_relaxed);
+  run_->busy.store(true, std::memory_order_release);
   deferred_ = nullptr;
   last_wake_head_ = 0;
   building_ = false;
   orchestration_ns_ = 0;
+  return run_;
+}
+
+void Orchestrator::abort_run() {
+  run_->on_done = nullptr;
+  run_->busy.store(false, std::memory_order_release);
+}
+
+void Orchestrator::start_ids() {
+  if (drained_) {
+    // A fresh id range: nothing of an earlier (possibly failed) run can alias it.
+    head_ += 1;
+    tail_ = done_cursor_ = head_;
+  }
+  // Else earlier pipelined runs are still in flight: ids continue without a gap (the
+  // slots are reclaimed in id order across runs) and the tensor map keeps their entries,
+  // so this run's tasks depend on theirs exactly as on a task of their own run.
+  run_first_ = head_;
+  run_->first_id = run_first_;
+  chip_.first_task = run_first_;
 }
 
 void Orchestrator::run(const ChipStorageTaskArgs& args) {
+  chip_.orchestrator_returns();  // this thread runs kernels too from here on
+  if (options_.pipeline_depth == 1) {
+    drain();  // today's behaviour: a run starts on an idle chip
+  } else {
+    wait_runs_below(options_.pipeline_depth - 1);
+  }
+  start_ids();
+  chip_.observer.store(options_.block_observer, std::memory_order_release);
   const auto start = std::chrono::steady_clock::now();
   building_ = options_.build_graph_first;
   int rc = 0;
@@ -127,45 +168,130 @@ void Orchestrator::run(const ChipStorageTaskArgs& args) {
           .count();
   if (!returned) {
     // The fault may have left this thread's own state (rings, tensor map) half-updated if
-    // it happened inside an API call: the engine is poisoned either way.
+    // it happened inside an API call: the engine is poisoned either way, and every run in
+    // flight fails with this one.
     chip_.poisoned.store(true, std::memory_order_release);
-    fail(SIMPLER_CHIP_ERR_ORCH_FATAL, "the orchestration '" + program_->func_name +
-                                          "' crashed with " + describe_fault(signal) +
-                                          "; the context is now failed: close it and create a "
-                                          "new one");
+    const std::string message = "the orchestration '" + program_->func_name + "' crashed with " +
+                                describe_fault(signal) +
+                                "; the context is now failed: close it and create a new one";
+    fail(SIMPLER_CHIP_ERR_ORCH_FATAL, message);
+    chip_.fail_all(SIMPLER_CHIP_ERR_ORCH_FATAL, message);
   } else if (rc != 0) {
     fail(SIMPLER_CHIP_ERR_ORCH_FATAL,
          "the orchestration '" + program_->func_name + "' returned " + std::to_string(rc));
   }
-  finish();
+  if (options_.pipeline_depth == 1) {
+    finish();
+  } else {
+    end_pipelined();
+  }
 }
 
-void Orchestrator::finish() {
+void Orchestrator::release_graph() {
   if (options_.build_graph_first) {
     for (uint64_t id = run_first_; id < head_; ++id) drop_guard(chip_.slot(id), false);
     chip_.wake_schedulers(chip_.max_awake);
   } else {
     release_deferred();
   }
+}
+
+void Orchestrator::finish() {
+  release_graph();
   wait_all_done(/*stop_on_error=*/false);
   // Every task completed: all rings are empty again.
   scopes_.clear();
   // A run that submitted nothing left the map as the previous run's clear() did (an
   // empty program, e.g. a no-op kernel-mode launch, stays a few hundred ns).
   if (head_ != run_first_) tmap_.clear();
+  reset_rings();
+  free_loose(loose_);
+  run_->end_id = head_;
+  run_->busy.store(false, std::memory_order_release);
+}
+
+void Orchestrator::reset_rings() {
   tail_ = done_cursor_ = head_;
   arena_.release_all();
   pool_tail_ = pool_head_;
   heap_.release_all();
   block_tail_ = block_head_;
-  free_loose();
+  drained_ = true;
 }
 
-void Orchestrator::free_loose() {
-  // Every task completed; sim_free is ordered after the work queued on the run's own stream
-  // (this job), so the blocks are reused only once the run is over.
-  for (void* p : loose_) (void)sim_free(p);
+void Orchestrator::end_pipelined() {
+  release_graph();
+  // Scopes left open end with the orchestration: their heap blocks are freed once every
+  // task submitted so far completed, and their tasks are no longer pinned.
+  for (uint64_t b = block_tail_; b < block_head_; ++b) {
+    HeapBlock& block = blocks_[b % blocks_.size()];
+    if (block.free_after == kOpen) block.free_after = head_;
+  }
+  scopes_.clear();
+  run_->end_id = head_;
+  run_->loose = std::move(loose_);
   loose_.clear();
+  drained_ = false;
+  // Nobody helps the schedulers once this thread returned: one more may run, and they are
+  // woken for what is ready.
+  chip_.orchestrator_leaves();
+  // Drop the orchestration's guard: kUncounted minus the completions so far; whoever
+  // brings it to zero (here, or the last task's completing thread) completes the run.
+  const auto uncounted = static_cast<int64_t>(kUncounted - (head_ - run_first_));
+  if (run_->remaining.fetch_sub(uncounted, std::memory_order_acq_rel) == uncounted) {
+    run_->finish();
+  }
+}
+
+void Orchestrator::drain() {
+  collect_finished();
+  if (drained_) return;
+  release_deferred();
+  wait_all_done(/*stop_on_error=*/false);  // failed runs' tasks complete too (skipped)
+  for (RunTrack& t : chip_.runs) {
+    // The last task's thread may still be in the run's completion callback.
+    while (&t != run_ && t.busy.load(std::memory_order_acquire)) std::this_thread::yield();
+  }
+  collect_finished();
+  tmap_.clear();
+  reset_rings();
+}
+
+void Orchestrator::wait_runs_below(uint32_t limit) {
+  for (;;) {
+    collect_finished();
+    RunTrack* oldest = nullptr;
+    uint32_t busy = 0;
+    for (RunTrack& t : chip_.runs) {
+      if (&t == run_ || !t.busy.load(std::memory_order_acquire)) continue;
+      ++busy;
+      if (oldest == nullptr || t.first_id < oldest->first_id) oldest = &t;
+    }
+    if (busy <= limit) return;
+    // Every task of the oldest run, then its completion callback (on another thread).
+    for (;;) {
+      advance_done_cursor();
+      if (done_cursor_ >= oldest->end_id) break;
+      const uint64_t last = oldest->end_id - 1;
+      const bool last_done = chip_.slot(last).done_id.load(std::memory_order_acquire) == last;
+      wait_for_completion(last_done ? done_cursor_ : last, /*stop_on_error=*/false);
+    }
+    while (oldest->busy.load(std::memory_order_acquire)) std::this_thread::yield();
+  }
+}
+
+void Orchestrator::collect_finished() {
+  for (RunTrack& t : chip_.runs) {
+    if (&t == run_ || t.busy.load(std::memory_order_acquire) || t.loose.empty()) continue;
+    free_loose(t.loose);
+  }
+}
+
+void Orchestrator::free_loose(std::vector<void*>& blocks) {
+  // Every task of their run completed; sim_free is ordered after the work queued on the
+  // run's own stream (this job), so the blocks are reused only once the run is over.
+  for (void* p : blocks) (void)sim_free(p);
+  blocks.clear();
 }
 
 bool Orchestrator::loose_alloc(uint64_t bytes, uint8_t** out) {
@@ -190,7 +316,7 @@ bool Orchestrator::loose_alloc(uint64_t bytes, uint8_t** out) {
 }
 
 int Orchestrator::fail(int32_t code, const std::string& message) {
-  chip_.fail(code, message);
+  chip_.fail(*run_, code, message);
   return status();
 }
 
@@ -355,7 +481,7 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
     if (producer.dedup_stamp == id) continue;
     producer.dedup_stamp = id;
     deps_[unique++] = p;
-    if (options_.observer != nullptr)
+    if (options_.observer != nullptr && p >= run_first_)
       options_.observer->on_dependency(p - run_first_, id - run_first_);
   }
   deps_.resize(unique);
@@ -367,6 +493,7 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
   task.core_type = desc->core_type;
   task.func_id = desc->func_id;
   task.id = id;
+  task.run = run_;
   task.next_block.store(0, std::memory_order_relaxed);
   task.blocks_done.store(0, std::memory_order_relaxed);
   task.fanout.store(nullptr, std::memory_order_relaxed);
@@ -477,8 +604,10 @@ bool Orchestrator::reclaim_front() {
 
 bool Orchestrator::make_room(const char* what, const char* knob, int32_t deadlock_code) {
   if (reclaim_front()) return true;
-  if (chip_.status.failed()) return false;
-  if (building_) {
+  if (run_->status.failed()) return false;
+  // A host-built graph holds all its guards until it is complete: only the tasks of
+  // earlier (pipelined) runs can make room.
+  auto over_capacity = [&] {
     const int32_t code = deadlock_code == SIMPLER_CHIP_ERR_TENSORMAP_OVERFLOW
                              ? deadlock_code
                              : PTO_RUNTIME_ERR_CAPACITY_EXCEEDED;
@@ -486,11 +615,13 @@ bool Orchestrator::make_room(const char* what, const char* knob, int32_t deadloc
                    std::to_string(head_ - run_first_) +
                    " tasks; a host-built graph must fit at once (raise " + knob + ")");
     return false;
-  }
+  };
+  if (building_ && tail_ >= run_first_) return over_capacity();
   release_deferred();
   for (;;) {
     if (reclaim_front()) return true;
-    if (chip_.status.failed()) return false;
+    if (run_->status.failed()) return false;
+    if (building_ && tail_ >= run_first_) return over_capacity();
     const char* kind = deadlock_code == SIMPLER_CHIP_ERR_TENSORMAP_OVERFLOW ? "tensor map overflow"
                                                                             : "ring deadlock";
     if (tail_ == head_) {
@@ -510,7 +641,9 @@ bool Orchestrator::make_room(const char* what, const char* knob, int32_t deadloc
     }
     // Free a batch, not one slot: one wake-up per batch instead of one per task.
     const uint64_t batch = std::max<uint64_t>(1, chip_.window / 8);
-    wait_for_completion(std::min(tail_ + batch, head_) - 1, /*stop_on_error=*/true);
+    uint64_t target = std::min(tail_ + batch, head_) - 1;
+    if (building_) target = std::min(target, run_first_ - 1);  // an earlier run's task
+    wait_for_completion(target, /*stop_on_error=*/true);
   }
 }
 
@@ -537,7 +670,7 @@ void Orchestrator::wait_for_completion(uint64_t id, bool stop_on_error) {
   TaskSlot& slot = chip_.slot(id);
   auto done = [&] {
     return slot.done_id.load(std::memory_order_acquire) == id ||
-           (stop_on_error && chip_.status.failed());
+           (stop_on_error && run_->status.failed());
   };
   for (;;) {
     Backoff backoff(kOrchestratorSpinBudget);
@@ -577,7 +710,7 @@ bool Orchestrator::wait_all_done(bool stop_on_error) {
   for (;;) {
     advance_done_cursor();
     if (done_cursor_ >= head_) return true;
-    if (stop_on_error && chip_.status.failed()) return false;
+    if (stop_on_error && run_->status.failed()) return false;
     // Wait for the newest unfinished task first: usually the last to finish, so the
     // whole wait costs one wake-up.
     const uint64_t newest = head_ - 1;
@@ -624,9 +757,11 @@ bool Orchestrator::heap_alloc(uint64_t bytes, uint8_t** out) {
 }
 
 bool Orchestrator::wait_for_heap() {
-  if (chip_.status.failed()) return false;
+  if (run_->status.failed()) return false;
   const HeapBlock& oldest = blocks_[block_tail_ % blocks_.size()];
-  if (block_tail_ == block_head_ || oldest.free_after == kOpen || building_) {
+  // A host-built graph can only wait for blocks that earlier (pipelined) runs free.
+  if (block_tail_ == block_head_ || oldest.free_after == kOpen ||
+      (building_ && oldest.free_after > run_first_)) {
     const bool capacity = building_;
     fail(capacity ? PTO_RUNTIME_ERR_CAPACITY_EXCEEDED : SIMPLER_CHIP_ERR_RING_DEADLOCK,
          std::string(capacity ? "build_graph_first: " : "ring deadlock: ") + "the heap ring (" +
@@ -642,7 +777,7 @@ bool Orchestrator::wait_for_heap() {
   const uint64_t last = oldest.free_after - 1;
   const bool last_done = chip_.slot(last).done_id.load(std::memory_order_acquire) == last;
   wait_for_completion(last_done ? done_cursor_ : last, /*stop_on_error=*/true);
-  return !chip_.status.failed();
+  return !run_->status.failed();
 }
 
 }  // namespace simpler::rt

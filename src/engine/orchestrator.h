@@ -54,7 +54,13 @@ struct OrchestratorSizes {
 
 struct RunOptions {
   bool build_graph_first = false;
-  RunObserver* observer = nullptr;  // sees submits and dependencies when not null
+  RunObserver* observer = nullptr;        // sees submits and dependencies when not null
+  RunObserver* block_observer = nullptr;  // stored in ChipState::observer once the run starts
+  // 1: the run starts on an idle chip (earlier runs drained) and run() returns when its
+  // tasks finished. D > 1 (pipelined): it starts once at most D - 1 earlier runs are still
+  // executing, and run() returns when the orchestration did; `on_done` completes it.
+  uint32_t pipeline_depth = 1;
+  RunDone on_done;
   bool debug_log = false;
   Watchdog* watchdog =
       nullptr;  // polled while waiting (the caller of execute() is the orchestrator)
@@ -70,11 +76,19 @@ class Orchestrator {
   Orchestrator(const Orchestrator&) = delete;
   Orchestrator& operator=(const Orchestrator&) = delete;
 
-  // Between runs (caller thread).
-  void begin_run(const LoadedProgram::Impl& program, const RunOptions& options);
-  // Runs the orchestration, releases the graph, waits until every task completed and
-  // resets the rings. The run's status is in the ChipState.
+  // Between runs (caller thread). Returns the run's track (its status; run_track.h).
+  RunTrack* begin_run(const LoadedProgram::Impl& program, const RunOptions& options);
+  // Waits for earlier runs as the pipeline depth says, runs the orchestration, releases
+  // the graph; not pipelined: waits until every task completed and resets the rings.
+  // The run's status is in its track.
   void run(const ChipStorageTaskArgs& args);
+  // Between runs: waits for every run in flight and resets the rings.
+  void drain_idle() {
+    run_ = &spare_track_;
+    drain();
+  }
+  // begin_run was not followed by run() (the run could not start): frees its track.
+  void abort_run();
 
   uint64_t progress() const { return progress_.load(std::memory_order_relaxed); }
   uint64_t tasks_submitted() const { return head_ - run_first_; }
@@ -106,7 +120,7 @@ class Orchestrator {
   bool validate_task(const SimplerTaskDesc* desc);
   bool heap_alloc(uint64_t bytes, uint8_t** out);
   bool loose_alloc(uint64_t bytes, uint8_t** out);
-  void free_loose();
+  static void free_loose(std::vector<void*>& blocks);
   bool wait_for_heap();
   void reclaim_heap();
   bool reclaim_front();
@@ -125,10 +139,17 @@ class Orchestrator {
   void release_deferred();
   void drop_guard(TaskSlot& task, bool wake);
   void finish();
+  void release_graph();
+  void reset_rings();
+  void end_pipelined();
+  void start_ids();
+  void wait_runs_below(uint32_t limit);
+  void collect_finished();
+  void drain();  // waits for every earlier run in flight, resets the rings
   void bump_progress() {
     progress_.store(progress_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
-  int status() const { return chip_.status.code(); }
+  int status() const { return run_->status.code(); }
 
   ChipState& chip_;
   Dispatcher dispatcher_;  // lane 0: ready blocks this thread runs itself (work-first)
@@ -161,6 +182,13 @@ class Orchestrator {
   std::vector<void*> loose_;
   int32_t device_ = 0;
   uint64_t next_scope_serial_ = 1;
+
+  // A pipelined run's uncounted completions: more than any run submits, so the count only
+  // reaches zero after the orchestration dropped its guard (end_pipelined).
+  static constexpr int64_t kUncounted = int64_t{1} << 62;
+  RunTrack* run_ = &spare_track_;  // the run being orchestrated (never null)
+  RunTrack spare_track_;
+  bool drained_ = true;  // no earlier run in flight, rings and tensor map empty
 
   const LoadedProgram::Impl* program_ = nullptr;
   RunOptions options_{};

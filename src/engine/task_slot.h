@@ -14,6 +14,7 @@
 namespace simpler::rt {
 
 struct TaskSlot;
+struct RunTrack;
 
 // A dependency edge from a producer's fanout list to a consumer. Lives in the dependency
 // pool; freed when the consumer's slot is reclaimed (by then every producer has walked
@@ -32,6 +33,7 @@ struct alignas(64) TaskSlot {
   uint32_t core_type = 0;
   int32_t func_id = 0;
   uint64_t id = 0;
+  RunTrack* run = nullptr;  // the run that submitted it: its status, its completion
 
   // ---- shared, atomic ----
   std::atomic<int32_t> pending{0};       // unfinished producers + the orchestrator's guard

@@ -43,7 +43,7 @@ class Watchdog {
       return false;
     }
     if (now - last_change_ < std::chrono::milliseconds(timeout_ms_)) return false;
-    chip_.fail(SIMPLER_CHIP_ERR_SCHEDULER_TIMEOUT, describe_stall(now));
+    chip_.fail_all(SIMPLER_CHIP_ERR_SCHEDULER_TIMEOUT, describe_stall(now));
     return true;
   }
 

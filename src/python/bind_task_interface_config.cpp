@@ -81,7 +81,7 @@ struct Field {
                                                        v) { c.f = to_int<decltype(c.f)>(v, #f); } \
   }
 
-const std::array<Field, 11> kFields = {
+const std::array<Field, 12> kFields = {
     SIMPLER_BOOL_FIELD(enable_swimlane),
     SIMPLER_BOOL_FIELD(dump_args),
     SIMPLER_BOOL_FIELD(dump_dep_graph),
@@ -95,6 +95,7 @@ const std::array<Field, 11> kFields = {
     SIMPLER_INT_FIELD(dep_pool_size),
     SIMPLER_INT_FIELD(tensormap_capacity),
     SIMPLER_INT_FIELD(watchdog_timeout_ms),
+    SIMPLER_INT_FIELD(pipeline_depth),
 };
 #undef SIMPLER_BOOL_FIELD
 #undef SIMPLER_INT_FIELD
@@ -119,8 +120,9 @@ void bind_task_interface_config(py::module_& m) {
       "Run/context configuration: diagnostics switches (enable_swimlane, dump_args, "
       "dump_dep_graph, enable_profiling) with the output_prefix they write to, "
       "aicpu_thread_num, ring sizes (task_window_size, heap_ring_bytes, dep_pool_size, "
-      "tensormap_capacity) and watchdog_timeout_ms. 0 means 'default' for every number (for"
-      " watchdog_timeout_ms: no watchdog, see docs/faults.md).");
+      "tensormap_capacity), watchdog_timeout_ms and pipeline_depth (program mode: runs in "
+      "flight at once, 1..8). 0 means 'default' for every number (for watchdog_timeout_ms: no "
+      "watchdog, see docs/faults.md; for pipeline_depth: 1, no pipelining, see docs/api.md).");
   cls.def(py::init([](const py::kwargs& kwargs) {
             CallConfig c;
             for (auto [key, value] : kwargs) {

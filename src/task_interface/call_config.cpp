@@ -26,7 +26,13 @@ std::string too_large(const char* field, uint64_t value, uint64_t limit, const c
 // Range rules shared by the C++ and the ABI checks. Each returns "" or the reason.
 std::string check_numeric_fields(int32_t aicpu_thread_num, uint64_t task_window_size,
                                  uint64_t heap_ring_bytes, uint64_t dep_pool_size,
-                                 uint64_t tensormap_capacity, uint64_t watchdog_timeout_ms) {
+                                 uint64_t tensormap_capacity, uint64_t watchdog_timeout_ms,
+                                 uint32_t pipeline_depth) {
+  if (pipeline_depth > SIMPLER_MAX_PIPELINE_DEPTH) {
+    return "pipeline_depth: " + std::to_string(pipeline_depth) + " is larger than the limit " +
+           std::to_string(SIMPLER_MAX_PIPELINE_DEPTH) +
+           " (0 or 1: no pipelining; 2..limit: runs in flight at once)";
+  }
   if (aicpu_thread_num != 0 && (aicpu_thread_num < 2 || aicpu_thread_num > 16)) {
     return "aicpu_thread_num: " + std::to_string(aicpu_thread_num) +
            " is not allowed (0 for the default, or 2..16: 1 orchestrator + schedulers)";
@@ -98,7 +104,7 @@ void CallConfig::validate() const {
   std::string error = check_prefix(output_prefix, flags_of(*this) != 0);
   if (error.empty()) {
     error = check_numeric_fields(aicpu_thread_num, task_window_size, heap_ring_bytes, dep_pool_size,
-                                 tensormap_capacity, watchdog_timeout_ms);
+                                 tensormap_capacity, watchdog_timeout_ms, pipeline_depth);
   }
   if (!error.empty()) throw TaskInterfaceError(error);
 }
@@ -115,6 +121,7 @@ SimplerCallConfig CallConfig::to_abi() const {
   c.dep_pool_size = dep_pool_size;
   c.tensormap_capacity = tensormap_capacity;
   c.watchdog_timeout_ms = watchdog_timeout_ms;
+  c.pipeline_depth = pipeline_depth;
   return c;
 }
 
@@ -134,6 +141,7 @@ CallConfig CallConfig::from_abi(const SimplerCallConfig& c) {
   out.dep_pool_size = c.dep_pool_size;
   out.tensormap_capacity = c.tensormap_capacity;
   out.watchdog_timeout_ms = c.watchdog_timeout_ms;
+  out.pipeline_depth = c.pipeline_depth;
   return out;
 }
 
@@ -156,7 +164,8 @@ std::string validate_call_config(const SimplerCallConfig& c) {
   std::string error = check_prefix(std::string_view(c.output_prefix, len), c.flags != 0);
   if (error.empty()) {
     error = check_numeric_fields(c.aicpu_thread_num, c.task_window_size, c.heap_ring_bytes,
-                                 c.dep_pool_size, c.tensormap_capacity, c.watchdog_timeout_ms);
+                                 c.dep_pool_size, c.tensormap_capacity, c.watchdog_timeout_ms,
+                                 c.pipeline_depth);
   }
   return error;
 }

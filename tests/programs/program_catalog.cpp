@@ -98,6 +98,12 @@ ChipCallable sleep() {
                        {{0, k(paths::kernel_sleep, {IO, S})}});
 }
 
+ChipCallable pipeline() {
+  return chip_callable(
+      paths::orch_pipeline, "orch_pipeline", {IO, IO, S, S},
+      {{0, k(paths::kernel_sleep, {IO, S})}, {1, k(paths::kernel_slow_copy, {I, O, S})}});
+}
+
 ChipCallable cluster() {
   return chip_callable(paths::orch_cluster, "orch_cluster", {I, O, S, S},
                        {{0, k(paths::kernel_cluster_exchange, {I, O, S})}});

@@ -22,6 +22,8 @@
 //   kernel_fault()   [INOUT x]                       a kernel reports fault 42, three
 //                                                    dependent x += 1 tasks are skipped
 //   sleep()          [INOUT x, SCALAR ms]            one kernel sleeps ms, then x[0] += 1
+//   pipeline()       [INOUT x, INOUT y, SCALAR mode, SCALAR ms]  one task after ms: mode 0
+//                                                    x[0] += 1, 1 y = x, 2 x = y (1-D)
 //   crash()          [INOUT x, SCALAR how, SCALAR who]  x += 1, then a kernel (who 0) or
 //                                                    the orchestration (who 1) faults:
 //                                                    how 0 NULL deref, 1 abort(), 2 / 0,
@@ -82,6 +84,7 @@ ChipCallable sleep();
 ChipCallable cluster();
 ChipCallable cluster_stream();
 ChipCallable crash();
+ChipCallable pipeline();
 ChipCallable values();
 ChipCallable explicit_dep();
 ChipCallable misuse();

@@ -10,7 +10,7 @@ import statistics
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from scene import MODES, check_outputs, run_scene  # noqa: E402
+from scene import MODES, check_outputs, run_scene, supports  # noqa: E402
 from scenes import SCENES  # noqa: E402
 
 
@@ -27,6 +27,8 @@ def main() -> int:
         if options.scene and scene.name not in options.scene:
             continue
         for runtime, mode in MODES:
+            if not supports(scene, mode):
+                continue
             for dtype in scene.dtypes:
                 if options.dtype and dtype not in options.dtype:
                     continue

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -19,8 +19,12 @@ from simpler.task_interface import (ArgDirection, CallConfig, ChipCallable, Chip
                                     ChipTensor, DataType)
 
 RUNTIMES = {"tmr": "tensormap_and_ringbuffer", "hbg": "host_build_graph"}
-# (runtime, mode) pairs a scene runs in: HBG has no kernel mode.
-MODES = [("tmr", "program"), ("hbg", "program"), ("tmr", "kernel")]
+# (runtime, mode) pairs a scene runs in: HBG has no kernel mode. "pipelined" is program
+# mode with one run per step and CallConfig(pipeline_depth=PIPELINE_DEPTH), for the
+# scenes that define it (Scene.pipelined).
+MODES = [("tmr", "program"), ("hbg", "program"), ("tmr", "kernel"), ("tmr", "pipelined"),
+         ("hbg", "pipelined")]
+PIPELINE_DEPTH = 2
 # Relative to the largest golden magnitude: |got - want| <= atol * scale + rtol * |want|.
 TOLERANCE: Dict[str, Tuple[float, float]] = {
     "float32": (1e-4, 1e-4), "float16": (1e-2, 1e-2), "bfloat16": (4e-2, 4e-2)}
@@ -42,6 +46,14 @@ class Scene:
     dtypes: Sequence[str] = ("float32", "bfloat16")
     tasks: int = 0                                # tasks per run, for reports
     checked: List[str] = field(default_factory=list)
+    # (worker, handle, arrays, dtype, depth) -> seconds at each step's completion: the
+    # scene as one run per step, pipelined `depth` deep (None: no such form).
+    pipelined: Optional[Callable[[Any, Any, Dict[str, np.ndarray], str, int], List[float]]] = None
+
+
+def supports(scene: Scene, mode: str) -> bool:
+    """Whether ``scene`` runs in ``mode``."""
+    return mode != "pipelined" or scene.pipelined is not None
 
 
 def _host_args(scene: Scene, arrays: Dict[str, np.ndarray], dtype: str) -> ChipStorageTaskArgs:
@@ -70,6 +82,23 @@ def run_program_mode(scene: Scene, runtime: str, arrays: Dict[str, np.ndarray], 
             start = time.perf_counter()
             worker.run(handle, args)
             seconds.append(time.perf_counter() - start)
+    return seconds
+
+
+def run_pipelined(scene: Scene, runtime: str, arrays: Dict[str, np.ndarray], dtype: str,
+                  rounds: int = 1, depth: int = PIPELINE_DEPTH, device_id: int = 0) -> List[float]:
+    """Runs the scene as one run per step, ``depth`` runs in flight; seconds per round."""
+    assert scene.pipelined is not None, f"scene {scene.name} has no pipelined form"
+    seconds = []
+    with Worker(level=2, device_id=device_id, platform="a2a3sim",
+                runtime=RUNTIMES[runtime]) as worker:
+        handle = worker.register(scene.program())
+        worker.init()
+        originals = {name: arrays[name].copy() for name in scene.arg_names}
+        for _ in range(rounds):
+            for name in scene.arg_names:
+                arrays[name][...] = originals[name]
+            seconds.append(scene.pipelined(worker, handle, arrays, dtype, depth)[-1])
     return seconds
 
 
@@ -117,6 +146,8 @@ def run_scene(scene: Scene, runtime: str, mode: str, dtype: str,
     arrays = {name: a.copy() for name, a in inputs.items()}
     if mode == "kernel":
         seconds = run_kernel_mode(scene, arrays, dtype, rounds)
+    elif mode == "pipelined":
+        seconds = run_pipelined(scene, runtime, arrays, dtype, rounds)
     else:
         seconds = run_program_mode(scene, runtime, arrays, dtype, rounds)
     return inputs, arrays, seconds

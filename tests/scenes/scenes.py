@@ -26,7 +26,7 @@ def _fused_program():
 
 
 def decoder_scene(name: str, shape: "layer.LayerShape", dtypes=("float32", "bfloat16"),
-                  fused: bool = False) -> Scene:
+                  fused: bool = False, pipelined: bool = False) -> Scene:
     directions = [d for d in layer.SIGNATURE if d != layer.D.SCALAR]
 
     def inputs(dtype: str) -> Dict:
@@ -40,14 +40,18 @@ def decoder_scene(name: str, shape: "layer.LayerShape", dtypes=("float32", "bflo
                  scalars=[shape.pos0, shape.step_tokens, shape.heads], make_inputs=inputs,
                  golden=golden, load=layer.load, dtypes=dtypes,
                  tasks=layer.task_count(shape, fused=fused),
-                 checked=["out", "k_cache", "v_cache"])
+                 checked=["out", "k_cache", "v_cache"],
+                 pipelined=(lambda worker, handle, arrays, dtype, depth: layer.decode_steps(
+                     worker, handle, shape, arrays, dtype, depth)) if pipelined else None)
 
 
 SCENES: List[Scene] = [
     decoder_scene("decoder_prefill", layer.LayerShape(tokens=64, step_tokens=64),
                   dtypes=("float32", "float16", "bfloat16")),
     decoder_scene("decoder_prefill_cached", layer.LayerShape(tokens=64, step_tokens=64, pos0=48)),
-    decoder_scene("decode_loop", layer.LayerShape(tokens=16, step_tokens=1, pos0=8)),
+    # Also as one run per token, pipelined (mode "pipelined"): the runs share the caches.
+    decoder_scene("decode_loop", layer.LayerShape(tokens=16, step_tokens=1, pos0=8),
+                  pipelined=True),
     # Cluster tasks among single-core tasks: each head's attention is one cluster task.
     decoder_scene("decoder_prefill_fused", layer.LayerShape(tokens=64, step_tokens=64, pos0=48),
                   dtypes=("float32", "float16", "bfloat16"), fused=True),

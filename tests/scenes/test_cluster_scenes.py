@@ -13,7 +13,7 @@ import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from mixed_stream import CLUSTER, mixed_scene  # noqa: E402
-from scene import MODES, RUNTIMES, _host_args, compare, run_scene  # noqa: E402
+from scene import MODES, RUNTIMES, _host_args, compare, run_scene, supports  # noqa: E402
 from scenes import FUSED_PAIRS, SCENES  # noqa: E402
 
 from simpler import Worker, sim, trace  # noqa: E402
@@ -21,7 +21,9 @@ from simpler.task_interface import CallConfig  # noqa: E402
 
 BY_NAME = {scene.name: scene for scene in SCENES}
 EQUAL_CASES = [(fused, plain, runtime, mode, dtype) for fused, plain in FUSED_PAIRS
-               for runtime, mode in MODES for dtype in BY_NAME[fused].dtypes]
+               for runtime, mode in MODES
+               if supports(BY_NAME[fused], mode) and supports(BY_NAME[plain], mode)
+               for dtype in BY_NAME[fused].dtypes]
 
 
 @pytest.mark.parametrize("fused,plain,runtime,mode,dtype", EQUAL_CASES,

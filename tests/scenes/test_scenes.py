@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from scene import MODES, Scene, compare, check_outputs, run_scene  # noqa: E402
+from scene import MODES, Scene, compare, check_outputs, run_scene, supports  # noqa: E402
 from scenes import SCENES  # noqa: E402
 
 CASES = [(scene, runtime, mode, dtype) for scene in SCENES for runtime, mode in MODES
-         for dtype in scene.dtypes]
+         if supports(scene, mode) for dtype in scene.dtypes]
 
 
 @pytest.mark.parametrize("scene,runtime,mode,dtype", CASES,
@@ -48,3 +48,20 @@ def test_a_wrong_result_fails_the_check() -> None:
     outputs["out"][3, 5] += 0.5
     reports = check_outputs(scene, inputs, outputs, "float32")
     assert len(reports) == 1 and reports[0].startswith("out (float32)")
+
+
+@pytest.mark.parametrize("name", ["decoder_prefill", "decode_loop", "decoder_prefill_fused"])
+def test_layer_task_count_is_what_a_run_records(name: str, tmp_path) -> None:
+    # layer.task_count mirrors orchestration.cpp; profile.json counts what a run submitted.
+    import json
+    from scene import RUNTIMES, _host_args
+    from simpler import Worker
+    from simpler.task_interface import CallConfig
+    scene = next(s for s in SCENES if s.name == name)
+    arrays = scene.make_inputs("float32")
+    with Worker(level=2, device_id=0, platform="a2a3sim", runtime=RUNTIMES["tmr"]) as worker:
+        handle = worker.register(scene.program())
+        worker.init()
+        worker.run(handle, _host_args(scene, arrays, "float32"),
+                   config=CallConfig(enable_profiling=True, output_prefix=str(tmp_path)))
+    assert json.loads((tmp_path / "profile.json").read_text())["tasks"] == scene.tasks

@@ -86,14 +86,16 @@ typedef struct ChipStorageTaskArgs {
 #define SIMPLER_CFG_ALL_FLAGS 0xFu
 
 #define SIMPLER_OUTPUT_PREFIX_MAX 256
+#define SIMPLER_MAX_PIPELINE_DEPTH 8 /* CallConfig.pipeline_depth limit */
 
 /* Run/context configuration. Zero means "use the default" for every numeric field. */
 typedef struct SimplerCallConfig {
   uint32_t struct_size;                          /* sizeof(SimplerCallConfig): lets the ABI grow */
   uint32_t flags;                                /* SIMPLER_CFG_* */
   char output_prefix[SIMPLER_OUTPUT_PREFIX_MAX]; /* required when any flag is on */
-  int32_t aicpu_thread_num; /* 0 = default (4: 1 orchestrator + 3 schedulers); else 2..16 */
-  uint32_t reserved0;
+  int32_t aicpu_thread_num;     /* 0 = default (4: 1 orchestrator + 3 schedulers); else 2..16 */
+  uint32_t pipeline_depth;      /* program mode: runs in flight at once; 0 = default (1, no
+                                  pipelining); else 1..SIMPLER_MAX_PIPELINE_DEPTH (docs/api.md) */
   uint64_t task_window_size;    /* ring of in-flight tasks; 0 = default; else power of two >= 4 */
   uint64_t heap_ring_bytes;     /* ring for runtime-allocated outputs; 0 = default; else >= 4096 */
   uint64_t dep_pool_size;       /* dependency edges in flight; 0 = default; else >= 16 */

@@ -116,11 +116,7 @@ static inline uint32_t simpler_core_type(const int64_t* args) {
 }
 static inline void* simpler_cluster_buffer(const int64_t* args) {
   const SimplerClusterOps* c = simpler_cluster(args);
-#ifdef __cplusplus
-  return c ? c->buffer : nullptr;
-#else
-  return c ? c->buffer : NULL;
-#endif
+  return c ? c->buffer : NULL; /* NOLINT(modernize-use-nullptr): this header is also C */
 }
 /* These return 0, or a negative status (the run failed; return from the kernel). Outside a
  * cluster task they fail the run with a fault and return -1. */

@@ -131,6 +131,10 @@ struct CallConfig {
   uint64_t dep_pool_size = 0;
   uint64_t tensormap_capacity = 0;
   uint64_t watchdog_timeout_ms = 0;
+  // Program mode: 0/1 = a run starts after every earlier run finished (default); D > 1 =
+  // its orchestration may start while up to D - 1 earlier runs still execute
+  // (1..SIMPLER_MAX_PIPELINE_DEPTH; docs/api.md "Pipelined runs").
+  uint32_t pipeline_depth = 0;
 
   void validate() const;             // throws TaskInterfaceError naming the field
   SimplerCallConfig to_abi() const;  // validates first

@@ -1,0 +1,113 @@
+"""Pipelined program-mode runs (CallConfig.pipeline_depth, docs/api.md "Pipelined runs"):
+the orchestration of run N+1 starts while run N's tasks still execute, with the tensor-map
+dependencies between the runs' DEVICE tensors inferred as within one run; errors stay on
+their own run; the depth is validated; kernel mode refuses it."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from simpler import Worker
+from simpler import _native
+from simpler.errors import ChipWorkerError
+from simpler.task_interface import CallConfig, ChipStorageTaskArgs, ChipTensor, DataType
+
+RUNTIMES = ["tensormap_and_ringbuffer", "host_build_graph"]
+N = 1024
+
+
+def device_args(x: int, y: int, scalar: float) -> ChipStorageTaskArgs:
+    """add_scalar [IN x, OUT y, SCALAR s] on DEVICE tensors: y = x + s."""
+    args = ChipStorageTaskArgs()
+    args.add_tensor(ChipTensor.make(x, (N,), DataType.FLOAT32))
+    args.add_tensor(ChipTensor.make(y, (N,), DataType.FLOAT32))
+    args.add_scalar_f32(scalar)
+    return args
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+@pytest.mark.parametrize("depth", [1, 2, 4])
+def test_chained_runs_through_device_tensors(runtime, depth, add_scalar_callable):
+    # Run k reads what run k-1 wrote (RAW) and overwrites what run k-1 read (WAR): the
+    # result is exact only if every cross-run dependency was honoured.
+    with Worker(level=2, device_id=2, runtime=runtime) as worker:
+        worker.init()
+        handle = worker.register(add_scalar_callable)
+        start = np.linspace(-1, 1, N, dtype=np.float32)
+        a, b = worker.malloc(4 * N), worker.malloc(4 * N)
+        worker.copy_to(a, start)
+        config = CallConfig(pipeline_depth=depth)
+        runs = []
+        for k in range(12):
+            src, dst = (a, b) if k % 2 == 0 else (b, a)
+            runs.append(worker.submit(handle, device_args(src, dst, 1.0), config=config))
+        for run in runs:
+            run.wait(timeout=60)
+        got = np.empty(N, np.float32)
+        worker.copy_from(got, a)
+        want = start.copy()
+        for _ in range(12):
+            want = want + np.float32(1.0)  # the kernels' float32 additions, in order
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_an_error_stays_on_its_own_run(runtime, fatal_callable, add_scalar_callable):
+    with Worker(level=2, device_id=2, runtime=runtime) as worker:
+        worker.init()
+        fatal = worker.register(fatal_callable)
+        add = worker.register(add_scalar_callable)
+        x, y = worker.malloc(4 * N), worker.malloc(4 * N)
+        worker.copy_to(x, np.ones(N, np.float32))
+        config = CallConfig(pipeline_depth=2)
+        failing = worker.submit(fatal, device_args(x, y, 1.0), config=config)
+        after = worker.submit(add, device_args(x, y, 2.0), config=config)
+        with pytest.raises(ChipWorkerError) as err:
+            failing.wait(timeout=60)
+        assert err.value.code == _native.SIMPLER_CHIP_ERR_ORCH_FATAL
+        after.wait(timeout=60)  # the run pipelined after it ran as without pipelining
+        got = np.empty(N, np.float32)
+        worker.copy_from(got, y)
+        np.testing.assert_array_equal(got, np.full(N, 3.0, np.float32))
+
+
+def test_depth_is_validated_naming_the_limit():
+    assert CallConfig(pipeline_depth=8).pipeline_depth == 8
+    assert CallConfig().to_dict()["pipeline_depth"] == 0
+    with pytest.raises(ValueError, match="pipeline_depth: 9 is larger than the limit 8"):
+        CallConfig(pipeline_depth=9).validate()
+
+
+def test_an_invalid_depth_is_refused_before_anything_runs(add_scalar_callable):
+    with Worker(level=2, device_id=2) as worker:
+        worker.init()
+        handle = worker.register(add_scalar_callable)
+        x, y = worker.malloc(4 * N), worker.malloc(4 * N)
+        bad = CallConfig()
+        bad.pipeline_depth = 99
+        with pytest.raises(ValueError, match="pipeline_depth"):
+            worker.submit(handle, device_args(x, y, 1.0), config=bad)
+
+
+def test_prewarm_depth_is_the_default_of_every_run(add_scalar_callable):
+    with Worker(level=2, device_id=2) as worker:
+        worker.init(CallConfig(pipeline_depth=3))
+        handle = worker.register(add_scalar_callable)
+        a, b = worker.malloc(4 * N), worker.malloc(4 * N)
+        worker.copy_to(a, np.zeros(N, np.float32))
+        runs = [worker.submit(handle, device_args(*((a, b) if k % 2 == 0 else (b, a)), 0.5))
+                for k in range(6)]
+        for run in runs:
+            run.wait(timeout=60)
+        got = np.empty(N, np.float32)
+        worker.copy_from(got, a)
+        np.testing.assert_array_equal(got, np.full(N, 3.0, np.float32))
+
+
+def test_kernel_mode_refuses_a_depth():
+    worker = Worker(level=2, execution_mode="kernel", device_id=3)
+    try:
+        with pytest.raises(ChipWorkerError, match="pipeline_depth: 2 applies to program mode only"):
+            worker.init(config=CallConfig(pipeline_depth=2))
+    finally:
+        worker.close()
