@@ -9,7 +9,7 @@ import pytest
 
 from simpler import Worker, sim
 from simpler.errors import (STATUS_CODES, ChipWorkerError, ClusterUnavailableError,
-                            KernelFaultError, SimplerError)
+                            KernelFaultError, SimError, SimplerError)
 from simpler.task_interface import (ArgDirection as D, CallConfig, ChipCallable,
                                     ChipStorageTaskArgs, ChipTensor, CoreCallable, DataType)
 
@@ -128,3 +128,30 @@ def test_kernel_mode_runs_cluster_tasks(mix_kernel):
         sim.free(dy)
         stream.destroy()
     np.testing.assert_array_equal(y, 2 * x + 1)
+
+
+def test_kernel_mode_refusal_raises_from_the_stream(mix_kernel):
+    sim.set_device(2)
+    clusters = sim.device_topology(2).clusters
+    x = np.ones(64 * (clusters + 1), dtype=np.float32)
+    stream = sim.Stream()
+    dx, dy = sim.malloc(x.nbytes), sim.malloc(x.nbytes)
+    w = Worker(level=2, execution_mode="kernel", device_id=2)
+    try:
+        w.init(config=CallConfig())
+        cid = w.kernel_prepare_callable(ChipCallable.from_kernel(mix_kernel,
+                                                                 block_num=clusters + 1))
+        args = ChipStorageTaskArgs()
+        args.add_tensor(ChipTensor.make(dx, x.shape, DataType.FLOAT32))
+        args.add_tensor(ChipTensor.make(dy, x.shape, DataType.FLOAT32))
+        args.add_scalar(0)
+        w.kernel_launch(cid, args, caller_stream=stream.handle)
+        with pytest.raises(ClusterUnavailableError) as info:
+            stream.synchronize()
+        assert isinstance(info.value, SimError)
+        assert info.value.code == STATUS_CODES["SIMPLER_CHIP_ERR_CLUSTER_UNAVAILABLE"]
+    finally:
+        w.close()
+        sim.free(dx)
+        sim.free(dy)
+        stream.destroy()
