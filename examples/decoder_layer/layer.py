@@ -15,8 +15,8 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 
 from simpler import KernelCompiler
-from simpler.task_interface import (ArgDirection as D, CallConfig, ChipCallable, ChipStorageTaskArgs,
-                                    ChipTensor, CoreCallable, DataType)
+from simpler.task_interface import (ArgDirection as D, CallConfig, ChipCallable,
+                                    ChipStorageTaskArgs, ChipTensor, CoreCallable, DataType)
 
 HERE = pathlib.Path(__file__).resolve().parent
 ENTRY = "decoder_layer"
