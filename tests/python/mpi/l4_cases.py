@@ -363,7 +363,7 @@ def case_silent_orchestrator():
 
 def case_exit_without_close():
     """A script that never calls close(): the process still exits cleanly (run alone, last)."""
-    w = Worker(level=4, device_ids=DEVICES, rank_timeout=2.0)
+    w = Worker(level=4, device_ids=DEVICES, rank_timeout=10.0)
     w.init()
     COMM.Barrier()                              # rank 0's init finished too (its last queries)
     globals()["_leftover"] = w                  # alive until the interpreter exits
