@@ -205,10 +205,12 @@ PackedTensor pack_tensor(const PackTarget& t, uint32_t i, const ArgSpec& spec, p
   const DeviceArray* exact = bound_instance<DeviceArray>(obj);
   if (exact != nullptr || py::isinstance<DeviceArray>(obj)) {  // the fast path: no Python call
     const auto& a = exact != nullptr ? *exact : obj.cast<const DeviceArray&>();
-    if (a.ptr() == 0) bad_value(t, i, spec, "the DeviceArray was freed (or its device was reset)");
+    PackedTensor p{ChipTensor{}, nullptr};
+    if (!a.tensor_if_live(&p.tensor)) {
+      bad_value(t, i, spec, "the DeviceArray was freed (or its device was reset)");
+    }
     check_device(t, i, spec, a.device());
     check_dtype(t, i, spec, a.dtype());
-    PackedTensor p{a.tensor(), nullptr};
     check_rank(t, i, spec, p.tensor);
     return p;
   }

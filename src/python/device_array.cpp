@@ -151,12 +151,19 @@ void DeviceArray::free() {
   (void)sim_free(p);
 }
 
+bool DeviceArray::tensor_if_live(ChipTensor* out) const {
+  if (!live()) return false;
+  *out = make_tensor(ptr_, shape_, dtype_, AddressSpace::DEVICE, nbytes_ == 0 ? 1 : nbytes_);
+  return true;
+}
+
 ChipTensor DeviceArray::tensor() const {
-  if (!live()) {
+  ChipTensor t{};
+  if (!tensor_if_live(&t)) {
     throw py::value_error(
         "DeviceArray: the array was freed (free(), or sim.device_reset of its device)");
   }
-  return make_tensor(ptr_, shape_, dtype_, AddressSpace::DEVICE, nbytes_ == 0 ? 1 : nbytes_);
+  return t;
 }
 
 void bind_device_array(py::module_& sim) {

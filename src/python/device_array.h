@@ -35,6 +35,9 @@ class DeviceArray {
   const pybind11::object& stream() const { return stream_; }
   // A DEVICE ChipTensor over the array (throws when freed).
   ChipTensor tensor() const;
+  // The same without throwing: false when freed or reset (one liveness check, for the
+  // launch path, which reports the argument's index itself).
+  bool tensor_if_live(ChipTensor* out) const;
   // Frees now (stream-ordered when tied to a stream); idempotent.
   void free();
 

@@ -31,6 +31,19 @@ class DiagnosticsTest : public EngineTest {
     std::snprintf(c.output_prefix, sizeof c.output_prefix, "%s", prefix().c_str());
     return c;
   }
+  // Runs the DAG program, host-built (nothing completes while the graph is built, so every
+  // edge is recorded), with the dependency graph on.
+  void run_dag_with_dependency_graph() {
+    auto e = make_engine(default_config(), /*build_graph_first=*/true);
+    auto program = load(test_programs::dag());
+    DeviceBuffer a(256), b(256), f(256);
+    const SimplerCallConfig c = config(SIMPLER_CFG_DEP_GRAPH);
+    std::string error;
+    ASSERT_EQ(
+        run(*e, *program, make_args({a.tensor({64}), b.tensor({64}), f.tensor({64})}), &error, &c),
+        SIMPLER_OK)
+        << error;
+  }
   static std::string slurp(const std::string& path) {
     std::ifstream in(path);
     std::stringstream s;
@@ -56,16 +69,8 @@ class DiagnosticsTest : public EngineTest {
 };
 
 TEST_F(DiagnosticsTest, DependencyGraphOfTheDag) {
-  // Host-built: nothing completes while the graph is built, so every edge is recorded.
-  auto e = make_engine(default_config(), /*build_graph_first=*/true);
-  auto program = load(test_programs::dag());
-  DeviceBuffer a(256), b(256), f(256);
-  const SimplerCallConfig c = config(SIMPLER_CFG_DEP_GRAPH);
-  std::string error;
-  ASSERT_EQ(
-      run(*e, *program, make_args({a.tensor({64}), b.tensor({64}), f.tensor({64})}), &error, &c),
-      SIMPLER_OK)
-      << error;
+  run_dag_with_dependency_graph();
+  if (HasFatalFailure()) return;
   const std::string dot = slurp(prefix() + "deps.dot");
   ASSERT_EQ(dot.rfind("digraph deps {", 0), 0u) << dot;
   EXPECT_EQ(dot.back(), '\n');
@@ -303,15 +308,8 @@ TEST_F(DiagnosticsTest, SwimlaneEscapesControlCharactersInNames) {
 // With Graphviz installed, the dependency graph is also drawn as SVG.
 TEST_F(DiagnosticsTest, DependencyGraphIsDrawnAsSvgWhenGraphvizIsInstalled) {
   if (system("command -v dot >/dev/null 2>&1") != 0) GTEST_SKIP() << "graphviz not installed";
-  auto e = make_engine(default_config(), /*build_graph_first=*/true);
-  auto program = load(test_programs::dag());
-  DeviceBuffer a(256), b(256), f(256);
-  const SimplerCallConfig c = config(SIMPLER_CFG_DEP_GRAPH);
-  std::string error;
-  ASSERT_EQ(
-      run(*e, *program, make_args({a.tensor({64}), b.tensor({64}), f.tensor({64})}), &error, &c),
-      SIMPLER_OK)
-      << error;
+  run_dag_with_dependency_graph();
+  if (HasFatalFailure()) return;
   const std::string svg = slurp(prefix() + "deps.svg");
   EXPECT_NE(svg.find("<svg"), std::string::npos) << svg.substr(0, 200);
 }
