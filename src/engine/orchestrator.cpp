@@ -157,15 +157,18 @@ void Orchestrator::run(const ChipStorageTaskArgs& args) {
   }
   start_ids();
   chip_.observer.store(options_.block_observer, std::memory_order_release);
-  const auto start = std::chrono::steady_clock::now();
+  const auto start =
+      options_.timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   building_ = options_.build_graph_first;
   int rc = 0;
   FaultInfo signal;
   const bool returned = guarded_call([&] { rc = program_->orchestration(&args, &api_); }, &signal);
   building_ = false;
-  orchestration_ns_ =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
-          .count();
+  if (options_.timed) {
+    orchestration_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::steady_clock::now() - start)
+                            .count();
+  }
   if (!returned) {
     // The fault may have left this thread's own state (rings, tensor map) half-updated if
     // it happened inside an API call: the engine is poisoned either way, and every run in
@@ -539,10 +542,19 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
 // the submitting thread runs one itself: no hand-off, no wake-up, no cache line crossing
 // cores. One block per submit keeps the queues short without starving the orchestration.
 // The watchdog is not polled here (it costs a clock read): the waits poll it.
+// Long kernels (inline_sense.h) go to a scheduler instead: the orchestration goes on
+// submitting while they run, and the awake scheduler and this thread share the chip.
 void Orchestrator::run_ready_inline() {
   if (!chip_.has_ready()) return;
+  if (inline_sense_.long_blocks() && wake_for_long_blocks()) return;
   if (chip_.awake_schedulers() != 0 && chip_.ready_depth() < kInlineDepth) return;
-  if (dispatcher_.run_one()) bump_progress();
+  if (inline_sense_.run([this] { return dispatcher_.run_one(); })) bump_progress();
+}
+
+bool Orchestrator::wake_for_long_blocks() {
+  if (chip_.awake_schedulers() >= chip_.max_awake.load(std::memory_order_relaxed)) return false;
+  chip_.wake_schedulers(1);
+  return true;
 }
 
 bool Orchestrator::link(TaskSlot& producer, TaskSlot& consumer) {
@@ -660,7 +672,10 @@ bool Orchestrator::help_once() {
   // The watchdog must still see a kernel that runs too long on this thread: poll before
   // (starts the no-progress interval) and after (before the block counts as progress).
   if (options_.watchdog != nullptr) options_.watchdog->poll();
-  if (!dispatcher_.run_one()) return false;
+  // More ready work than the block this thread takes, and long kernels: a parked
+  // scheduler runs the rest meanwhile (inline_sense.h).
+  if (inline_sense_.long_blocks() && chip_.ready_depth() >= 2) (void)wake_for_long_blocks();
+  if (!inline_sense_.run([this] { return dispatcher_.run_one(); })) return false;
   if (options_.watchdog != nullptr) options_.watchdog->poll();
   bump_progress();
   return true;
