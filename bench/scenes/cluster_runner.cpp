@@ -20,7 +20,8 @@ double thread_cpu_seconds() {
 }  // namespace
 
 ClusterRunner::ClusterRunner() : buffer_(SIMPLER_CLUSTER_BUFFER_BYTES) {
-  for (uint32_t part = 1; part < kParts; ++part) helpers_.emplace_back([this, part] { helper(part); });
+  for (uint32_t part = 1; part < kParts; ++part)
+    helpers_.emplace_back([this, part] { helper(part); });
 }
 
 ClusterRunner::~ClusterRunner() {
@@ -86,7 +87,7 @@ double ClusterRunner::run_part(uint32_t part) {
   ops.set_flag = [](void* h, uint32_t f) { return static_cast<Handle*>(h)->runner->set_flag(f); };
   ops.wait_flag = [](void* h, uint32_t f) { return static_cast<Handle*>(h)->runner->wait_flag(f); };
   SimplerKernelContext context{block_, block_num_, part == 0 ? SIMPLER_CORE_AIC : SIMPLER_CORE_AIV,
-                               part, &fault, &ops};
+                               part,   &fault,     &ops};
   std::vector<int64_t> argv(1 + args_.size());
   argv[0] = reinterpret_cast<int64_t>(&context);
   std::memcpy(argv.data() + 1, args_.data(), args_.size() * sizeof(int64_t));
