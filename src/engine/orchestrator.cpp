@@ -557,9 +557,19 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
 // the submitting thread runs one itself: no hand-off, no wake-up, no cache line crossing
 // cores. One block per submit keeps the queues short without starving the orchestration.
 // The watchdog is not polled here (it costs a clock read): the waits poll it.
+// Long kernels (inline_sense.h) go to a scheduler instead: the orchestration goes on
+// submitting while they run, and the awake scheduler and this thread share the chip.
 void Orchestrator::run_ready_inline() {
-  if (!chip_.has_ready() || !inline_now()) return;
-  if (dispatcher_.run_one()) bump_progress();
+  if (!chip_.has_ready()) return;
+  if (inline_sense_.long_blocks() && wake_for_long_blocks()) return;
+  if (!inline_now()) return;
+  if (inline_sense_.run([this] { return dispatcher_.run_one(); })) bump_progress();
+}
+
+bool Orchestrator::wake_for_long_blocks() {
+  if (chip_.awake_schedulers() >= chip_.max_awake.load(std::memory_order_relaxed)) return false;
+  chip_.wake_schedulers(1);
+  return true;
 }
 
 bool Orchestrator::inline_now() const {
@@ -591,10 +601,11 @@ void Orchestrator::drop_guard(TaskSlot& task, bool wake, bool run_here) {
   }
   if (ready) {
     // Work-first straight from the guard: the task this thread just made ready runs here
-    // with no ready-queue round trip, under the same rule as run_ready_inline (nobody
-    // awake to take it, or the awake ones are behind).
-    if (run_here && task.block_num == 1 && task.core_type != SIMPLER_CORE_MIX && inline_now() &&
-        dispatcher_.run_now(task)) {
+    // with no ready-queue round trip, under the same rules as run_ready_inline (short
+    // kernels; nobody awake to take it, or the awake ones are behind).
+    if (run_here && task.block_num == 1 && task.core_type != SIMPLER_CORE_MIX &&
+        !inline_sense_.long_blocks() && inline_now() &&
+        inline_sense_.run([&] { return dispatcher_.run_now(task); })) {
       bump_progress();
       return;
     }
@@ -698,7 +709,10 @@ bool Orchestrator::help_once() {
   // The watchdog must still see a kernel that runs too long on this thread: poll before
   // (starts the no-progress interval) and after (before the block counts as progress).
   if (options_.watchdog != nullptr) options_.watchdog->poll();
-  if (!dispatcher_.run_one()) return false;
+  // More ready work than the block this thread takes, and long kernels: a parked
+  // scheduler runs the rest meanwhile (inline_sense.h).
+  if (inline_sense_.long_blocks() && chip_.ready_depth() >= 2) (void)wake_for_long_blocks();
+  if (!inline_sense_.run([this] { return dispatcher_.run_one(); })) return false;
   if (options_.watchdog != nullptr) options_.watchdog->poll();
   bump_progress();
   return true;

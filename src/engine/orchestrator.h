@@ -35,6 +35,7 @@
 #include "byte_ring.h"
 #include "chip_state.h"
 #include "dispatcher.h"
+#include "inline_sense.h"
 #include "loaded_program.h"
 #include "observer.h"
 #include "simpler/orch/orchestration_api.h"
@@ -136,6 +137,7 @@ class Orchestrator {
   bool help_once();
   void run_ready_inline();
   bool inline_now() const;  // the work-first rule: run a ready block on this thread now?
+  bool wake_for_long_blocks();
   void advance_done_cursor();
   // `run_here` (a submit): the released task may run on this thread at once (work-first).
   void release_deferred(bool run_here = false);
@@ -154,7 +156,8 @@ class Orchestrator {
   int status() const { return run_->status.code(); }
 
   ChipState& chip_;
-  Dispatcher dispatcher_;  // lane 0: ready blocks this thread runs itself (work-first)
+  Dispatcher dispatcher_;     // lane 0: ready blocks this thread runs itself (work-first)
+  InlineSense inline_sense_;  // how long those blocks take: long ones go to a scheduler
   TensorMap tmap_;
   AddressCheck addresses_;
   SimplerOrchApi api_{};  // rebuilt for every run: an orchestration may have scribbled on it
