@@ -34,6 +34,9 @@ bool Dispatcher::run_one(uint32_t type) {
     return false;
   }
   const uint32_t block = claim_block(chip_, *task);
+  // An SPMD task's blocks spread over the cores (as the chip would run them): this lane's
+  // next block starts the search at the next core.
+  if (task->block_num > 1) next_core_[type] = core + 1 == chip_.core_count[type] ? 0 : core + 1;
   run_block(chip_, *task, block, type, core, lane_);
   release_core(chip_, type, core);
   blocks_.store(blocks_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -55,7 +58,7 @@ bool Dispatcher::run_now(TaskSlot& task) {
 
 // Starts at the core this lane claimed last: its claim word stays in this thread's cache
 // (a lane runs one block at a time, so that core is usually free again), and the search
-// moves on only when another lane holds it.
+// moves on only when another lane holds it (or after an SPMD block, see run_one).
 bool Dispatcher::claim_core(uint32_t type, uint32_t* id) {
   const uint32_t count = chip_.core_count[type];
   uint32_t candidate = next_core_[type];
