@@ -16,9 +16,20 @@ namespace {
 
 // Values near the edges that matter: zero, small, negative, near the overflow limits.
 int64_t edgy(std::mt19937_64& rng) {
-  static const int64_t kValues[] = {0,  1,         2,         3,        7,         64,
-                                    -1, -2,        1 << 20,   INT64_MAX, INT64_MAX / 2,
-                                    INT64_MIN,     int64_t{1} << 31,    int64_t{1} << 40};
+  static const int64_t kValues[] = {0,
+                                    1,
+                                    2,
+                                    3,
+                                    7,
+                                    64,
+                                    -1,
+                                    -2,
+                                    1 << 20,
+                                    INT64_MAX,
+                                    INT64_MAX / 2,
+                                    INT64_MIN,
+                                    int64_t{1} << 31,
+                                    int64_t{1} << 40};
   if (rng() % 3 == 0) return static_cast<int64_t>(rng() % 100);
   return kValues[rng() % (sizeof(kValues) / sizeof(kValues[0]))];
 }
