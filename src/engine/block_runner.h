@@ -27,8 +27,10 @@ std::string block_name(const ChipState& chip, const TaskSlot& task, uint32_t blo
 
 // Counts one finished block of `task`; after its last block the task completes: its
 // dependents are released and done_id is published. The caller will take one released
-// task itself, so parked schedulers are woken only for the others.
-void finish_block(ChipState& chip, TaskSlot& task);
+// task itself, so parked schedulers are woken only for the others. `orchestrating`: the
+// caller is the thread that orchestrates (it is not parked, so the completion need not
+// check whether the orchestrator waits for it: no store-load fence).
+void finish_block(ChipState& chip, TaskSlot& task, bool orchestrating = false);
 
 // Takes one block of a task popped from a ready queue (the popper owns the block counter
 // until it queues the task again) and re-queues the task if it has more blocks.
