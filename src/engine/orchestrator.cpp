@@ -406,15 +406,20 @@ bool Orchestrator::validate_task(const SimplerTaskDesc* d) {
                      std::to_string(k.ranks[i]) + ", given a tensor of rank " +
                      std::to_string(a.tensor.ndims));
     }
-    std::string why;
     if (a.mode == SIMPLER_TENSOR_OUT_ALLOC) {
+      std::string why;
       uint64_t bytes = 0;
       if (!shape_bytes(a.tensor.ndims, a.tensor.shapes, a.tensor.dtype, &bytes, &why)) {
         return invalid("tensor " + std::to_string(i) + " (OUT_ALLOC): " + why);
       }
-    } else if (!check_device_tensor(a.tensor, &why) ||
-               !addresses_.contains(a.tensor.buffer.addr, a.tensor.buffer.size, &why)) {
-      return invalid("tensor " + std::to_string(i) + ": " + why);
+    } else if (!device_tensor_quick_ok(a.tensor) ||
+               !addresses_.known(a.tensor.buffer.addr, a.tensor.buffer.size)) {
+      // The slow path names what is wrong (and asks the driver about a new allocation).
+      std::string why;
+      if (!check_device_tensor(a.tensor, &why) ||
+          !addresses_.contains(a.tensor.buffer.addr, a.tensor.buffer.size, &why)) {
+        return invalid("tensor " + std::to_string(i) + ": " + why);
+      }
     }
   }
   return true;
@@ -490,6 +495,14 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
       options_.observer->on_dependency(p - run_first_, id - run_first_);
   }
   deps_.resize(unique);
+  // TMR: this call releases the latest task. When the new one depends on it and nothing
+  // else holds it back, it runs here at once (work-first: its consumer waits for it, so
+  // there is nothing to run beside it), before the edges are linked: the new task then
+  // finds it completed and links no edge to it, so neither side pays for one.
+  if (deferred_ != nullptr && deferred_->dedup_stamp == id &&
+      deferred_->pending.load(std::memory_order_acquire) == 1) {
+    release_deferred(/*run_here=*/true);
+  }
 
   task.entry = kernel.entry;
   task.args = argv;
@@ -520,7 +533,12 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
       ++unlinked;  // already completed
     }
   }
-  if (unlinked != 0) task.pending.fetch_sub(unlinked, std::memory_order_acq_rel);
+  if (unlinked == static_cast<int32_t>(unique)) {
+    // No producer holds an edge to the task: nobody else can see it yet.
+    task.pending.store(1, std::memory_order_relaxed);
+  } else if (unlinked != 0) {
+    task.pending.fetch_sub(unlinked, std::memory_order_acq_rel);
+  }
   task.pool_end = pool_head_;
 
   head_ = id + 1;
@@ -549,7 +567,7 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
 void Orchestrator::run_ready_inline() {
   if (!chip_.has_ready()) return;
   if (inline_sense_.long_blocks() && wake_for_long_blocks()) return;
-  if (chip_.awake_schedulers() != 0 && chip_.ready_depth() < kInlineDepth) return;
+  if (!inline_now()) return;
   if (inline_sense_.run([this] { return dispatcher_.run_one(); })) bump_progress();
 }
 
@@ -557,6 +575,10 @@ bool Orchestrator::wake_for_long_blocks() {
   if (chip_.awake_schedulers() >= chip_.max_awake.load(std::memory_order_relaxed)) return false;
   chip_.wake_schedulers(1);
   return true;
+}
+
+bool Orchestrator::inline_now() const {
+  return chip_.awake_schedulers() == 0 || chip_.ready_depth() >= kInlineDepth;
 }
 
 bool Orchestrator::link(TaskSlot& producer, TaskSlot& consumer) {
@@ -572,8 +594,26 @@ bool Orchestrator::link(TaskSlot& producer, TaskSlot& consumer) {
   return true;
 }
 
-void Orchestrator::drop_guard(TaskSlot& task, bool wake) {
-  if (task.pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+void Orchestrator::drop_guard(TaskSlot& task, bool wake, bool run_here) {
+  // Only the guard left: every producer already counted itself down (acquire: their
+  // completions happen-before), and only this thread adds counts, so nobody else writes
+  // `pending` any more and a plain store releases the task.
+  bool ready = task.pending.load(std::memory_order_acquire) == 1;
+  if (ready) {
+    task.pending.store(0, std::memory_order_relaxed);
+  } else {
+    ready = task.pending.fetch_sub(1, std::memory_order_acq_rel) == 1;
+  }
+  if (ready) {
+    // Work-first straight from the guard: the task this thread just made ready runs here
+    // with no ready-queue round trip, under the same rules as run_ready_inline (short
+    // kernels; nobody awake to take it, or the awake ones are behind).
+    if (run_here && task.block_num == 1 && task.core_type != SIMPLER_CORE_MIX &&
+        !inline_sense_.long_blocks() && inline_now() &&
+        inline_sense_.run([&] { return dispatcher_.run_now(task); })) {
+      bump_progress();
+      return;
+    }
     chip_.enqueue_ready(task);
     // The orchestrator drains ready tasks itself whenever it waits (help_once), so a
     // parked scheduler is woken only once tasks pile up, and at most once per
@@ -586,11 +626,11 @@ void Orchestrator::drop_guard(TaskSlot& task, bool wake) {
   }
 }
 
-void Orchestrator::release_deferred() {
+void Orchestrator::release_deferred(bool run_here) {
   if (deferred_ != nullptr) {
     TaskSlot* task = deferred_;
     deferred_ = nullptr;
-    drop_guard(*task, true);
+    drop_guard(*task, true, run_here);
   }
 }
 

@@ -138,10 +138,12 @@ class Orchestrator {
   void wait_for_completion(uint64_t id, bool stop_on_error);
   bool help_once();
   void run_ready_inline();
+  bool inline_now() const;  // the work-first rule: run a ready block on this thread now?
   bool wake_for_long_blocks();
   void advance_done_cursor();
-  void release_deferred();
-  void drop_guard(TaskSlot& task, bool wake);
+  // `run_here` (a submit): the released task may run on this thread at once (work-first).
+  void release_deferred(bool run_here = false);
+  void drop_guard(TaskSlot& task, bool wake, bool run_here = false);
   void finish();
   void release_graph();
   void reset_rings();
