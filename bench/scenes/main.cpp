@@ -13,6 +13,7 @@
 #include <tbb/global_control.h>
 
 #include <stdlib.h>
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -40,6 +41,13 @@ using simpler::bench::RecordedTask;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// User + system CPU seconds of every thread of this process so far.
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
 double median(std::vector<double> v) {
@@ -148,6 +156,7 @@ ChipStorageTaskArgs make_args(const Shape& s, const std::vector<uint64_t>& addre
 
 struct Figures {
   std::vector<double> simpler, serial, tbb;
+  std::vector<double> simpler_cpu, tbb_cpu;       // process CPU seconds of those runs
   std::vector<std::vector<double>> task_seconds;  // per task, per round
   double total_kernel = 0, critical_path = 0;
   size_t tasks = 0;
@@ -175,8 +184,10 @@ Figures measure(const Shape& shape, const simpler::ChipCallable& program, int ro
 
   for (int r = 0; r < rounds; ++r) {
     auto start = Clock::now();
+    const double cpu0 = process_cpu_seconds();
     worker.run(handle, device_args);
     fig.simpler.push_back(seconds_since(start));
+    fig.simpler_cpu.push_back(process_cpu_seconds() - cpu0);
 
     const std::vector<RecordedTask> tasks = recorded.record(host_args);
     const auto preds = simpler::bench::infer_predecessors(tasks);
@@ -205,6 +216,7 @@ Figures measure(const Shape& shape, const simpler::ChipCallable& program, int ro
     }
 
     start = Clock::now();
+    const double tbb_cpu0 = process_cpu_seconds();
     {
       const std::vector<RecordedTask> graph_tasks = recorded.record(host_args);
       const auto graph_preds = simpler::bench::infer_predecessors(graph_tasks);
@@ -221,6 +233,7 @@ Figures measure(const Shape& shape, const simpler::ChipCallable& program, int ro
       g.wait_for_all();
     }
     fig.tbb.push_back(seconds_since(start));
+    fig.tbb_cpu.push_back(process_cpu_seconds() - tbb_cpu0);
   }
   for (uint64_t d : device) worker.free(d);
   worker.close();
@@ -334,6 +347,8 @@ int main(int argc, char** argv) {
           "  mean kernel %.1f us; ideal on the chip's compute cores would be "
           "total/24 = %.2f ms, but the simulated cores share %u hardware threads\n",
           f.total_kernel / f.tasks * 1e6, f.total_kernel / 24 * 1e3, workers);
+      std::printf("  threads busy on average (CPU time / wall time): simpler %.2f, tbb %.2f\n",
+                  median(f.simpler_cpu) / s, median(f.tbb_cpu) / median(f.tbb));
     }
     const Shape loop{"decode loop, one run per token", 32, 1, 64};
     const StepFigures steps = measure_steps(loop, program, rounds);

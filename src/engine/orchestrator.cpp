@@ -539,10 +539,19 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
 // the submitting thread runs one itself: no hand-off, no wake-up, no cache line crossing
 // cores. One block per submit keeps the queues short without starving the orchestration.
 // The watchdog is not polled here (it costs a clock read): the waits poll it.
+// Long kernels (inline_sense.h) go to a scheduler instead: the orchestration goes on
+// submitting while they run, and the awake scheduler and this thread share the chip.
 void Orchestrator::run_ready_inline() {
   if (!chip_.has_ready()) return;
+  if (inline_sense_.long_blocks() && wake_for_long_blocks()) return;
   if (chip_.awake_schedulers() != 0 && chip_.ready_depth() < kInlineDepth) return;
-  if (dispatcher_.run_one()) bump_progress();
+  if (inline_sense_.run([this] { return dispatcher_.run_one(); })) bump_progress();
+}
+
+bool Orchestrator::wake_for_long_blocks() {
+  if (chip_.awake_schedulers() >= chip_.max_awake.load(std::memory_order_relaxed)) return false;
+  chip_.wake_schedulers(1);
+  return true;
 }
 
 bool Orchestrator::link(TaskSlot& producer, TaskSlot& consumer) {
@@ -660,7 +669,10 @@ bool Orchestrator::help_once() {
   // The watchdog must still see a kernel that runs too long on this thread: poll before
   // (starts the no-progress interval) and after (before the block counts as progress).
   if (options_.watchdog != nullptr) options_.watchdog->poll();
-  if (!dispatcher_.run_one()) return false;
+  // More ready work than the block this thread takes, and long kernels: a parked
+  // scheduler runs the rest meanwhile (inline_sense.h).
+  if (inline_sense_.long_blocks() && chip_.ready_depth() >= 2) (void)wake_for_long_blocks();
+  if (!inline_sense_.run([this] { return dispatcher_.run_one(); })) return false;
   if (options_.watchdog != nullptr) options_.watchdog->poll();
   bump_progress();
   return true;

@@ -35,6 +35,7 @@
 #include "byte_ring.h"
 #include "chip_state.h"
 #include "dispatcher.h"
+#include "inline_sense.h"
 #include "loaded_program.h"
 #include "observer.h"
 #include "simpler/orch/orchestration_api.h"
@@ -135,6 +136,7 @@ class Orchestrator {
   void wait_for_completion(uint64_t id, bool stop_on_error);
   bool help_once();
   void run_ready_inline();
+  bool wake_for_long_blocks();
   void advance_done_cursor();
   void release_deferred();
   void drop_guard(TaskSlot& task, bool wake);
@@ -152,7 +154,8 @@ class Orchestrator {
   int status() const { return run_->status.code(); }
 
   ChipState& chip_;
-  Dispatcher dispatcher_;  // lane 0: ready blocks this thread runs itself (work-first)
+  Dispatcher dispatcher_;     // lane 0: ready blocks this thread runs itself (work-first)
+  InlineSense inline_sense_;  // how long those blocks take: long ones go to a scheduler
   TensorMap tmap_;
   AddressCheck addresses_;
   SimplerOrchApi api_{};  // rebuilt for every run: an orchestration may have scribbled on it

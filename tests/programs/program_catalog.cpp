@@ -115,6 +115,11 @@ ChipCallable cluster_stream() {
       {{0, k(paths::kernel_cluster_exchange, {I, O, S})}, {1, k(paths::kernel_sleep, {IO, S})}});
 }
 
+ChipCallable fan_out() {
+  return chip_callable(paths::orch_fan_out, "orch_fan_out", {IO, S, S},
+                       {{0, k(paths::kernel_overlap_probe, {IO, S})}});
+}
+
 ChipCallable crash() {
   return chip_callable(paths::orch_crash, "orch_crash", {IO, S, S},
                        {{0, k(paths::kernel_crash, {IO, S})}});

@@ -43,6 +43,9 @@
 //   cluster_stream() [IN x, OUT y, INOUT s(2 * singles), SCALAR singles, SCALAR ms,
 //                     SCALAR block_num]               singles sleep tasks, a cluster task
 //                                                    (y = 2x+1), singles more sleep tasks
+//   fan_out()        [INOUT c(int32, >= 2), SCALAR n, SCALAR ms]  n independent tasks
+//                                                    (AIC, AIV alternately) each sleeping ms;
+//                                                    c[1] = the most that ran at once
 //   bench()          [INOUT scratch(>= 1024 elems), SCALAR pattern, SCALAR tasks,
 //                     SCALAR param]                  empty-kernel task patterns for the
 //                                                    per-task overhead benchmarks (see
@@ -90,5 +93,6 @@ ChipCallable explicit_dep();
 ChipCallable misuse();
 ChipCallable bench();
 ChipCallable many_args();
+ChipCallable fan_out();
 
 }  // namespace simpler::test_programs
