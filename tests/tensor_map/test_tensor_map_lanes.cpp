@@ -81,9 +81,9 @@ TEST(TensorMapLanes, ViewsOutsideTheBandModelMeetTiles) {
               (Ids{4, 24}));
     EXPECT_EQ(deps_of(map, 26, tile(kA, 512, 0, 192, 64, 64), AccessKind::Read), (Ids{4, 25}));
     // A pitch the tiles do not share (513 elements): compared exactly, not by band.
-    EXPECT_EQ(deps_of(map, 27, make_view(kA, 1u << 20, 0, {4, 64}, {513, 1}), AccessKind::Read)
-                  .count(1),
-              1u);
+    EXPECT_EQ(
+        deps_of(map, 27, make_view(kA, 1u << 20, 0, {4, 64}, {513, 1}), AccessKind::Read).count(1),
+        1u);
   }
 }
 
@@ -148,9 +148,7 @@ TEST(TensorMapLanes, RetiredLanesAreReused) {
     std::vector<uint64_t> writers;
     for (int64_t c = 0; c + width <= 256; c += width) {
       writers.push_back(task);
-      ASSERT_EQ(deps_of(map, task++, tile(addr, 256, 0, c, 16, width),
-                        AccessKind::Write),
-                Ids{});
+      ASSERT_EQ(deps_of(map, task++, tile(addr, 256, 0, c, 16, width), AccessKind::Write), Ids{});
     }
     for (size_t i = 0; i < writers.size(); ++i) {
       const int64_t c = static_cast<int64_t>(i) * width;
