@@ -11,6 +11,9 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
+#include <memory>
+#include <vector>
 
 #include "launchers.h"
 
@@ -22,5 +25,23 @@ struct ThreadSwitches {
 };
 
 ThreadSwitches launch_window(Launcher& launcher, size_t launches, bool gated, bool mark);
+
+// What the stream's executor spends per queued op: `enqueue` is called `ops` times while
+// the executor is held by a gate, then the gate opens and `synchronize` waits for the
+// drain. executor_cpu_ns is the executor thread's CPU time over the drain per op (its own
+// clock: machine load does not inflate it), wall_ns the drain's elapsed time per op.
+struct DrainCost {
+  double executor_cpu_ns = 0;
+  double wall_ns = 0;
+};
+// Per-call latency like collect_latency (latency.h), with the stream held by a gate for
+// each batch: the launching thread alone, no executor running the earlier calls on the
+// other CPU at the same time (the steady cost of the launch path itself).
+void collect_latency_held(sim_stream_t stream, const std::function<void()>& enqueue,
+                          const std::function<void()>& synchronize, size_t samples, size_t batch,
+                          double timer_overhead, std::vector<double>& out);
+
+DrainCost gated_drain(sim_stream_t stream, const std::function<void()>& enqueue,
+                      const std::function<void()>& synchronize, size_t ops);
 
 }  // namespace simpler::bench

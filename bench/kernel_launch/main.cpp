@@ -1,7 +1,7 @@
 // Caller-visible kernel-mode launch cost, side by side with two anchors measured in the
 // same run (anchors.h). Not a test: prints figures, ratios and the targets.
 //
-// Usage: kernel_launch_bench [--quick] [--samples N] [--orchestration PATH]
+// Usage: kernel_launch_bench [--quick] [--samples N] [--sustained N] [--orchestration PATH]
 //        kernel_launch_bench --futex-probe N   (for strace; see busy_window.h)
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -51,13 +52,16 @@ Options parse(int argc, char** argv) {
       o.window = 200;
     } else if (a == "--samples") {
       o.samples = std::strtoull(value(), nullptr, 10);
+    } else if (a == "--sustained") {
+      o.sustained = std::strtoull(value(), nullptr, 10);
     } else if (a == "--futex-probe") {
       o.futex_probe = std::strtoull(value(), nullptr, 10);
     } else if (a == "--orchestration") {
       o.orchestration = value();
     } else {
       std::fprintf(stderr,
-                   "usage: %s [--quick] [--samples N] [--orchestration PATH] | --futex-probe N\n",
+                   "usage: %s [--quick] [--samples N] [--sustained N] [--orchestration PATH] | "
+                   "--futex-probe N\n",
                    argv[0]);
       std::exit(2);
     }
@@ -98,7 +102,7 @@ int run(const Options& o) {
 
   // Warm up every path (lazy executor threads, pools, first-touch), then interleave.
   const size_t per_round = o.samples / o.rounds;
-  std::vector<double> spsc, spsc_amortized, host;
+  std::vector<double> spsc, spsc_amortized, host, host_held, worker_held;
   std::vector<std::vector<double>> chip(launchers.size());
   {
     std::vector<double> scratch;
@@ -117,8 +121,19 @@ int run(const Options& o) {
       collect_latency([&] { l.launch(); }, [&] { l.synchronize(); }, per_round, o.batch, overhead,
                       chip[i]);
     }
+    collect_latency_held(
+        host_stream,
+        [&] {
+          (void)sim_launch_host_func(
+              host_stream, [](void*) {}, nullptr);
+        },
+        [&] { (void)sim_stream_synchronize(host_stream); }, per_round, o.batch, overhead,
+        host_held);
+    Launcher& w = *launchers[0];
+    collect_latency_held(
+        w.stream(), [&] { w.launch(); }, [&] { w.synchronize(); }, per_round, o.batch, overhead,
+        worker_held);
   }
-  sim_stream_destroy(host_stream);
 
   const Latency spsc_l = summarize(spsc);
   // The ratio denominator: a push costs less than the clock's resolution, so per-push
@@ -145,6 +160,13 @@ int run(const Options& o) {
   }
   std::printf("target C++ Worker::kernel_launch p50 <= 3x the bare sim enqueue (a): %s (%.2fx)\n",
               verdict(worker_l.p50 <= 3 * host_l.p50), worker_l.p50 / host_l.p50);
+  // The same two with the stream held for each batch: the launching thread alone.
+  const Latency host_held_l = summarize(host_held);
+  const Latency worker_held_l = summarize(worker_held);
+  print_row("(a) stream held: sim_launch_host_func", host_held_l, spsc_ns, "");
+  print_row("stream held: C++ Worker::kernel_launch", worker_held_l, spsc_ns, "");
+  std::printf("stream held (the launching thread alone): Worker::kernel_launch / (a) = %.2fx\n",
+              worker_held_l.p50 / std::max(1.0, host_held_l.p50));
   double load[1] = {0};
   if (getloadavg(load, 1) == 1) std::printf("load average (1 min) at the end: %.1f\n", load[0]);
 
@@ -164,6 +186,43 @@ int run(const Options& o) {
         per_s / 1e6, enqueue_per_s / 1e6,
         i == 0 ? (per_s >= 2e6 ? "  target >= 2 M/s: met" : "  target >= 2 M/s: MISSED") : "");
   }
+
+  // The executor's side of a launch: what the stream thread spends per queued launch
+  // (the run of the empty program), against a queued empty host function.
+  {
+    auto median_drain = [&](sim_stream_t stream, const std::function<void()>& enqueue,
+                            const std::function<void()>& sync) {
+      std::vector<DrainCost> runs;
+      for (int k = 0; k < 3; ++k) runs.push_back(gated_drain(stream, enqueue, sync, o.sustained));
+      std::sort(runs.begin(), runs.end(), [](const DrainCost& a, const DrainCost& b) {
+        return a.executor_cpu_ns < b.executor_cpu_ns;
+      });
+      return runs[1];
+    };
+    const DrainCost anchor = median_drain(
+        host_stream,
+        [&] {
+          (void)sim_launch_host_func(
+              host_stream, [](void*) {}, nullptr);
+        },
+        [&] { (void)sim_stream_synchronize(host_stream); });
+    std::printf(
+        "executor per queued op (gated drain of %zu, median of 3): (a) empty host function %.0f "
+        "ns CPU (%.0f ns wall)\n",
+        o.sustained, anchor.executor_cpu_ns, anchor.wall_ns);
+    for (size_t i : {size_t{0}, size_t{2}}) {
+      Launcher& l = *launchers[i];
+      const DrainCost d = median_drain(
+          l.stream(), [&] { l.launch(); }, [&] { l.synchronize(); });
+      std::printf(
+          "executor per queued launch (empty program), %-32s %.0f ns CPU (%.0f ns wall)%s\n",
+          l.name(), d.executor_cpu_ns, d.wall_ns,
+          i == 0 ? (d.executor_cpu_ns <= 500 ? "  (<= 500 ns: 2 M/s possible)"
+                                             : "  (> 500 ns: 2 M/s out of reach)")
+                 : "");
+    }
+  }
+  sim_stream_destroy(host_stream);
 
   // Busy device: does the caller's thread block? (strace counts futex calls: bench.sh)
   Launcher& w = *launchers[0];

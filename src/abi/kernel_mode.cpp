@@ -193,8 +193,9 @@ int KernelMode::run_launch(void* p) {
   // Per executor thread, so overlapping launches on several streams never share it; a
   // thread's scratch stays cache-hot however many records are in flight.
   thread_local ChipStorageTaskArgs scratch;
+  // launch() checked these args (check_call_args) before it copied them into the record.
   const int status =
-      self.engine_->execute(*record->program, record->expanded_args(scratch), nullptr, &error);
+      self.engine_->execute_checked(*record->program, record->expanded_args(scratch), &error);
   if (status != SIMPLER_OK) {
     // The engine's message names the kernel and the task; the status name ends it once.
     self.launch_error_.set("kernel launch of callable " + std::to_string(record->callable_id) +

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -283,6 +284,21 @@ int Engine::create(const EngineOptions& options, std::unique_ptr<Engine>* out, s
 int Engine::execute(const LoadedProgram& program, const ChipStorageTaskArgs& args,
                     const SimplerCallConfig* run_config, std::string* error, RunDone on_done,
                     bool* deferred) {
+  return run(program, args, run_config, error, std::move(on_done), deferred,
+             /*check_entry_tensors=*/true);
+}
+
+int Engine::execute_checked(const LoadedProgram& program, const ChipStorageTaskArgs& args,
+                            std::string* error) {
+  return run(program, args, nullptr, error, {}, nullptr, /*check_entry_tensors=*/false);
+}
+
+// The fixed cost of a run matters for kernel mode, where every launch is one (an empty
+// program is a few hundred ns): whatever only diagnostics use (clock reads, the
+// observer's set-up, the facts) is done only when the run's flags ask for files.
+int Engine::run(const LoadedProgram& program, const ChipStorageTaskArgs& args,
+                const SimplerCallConfig* run_config, std::string* error, RunDone on_done,
+                bool* deferred, bool check_entry_tensors) {
   std::string scratch;
   std::string& err = error != nullptr ? *error : scratch;
   err.clear();
@@ -307,12 +323,18 @@ int Engine::execute(const LoadedProgram& program, const ChipStorageTaskArgs& arg
   }
   const LoadedProgram::Impl& P = program.impl();
 
-  SimplerCallConfig config = I.config;
+  // The engine's own config unless the run brings one (no copy of its 256-byte prefix).
+  std::optional<SimplerCallConfig> own_config;
   std::string why;
-  if (run_config != nullptr && !normalize_config(*run_config, &config, &why)) {
-    err = "invalid run config: " + why;
-    return PTO_RUNTIME_ERR_INVALID_ARGUMENT;
+  if (run_config != nullptr) {
+    own_config.emplace();
+    if (!normalize_config(*run_config, &*own_config, &why)) {
+      err = "invalid run config: " + why;
+      return PTO_RUNTIME_ERR_INVALID_ARGUMENT;
+    }
   }
+  const SimplerCallConfig& config = own_config ? *own_config : I.config;
+  const bool diagnosed = config.flags != 0;
   const uint64_t watchdog_ms = or_default(config.watchdog_timeout_ms, I.default_watchdog_ms);
   const bool watched = watchdog_ms != 0;
 
@@ -322,7 +344,7 @@ int Engine::execute(const LoadedProgram& program, const ChipStorageTaskArgs& arg
           counted(P.tensor_count, "tensor") + " and " + counted(P.scalar_count, "scalar");
     return PTO_RUNTIME_ERR_INVALID_ARGUMENT;
   }
-  for (uint32_t i = 0; i < args.tensor_count; ++i) {
+  for (uint32_t i = 0; check_entry_tensors && i < args.tensor_count; ++i) {
     if (!check_device_tensor(args.tensors[i], &why)) {
       err = "entry tensor " + std::to_string(i) + ": " + why;
       return PTO_RUNTIME_ERR_INVALID_ARGUMENT;
@@ -332,7 +354,7 @@ int Engine::execute(const LoadedProgram& program, const ChipStorageTaskArgs& arg
   // A run that writes diagnostics or is watched is not pipelined: its files and its
   // watchdog cover exactly its own tasks.
   uint32_t depth = config.pipeline_depth != 0 ? config.pipeline_depth : I.default_depth;
-  if (!on_done || watched || config.flags != 0 || depth == 0) depth = 1;
+  if (!on_done || watched || diagnosed || depth == 0) depth = 1;
 
   I.chip.observer.store(nullptr, std::memory_order_relaxed);  // set once the run starts
   I.diagnostics.begin_run(config, I.lanes());
@@ -343,6 +365,7 @@ int Engine::execute(const LoadedProgram& program, const ChipStorageTaskArgs& arg
   run.debug_log = I.debug_log;
   run.watchdog = nullptr;  // polled here, by a thread that runs no user code
   run.pipeline_depth = depth;
+  run.timed = diagnosed;
   if (depth > 1) {
     // A crash or a timeout after execute() returned still makes the engine sticky.
     run.on_done = [&I, on_done = std::move(on_done)](int status, const std::string& message) {
@@ -354,7 +377,7 @@ int Engine::execute(const LoadedProgram& program, const ChipStorageTaskArgs& arg
   RunTrack* track = I.orchestrator->begin_run(P, run);
 
   RunFacts facts;
-  facts.start_ns = support::steady_now_ns();
+  if (diagnosed) facts.start_ns = support::steady_now_ns();
   bool finished = true;
   if (!watched) {
     // The calling thread is the orchestrator of its run (no hand-off, no wake-up of
@@ -374,7 +397,6 @@ int Engine::execute(const LoadedProgram& program, const ChipStorageTaskArgs& arg
     if (deferred != nullptr) *deferred = true;
     return SIMPLER_OK;
   }
-  facts.end_ns = support::steady_now_ns();
   int status = track->status.code();
   if (status != SIMPLER_OK) err = track->status.message();
   if (!finished || status == SIMPLER_CHIP_ERR_SCHEDULER_TIMEOUT) {
@@ -382,9 +404,10 @@ int Engine::execute(const LoadedProgram& program, const ChipStorageTaskArgs& arg
   }
   if (I.chip.poisoned.load(std::memory_order_acquire)) I.record_sticky(status, err);
   // An abandoned run's state is still in use by the stuck thread: no diagnostics.
-  if (!finished) return status;
+  if (!finished || !diagnosed) return status;
 
   // Every lane is quiescent now: the observer's records are complete.
+  facts.end_ns = support::steady_now_ns();
   facts.args = &args;
   facts.signature = &P.signature;
   facts.program = P.func_name;

@@ -109,6 +109,12 @@ class Engine {
   int execute(const LoadedProgram& program, const ChipStorageTaskArgs& args,
               const SimplerCallConfig* run_config, std::string* error, RunDone on_done = {},
               bool* deferred = nullptr);
+  // execute(program, args, nullptr, error) for a caller that has already checked every
+  // entry tensor the way execute() would (valid descriptor, DEVICE space, live buffer):
+  // a kernel-mode launch checks its args when it is enqueued, and the record it runs is
+  // a copy of exactly those args, so the per-tensor checks are not repeated per run.
+  int execute_checked(const LoadedProgram& program, const ChipStorageTaskArgs& args,
+                      std::string* error);
 
   uint64_t committed_bytes() const;  // device bytes held by this engine
 
@@ -134,6 +140,9 @@ class Engine {
 
  private:
   explicit Engine(std::unique_ptr<Impl> impl);
+  int run(const LoadedProgram& program, const ChipStorageTaskArgs& args,
+          const SimplerCallConfig* run_config, std::string* error, RunDone on_done, bool* deferred,
+          bool check_entry_tensors);
   std::unique_ptr<Impl> impl_;
 };
 

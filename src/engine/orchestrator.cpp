@@ -157,15 +157,18 @@ void Orchestrator::run(const ChipStorageTaskArgs& args) {
   }
   start_ids();
   chip_.observer.store(options_.block_observer, std::memory_order_release);
-  const auto start = std::chrono::steady_clock::now();
+  const auto start =
+      options_.timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   building_ = options_.build_graph_first;
   int rc = 0;
   FaultInfo signal;
   const bool returned = guarded_call([&] { rc = program_->orchestration(&args, &api_); }, &signal);
   building_ = false;
-  orchestration_ns_ =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
-          .count();
+  if (options_.timed) {
+    orchestration_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::steady_clock::now() - start)
+                            .count();
+  }
   if (!returned) {
     // The fault may have left this thread's own state (rings, tensor map) half-updated if
     // it happened inside an API call: the engine is poisoned either way, and every run in

@@ -63,6 +63,7 @@ struct RunOptions {
   uint32_t pipeline_depth = 1;
   RunDone on_done;
   bool debug_log = false;
+  bool timed = false;  // measure orchestration_ns() (diagnostics only: two clock reads)
   Watchdog* watchdog =
       nullptr;  // polled while waiting (the caller of execute() is the orchestrator)
 };

@@ -11,6 +11,10 @@
 
 namespace simpler::rt {
 void RunDiagnostics::begin_run(const SimplerCallConfig& config, uint32_t lanes) {
+  // No flags now nor in the previous run: nothing recorded to clear and nothing to set up
+  // (trace_ and graph_ are false already). Most runs, and every kernel-mode launch of a
+  // context without diagnostics, take this path.
+  if (config.flags == 0 && flags_ == 0) return;
   flags_ = config.flags;
   prefix_.assign(config.output_prefix, strnlen(config.output_prefix, SIMPLER_OUTPUT_PREFIX_MAX));
   trace_ = (flags_ & (SIMPLER_CFG_SWIMLANE | SIMPLER_CFG_PROFILING)) != 0;

@@ -56,7 +56,7 @@ int Stream::enqueue(StreamOp&& op) {
       tail_segment_ = next;
       tail_index_ = 0;
     }
-    tail_segment_->ops[tail_index_++] = std::move(op);
+    tail_segment_->ops[tail_index_++].op = std::move(op);
     published_tail_.store(++tail_, std::memory_order_seq_cst);
   } catch (const std::bad_alloc&) {
     return SIM_ERR_OUT_OF_MEMORY;
@@ -106,7 +106,7 @@ void Stream::executor_main() {
         delete spare_.exchange(drained, std::memory_order_release);
       }
       // Executed in place: the slot is not reused before its segment is drained.
-      StreamOp& op = head_segment_->ops[head_index_];
+      StreamOp& op = head_segment_->ops[head_index_].op;
       execute(op);
       ++head_index_;
       ++head_;
@@ -157,7 +157,7 @@ void Stream::execute(StreamOp& op) {
         status = op.preset_status != 0 ? op.preset_status : op.job(op.user_data);
       // Retired before the cleanup: a cleanup that signals "done" to a waiter must find
       // the job's memory uses over (a free right after the wait is not deferred).
-      retired_.fetch_add(1, std::memory_order_acq_rel);
+      retire();
       if (op.cleanup != nullptr) op.cleanup(op.user_data);
       if (sticky == SIMPLER_OK && status != SIMPLER_OK)
         sticky_status_.store(status, std::memory_order_release);
@@ -168,9 +168,15 @@ void Stream::execute(StreamOp& op) {
       if (sticky == SIMPLER_OK) op.event->wait(op.event_generation);
       break;
   }
-  retired_.fetch_add(1, std::memory_order_acq_rel);
+  retire();
   if (sticky == SIMPLER_OK && status != SIMPLER_OK)
     sticky_status_.store(status, std::memory_order_release);
+}
+
+// Only the executor writes retired_: a release store (no locked read-modify-write) is
+// enough for whoever reads the new count to see the op's memory uses over.
+void Stream::retire() {
+  retired_.store(retired_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
 }
 
 uint64_t Stream::unretired_target() const {

@@ -56,8 +56,13 @@ class Stream {
 
  private:
   static constexpr std::size_t kSegmentOps = 256;
+  // Each op on lines of its own: the launcher fills slot k + 1 while the executor runs
+  // slot k, and a shared line would bounce between them on every op.
+  struct alignas(64) Slot {
+    StreamOp op;
+  };
   struct Segment {
-    StreamOp ops[kSegmentOps];
+    Slot ops[kSegmentOps];
     std::atomic<Segment*> next{nullptr};
   };
 
@@ -66,6 +71,7 @@ class Stream {
   // then parks.
   bool wait_for_work();
   void execute(StreamOp& op);
+  void retire();  // executor only
   int copy(const StreamOp& op) const;
   void wait_completed(uint64_t target);
   Segment* take_segment();  // producers, enqueue_mutex_ held
@@ -76,31 +82,40 @@ class Stream {
   const int32_t device_;
   const DeviceMemoryView& memory_;
 
+  // Members are grouped by the thread that writes them, one cache line (or more) per
+  // group: a line the executor writes per op never shares a line the launcher writes per
+  // enqueue, so neither pulls the other's line on the hot path (only the op slots and
+  // published_tail_ themselves cross).
+
   // Producer side, guarded by enqueue_mutex_ (never taken by the executor).
-  std::mutex enqueue_mutex_;
+  alignas(64) std::mutex enqueue_mutex_;
   Segment* tail_segment_ = nullptr;
   std::size_t tail_index_ = 0;  // next free slot of tail_segment_
   uint64_t tail_ = 0;
   bool closed_ = false;
   std::thread executor_;
-  std::atomic<uint64_t> published_tail_{0};  // ops visible to the executor
+  // Ops visible to the executor: written per enqueue, polled by the executor.
+  alignas(64) std::atomic<uint64_t> published_tail_{0};
 
   // Executor side (only the executor thread touches these, after construction).
-  Segment* head_segment_ = nullptr;
+  alignas(64) Segment* head_segment_ = nullptr;
   std::size_t head_index_ = 0;
   uint64_t head_ = 0;
   std::atomic<Segment*> spare_{nullptr};  // one drained segment, handed back to producers
 
   // Parking: the executor waits here when idle; producers notify only when it is parked.
-  std::mutex park_mutex_;
+  // Read per enqueue, written only when the executor parks or wakes.
+  alignas(64) std::mutex park_mutex_;
   std::condition_variable work_cv_;
   std::atomic<bool> parked_{false};
   std::atomic<bool> stopping_{false};
 
-  std::atomic<uint64_t> completed_{0};
+  // Written by the executor per op.
+  alignas(64) std::atomic<uint64_t> completed_{0};
   std::atomic<uint64_t> retired_{0};   // <= completed_ + 1: bumped before a job's cleanup
   std::atomic<int> sticky_status_{0};  // written only by the executor
-  std::atomic<uint32_t> sync_waiters_{0};
+  // Read by the executor per op, written by waiters.
+  alignas(64) std::atomic<uint32_t> sync_waiters_{0};
   // The smallest completion count a parked waiter waits for (UINT64_MAX: none). Lowered
   // by waiters and reset by the executor, both under done_mutex_, so the executor wakes
   // waiters (a futex) once when their target is reached, not after every op.

@@ -127,6 +127,33 @@ TEST_F(DiagnosticsTest, SwimlaneHasOneEventPerKernelBlock) {
   EXPECT_NE(args.find("shape=(128,128)"), std::string::npos) << args;
 }
 
+// The run's clocks are read only when a run asks for files (they cost a kernel-mode
+// launch more than its empty program): a profiled run still times itself and its
+// orchestration, also when it follows runs that asked for nothing.
+TEST_F(DiagnosticsTest, ProfileTimesTheRunAndItsOrchestrationAfterUndiagnosedRuns) {
+  auto e = make_engine();
+  auto program = load(test_programs::matmul());
+  DeviceBuffer a(128 * 128 * 4), b(128 * 128 * 4), c(128 * 128 * 4);
+  const ChipStorageTaskArgs args =
+      make_args({a.tensor({128, 128}), b.tensor({128, 128}), c.tensor({128, 128})});
+  std::string error;
+  const SimplerCallConfig plain = default_config();
+  for (int i = 0; i < 2; ++i)
+    ASSERT_EQ(run(*e, *program, args, &error, &plain), SIMPLER_OK) << error;
+  EXPECT_FALSE(std::filesystem::exists(prefix()));
+  const SimplerCallConfig cfg = config(SIMPLER_CFG_PROFILING | SIMPLER_CFG_SWIMLANE);
+  ASSERT_EQ(run(*e, *program, args, &error, &cfg), SIMPLER_OK) << error;
+  const auto profile = nlohmann::json::parse(slurp(prefix() + "profile.json"));
+  EXPECT_GT(profile["orchestration_ns"].get<int64_t>(), 0) << profile;
+  EXPECT_GE(profile["run_ns"].get<int64_t>(), profile["orchestration_ns"].get<int64_t>())
+      << profile;
+  EXPECT_EQ(profile["blocks"].get<int64_t>(), 16) << profile;
+  // An undiagnosed run in between: the next diagnosed run records only its own blocks.
+  ASSERT_EQ(run(*e, *program, args, &error, &plain), SIMPLER_OK) << error;
+  ASSERT_EQ(run(*e, *program, args, &error, &cfg), SIMPLER_OK) << error;
+  EXPECT_EQ(count(slurp(prefix() + "swimlane.json"), "\"ph\":\"X\""), 16u);
+}
+
 TEST_F(DiagnosticsTest, SpmdBlocksSpreadOverCores) {
   auto e = make_engine();
   auto program = load(test_programs::spmd());
