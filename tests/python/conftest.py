@@ -5,6 +5,7 @@ session with simpler.KernelCompiler (results are cached by content).
 """
 from __future__ import annotations
 
+import gc
 import os
 import pathlib
 import threading
@@ -77,6 +78,26 @@ def two_step_callable(compiler):
     orch = compiler.compile_orchestration(_source("two_step_orch.cpp"), entry="two_step_entry")
     return ChipCallable.build([D.IN, D.OUT, D.OUT, D.SCALAR], "two_step_entry", orch,
                               children=[(0, kernel)])
+
+
+@pytest.fixture
+def add_scalar_kernel_worker(add_scalar_callable):
+    """(worker, cid, stream): a kernel-mode Worker on device 0 with add_scalar_callable
+    prepared, and a sim.Stream to launch on. Afterwards the stream is synchronized, the
+    worker closed and the stream destroyed; arrays a test made on the stream are freed
+    first (a fixture built on this one tears down before it)."""
+    from simpler import Worker, sim
+    from simpler.task_interface import CallConfig
+    sim.set_device(0)
+    stream = sim.Stream()
+    w = Worker(level=2, execution_mode="kernel", device_id=0)
+    w.init(config=CallConfig())
+    cid = w.kernel_prepare_callable(add_scalar_callable)
+    yield w, cid, stream
+    stream.synchronize()
+    w.close()
+    gc.collect()  # arrays kept alive by a reference cycle are freed before the stream goes
+    stream.destroy()
 
 
 @pytest.fixture(scope="session")

@@ -18,22 +18,13 @@ N = 4096
 
 
 @pytest.fixture
-def kernel(add_scalar_callable):
+def kernel(add_scalar_kernel_worker):
     """(worker, cid, stream, x, dx, dy) on device 0; everything released afterwards."""
-    sim.set_device(0)
-    stream = sim.Stream()
-    w = Worker(level=2, execution_mode="kernel", device_id=0)
-    w.init(config=CallConfig())
-    cid = w.kernel_prepare_callable(add_scalar_callable)
+    w, cid, stream = add_scalar_kernel_worker
     x = np.random.default_rng(1).standard_normal(N).astype(np.float32)
     dx = sim.DeviceArray.from_numpy(x, stream=stream)
     dy = sim.DeviceArray.zeros(N, np.float32, stream=stream)
-    yield w, cid, stream, x, dx, dy
-    stream.synchronize()
-    w.close()
-    del dx, dy
-    gc.collect()
-    stream.destroy()
+    return w, cid, stream, x, dx, dy
 
 
 def assert_nothing_enqueued(stream):

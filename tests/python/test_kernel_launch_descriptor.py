@@ -2,7 +2,6 @@
 cheaply, rebound with set_arg; every kernel-mode contract rule holds for it too."""
 from __future__ import annotations
 
-import gc
 import os
 import threading
 import warnings
@@ -20,21 +19,13 @@ N = 2048
 
 
 @pytest.fixture
-def bound(add_scalar_callable):
-    sim.set_device(0)
-    stream = sim.Stream()
-    w = Worker(level=2, execution_mode="kernel", device_id=0)
-    w.init(config=CallConfig())
-    cid = w.kernel_prepare_callable(add_scalar_callable)
+def bound(add_scalar_kernel_worker):
+    """(worker, cid, stream, x, dx, [dy0, dy1]) on device 0; everything released afterwards."""
+    w, cid, stream = add_scalar_kernel_worker
     x = np.arange(N, dtype=np.float32)
     dx = sim.DeviceArray.from_numpy(x, stream=stream)
     dys = [sim.DeviceArray.zeros(N, np.float32, stream=stream) for _ in range(2)]
-    yield w, cid, stream, x, dx, dys
-    stream.synchronize()
-    w.close()
-    del dx, dys
-    gc.collect()
-    stream.destroy()
+    return w, cid, stream, x, dx, dys
 
 
 def test_bind_launch_and_rebind(bound):

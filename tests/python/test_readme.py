@@ -12,7 +12,7 @@ def test_readme_python_example_runs_and_checks_its_result():
     blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
     assert blocks, "README.md lost its Python example"
     snippet = blocks[0]
-    assert "assert (y == x + 2.5).all()" in snippet  # the example verifies its own numerics
+    assert "assert (dy.numpy() == x + 2.5).all()" in snippet  # the example verifies its own numerics
     result = subprocess.run([sys.executable, "-c", snippet], cwd=ROOT, capture_output=True,
                             text=True, timeout=300)
     assert result.returncode == 0, result.stderr
