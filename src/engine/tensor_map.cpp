@@ -317,18 +317,20 @@ struct TensorMap::Impl {
 
   // Every allocation happens before the first link is made, so a throw leaves the map
   // consistent (at worst with an empty buffer or task record, which is harmless).
-  // `heir` is a covered entry of the same set with the same byte range whose tree node
-  // the new entry takes over, or kNil.
+  // `twin` is a covered writer of the same lane with the same byte range whose scan slot
+  // (and tree node) the new entry takes over, or kNil; the caller then drops the twin
+  // without touching its lane.
   void insert(uint64_t task, uint64_t addr, uint32_t first_lane, const LaneWalk& walk,
-              const ViewGeometry& g, bool write, uint32_t heir) {
+              const ViewGeometry& g, bool write, uint32_t twin) {
     const uint32_t b = lane_for(addr, first_lane, walk, write);
     const uint32_t t = task_record(task);
     RecordArray& scan = lanes[b].scan(write);
-    if (scan.full()) scan.grow();
+    if (twin == kNil && scan.full()) scan.grow();
     const uint32_t n = take_entry(!g.dense);
+    const uint32_t slot = twin != kNil ? entries[twin].slot : static_cast<uint32_t>(scan.size());
     // Field by field: a temporary record would be stored in pieces and reloaded whole,
     // which stalls store forwarding.
-    ScanRecord& r = scan.append();
+    ScanRecord& r = twin != kNil ? scan[slot] : scan.append();
     r.lo = g.lo;
     r.hi = g.hi;
     r.task = task;
@@ -338,26 +340,27 @@ struct TensorMap::Impl {
     r.dense = g.dense;
     r.band = probe_band;
     if (!g.dense) copy_geometry(g, geometry[n]);
-    if (heir != kNil) {
-      ranges.replace(set_index[2 * b + write].root, heir, n);
-    } else if (SetIndex* index = built_index(b, write)) {
-      ranges.insert(index->root, n, g.lo, g.hi);
-      note_update(*index, scan.size());
+    if (SetIndex* index = built_index(b, write)) {
+      if (twin != kNil) {
+        ranges.replace(index->root, twin, n);
+      } else {
+        ranges.insert(index->root, n, g.lo, g.hi);
+        note_update(*index, scan.size());
+      }
     }
     const uint32_t head = tasks[t].head;
-    entries[n] = Entry{b, static_cast<uint32_t>(scan.size() - 1), t, kNil, head, write};
+    entries[n] = Entry{b, slot, t, kNil, head, write};
     if (head != kNil) entries[head].task_prev = n;
     tasks[t].head = n;
     ++live;
   }
 
   // Swap-removes the entry's scan record.
-  // `in_tree` is false when the entry's tree node was already handed on (see insert).
-  void unlink_from_buffer(uint32_t n, bool release_empty_buffer, bool in_tree = true) {
+  void unlink_from_buffer(uint32_t n, bool release_empty_buffer) {
     const Entry& e = entries[n];
     RecordArray& scan = lanes[e.lane].scan(e.write);
     SetIndex* index = built_index(e.lane, e.write);
-    if (index != nullptr && in_tree) ranges.erase(index->root, n);
+    if (index != nullptr) ranges.erase(index->root, n);
     const ScanRecord& last = scan.back();
     if (last.entry != n) {
       scan[e.slot] = last;
@@ -507,22 +510,25 @@ struct TensorMap::Impl {
       deps.resize(deps_before);
       return false;
     }
-    // A write usually hides an entry with the very same byte range (a rewritten tile or
-    // slice): the new entry then takes its tree node as is.
-    uint32_t heir = kNil;
-    if (write && walk.match != kNil && built_index(walk.match, /*write=*/true) != nullptr) {
+    // A write usually hides a writer with the very same byte range (a rewritten tile or
+    // slice): the new entry then takes its place as is (scan slot and tree node).
+    uint32_t twin = kNil;
+    if (write && walk.match != kNil) {
+      const RecordArray& writers = lanes[walk.match].writers;
       for (uint32_t n : covered) {
-        if (entries[n].write && entries[n].lane == walk.match && ranges.same_range(n, g.lo, g.hi)) {
-          heir = n;
+        const Entry& e = entries[n];
+        if (e.write && e.lane == walk.match && writers[e.slot].lo == g.lo &&
+            writers[e.slot].hi == g.hi) {
+          twin = n;
           break;
         }
       }
     }
     // Insert before dropping: if an allocation throws, nothing has been dropped yet.
-    insert(task, view.buffer.addr, head, walk, g, write, heir);
+    insert(task, view.buffer.addr, head, walk, g, write, twin);
     for (uint32_t n : covered) {
       // The new entry is in this buffer, so it stays.
-      unlink_from_buffer(n, /*release_empty_buffer=*/false, /*in_tree=*/n != heir);
+      if (n != twin) unlink_from_buffer(n, /*release_empty_buffer=*/false);
       unlink_from_task(n);
       free_entry_slot(n);
     }
