@@ -14,7 +14,7 @@ namespace {
 
 const char* core_type_name(uint32_t type) { return type == SIMPLER_CORE_AIC ? "AIC" : "AIV"; }
 
-void complete(ChipState& chip, TaskSlot& task, bool orchestrating) {
+void complete(ChipState& chip, TaskSlot& task, bool orchestrating, bool on_dispatcher) {
   // Edges are pushed by the orchestrating thread only (Orchestrator::link): when it
   // completes the task itself, nobody can push meanwhile and closing the list needs no
   // read-modify-write.
@@ -46,7 +46,10 @@ void complete(ChipState& chip, TaskSlot& task, bool orchestrating) {
       chip.awaited_task.load(std::memory_order_relaxed) == id) {
     chip.orchestrator_parker.wake_all();
   }
-  if (released > 1) chip.wake_schedulers(released - 1);
+  // A dispatcher takes one released task itself (its loop goes on); a cluster task's
+  // helper thread takes none, so it wakes a dispatcher for each.
+  const int take_here = on_dispatcher ? 1 : 0;
+  if (released > take_here) chip.wake_schedulers(released - take_here);
   if (counted != nullptr) counted->task_done();  // a pipelined run ends with its last task
 }
 
@@ -133,10 +136,10 @@ std::string block_name(const ChipState& chip, const TaskSlot& task, uint32_t blo
   return name;
 }
 
-void finish_block(ChipState& chip, TaskSlot& task, bool orchestrating) {
+void finish_block(ChipState& chip, TaskSlot& task, bool orchestrating, bool on_dispatcher) {
   if (task.block_num == 1 ||
       task.blocks_done.fetch_add(1, std::memory_order_acq_rel) + 1 == task.block_num) {
-    complete(chip, task, orchestrating);
+    complete(chip, task, orchestrating, on_dispatcher);
   }
 }
 

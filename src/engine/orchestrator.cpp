@@ -12,6 +12,7 @@
 #include "simpler/abi/status.h"
 #include "simpler/sim/sim_driver.h"
 #include "simpler/task/task_interface.h"
+#include "support/clock.h"
 #include "tensor_shape.h"
 
 namespace simpler::rt {
@@ -159,6 +160,7 @@ void Orchestrator::run(const ChipStorageTaskArgs& args) {
   chip_.observer.store(options_.block_observer, std::memory_order_release);
   const auto start =
       options_.timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  orchestration_start_ns_ = options_.timed ? support::steady_now_ns() : 0;
   building_ = options_.build_graph_first;
   int rc = 0;
   FaultInfo signal;
@@ -756,12 +758,16 @@ void Orchestrator::wait_for_completion(uint64_t id, bool stop_on_error) {
       chip_.orchestrator_parker.cancel_wait();
       continue;
     }
+    // Parked, this thread runs no kernels: its hardware thread is one more scheduler's
+    // meanwhile (a task completing now may release more work than one scheduler runs).
+    chip_.max_awake.store(chip_.awake_unattended, std::memory_order_relaxed);
     if (options_.watchdog != nullptr) {
       chip_.orchestrator_parker.wait(ticket, options_.watchdog->slice().count());
       options_.watchdog->poll();
     } else {
       chip_.orchestrator_parker.wait(ticket);
     }
+    chip_.max_awake.store(chip_.awake_orchestrating, std::memory_order_relaxed);
   }
 }
 

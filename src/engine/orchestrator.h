@@ -95,6 +95,7 @@ class Orchestrator {
   uint64_t progress() const { return progress_.load(std::memory_order_relaxed); }
   uint64_t tasks_submitted() const { return head_ - run_first_; }
   int64_t orchestration_ns() const { return orchestration_ns_; }
+  int64_t orchestration_start_ns() const { return orchestration_start_ns_; }  // steady clock
 
   // ---- SimplerOrchApi (orch_api.cpp wires the C table to these) ----
   int submit(const SimplerTaskDesc* desc, SimplerTaskResult* result);
@@ -203,6 +204,7 @@ class Orchestrator {
   std::vector<uint64_t> deps_;
   std::atomic<uint64_t> progress_{0};
   int64_t orchestration_ns_ = 0;
+  int64_t orchestration_start_ns_ = 0;
 };
 
 }  // namespace simpler::rt
