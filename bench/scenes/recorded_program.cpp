@@ -1,5 +1,7 @@
 #include "recorded_program.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -10,6 +12,12 @@
 
 namespace simpler::bench {
 namespace {
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
 
 struct Recorder {
   std::vector<RecordedTask>* tasks;
@@ -115,23 +123,44 @@ std::vector<RecordedTask> RecordedProgram::record(const ChipStorageTaskArgs& arg
   return tasks;
 }
 
-void RecordedProgram::execute(const RecordedTask& task) const {
+double RecordedProgram::execute(const RecordedTask& task) const {
   const size_t id = static_cast<size_t>(task.func_id);
   if (id >= kernels_.size() || kernels_[id] == nullptr)
     throw std::runtime_error("no kernel for func id " + std::to_string(task.func_id));
   int32_t fault = 0;
-  int64_t argv[1 + CHIP_MAX_TENSOR_ARGS + CHIP_MAX_SCALAR_ARGS];
-  int64_t* args = argv + 1;
+  std::vector<int64_t> args(task.tensors.size() + task.scalars.size());
   for (size_t i = 0; i < task.tensors.size(); ++i)
     args[i] = reinterpret_cast<int64_t>(&task.tensors[i]);
   for (size_t i = 0; i < task.scalars.size(); ++i)
     args[task.tensors.size() + i] = static_cast<int64_t>(task.scalars[i]);
-  for (uint32_t block = 0; block < task.block_num; ++block) {
-    SimplerKernelContext context{block, task.block_num, task.core_type, 0, &fault};
-    argv[0] = reinterpret_cast<int64_t>(&context);
-    kernels_[id](args);
+  double cpu = 0;
+  if (task.core_type == SIMPLER_CORE_MIX) {
+    std::unique_ptr<ClusterRunner> runner;
+    {
+      std::lock_guard<std::mutex> lock(runners_mutex_);
+      if (!runners_.empty()) {
+        runner = std::move(runners_.back());
+        runners_.pop_back();
+      }
+    }
+    if (!runner) runner = std::make_unique<ClusterRunner>();
+    for (uint32_t block = 0; block < task.block_num; ++block)
+      cpu += runner->run(kernels_[id], args, block, task.block_num, &fault);
+    std::lock_guard<std::mutex> lock(runners_mutex_);
+    runners_.push_back(std::move(runner));
+  } else {
+    const double start = thread_cpu_seconds();
+    std::vector<int64_t> argv(1 + args.size());
+    std::memcpy(argv.data() + 1, args.data(), args.size() * sizeof(int64_t));
+    for (uint32_t block = 0; block < task.block_num; ++block) {
+      SimplerKernelContext context{block, task.block_num, task.core_type, 0, &fault, nullptr};
+      argv[0] = reinterpret_cast<int64_t>(&context);
+      kernels_[id](argv.data() + 1);
+    }
+    cpu = thread_cpu_seconds() - start;
   }
   if (fault != 0) throw std::runtime_error("a kernel reported fault " + std::to_string(fault));
+  return cpu;
 }
 
 std::vector<std::vector<uint32_t>> infer_predecessors(const std::vector<RecordedTask>& tasks) {

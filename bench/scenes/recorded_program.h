@@ -5,10 +5,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "cluster_runner.h"
 #include "engine/shared_object.h"
 #include "simpler/orch/orchestration_api.h"
 
@@ -34,8 +36,10 @@ class RecordedProgram {
   // allocations come from a host arena owned by this object.
   std::vector<RecordedTask> record(const ChipStorageTaskArgs& args);
 
-  // Runs every block of one task on the calling thread, as a core would.
-  void execute(const RecordedTask& task) const;
+  // Runs every block of one task on the calling thread, as a core would; a cluster
+  // (MIX) task's AIV parts run on the helper threads of a ClusterRunner meanwhile.
+  // Returns the CPU seconds the task used (all its parts). Thread-safe.
+  double execute(const RecordedTask& task) const;
 
  private:
   rt::SharedObject orchestration_;
@@ -43,6 +47,9 @@ class RecordedProgram {
   std::vector<simpler_kernel_entry_fn> kernels_;  // by func id (nullptr: none)
   std::vector<rt::SharedObject> kernel_objects_;
   std::vector<std::unique_ptr<uint8_t[]>> arena_;
+  // Idle cluster runners (one per cluster task running at once, created on demand).
+  mutable std::mutex runners_mutex_;
+  mutable std::vector<std::unique_ptr<ClusterRunner>> runners_;
 };
 
 // Edges (producer before consumer) inferred from the byte ranges each task reads and

@@ -9,8 +9,10 @@ void LaunchRecord::store_args(const ChipStorageTaskArgs& args) {
   scalar_count = args.scalar_count;
   uses_spill = tensor_count > kInlineTensors || scalar_count > kInlineScalars;
   if (!uses_spill) {
-    std::memcpy(tensors, args.tensors, sizeof(ChipTensor) * tensor_count);
-    std::memcpy(scalars, args.scalars, sizeof(uint64_t) * scalar_count);
+    // Whole tensors of a constant size: plain vector moves (a memcpy of a variable size
+    // became `rep movsq`, whose start-up cost was most of this copy).
+    for (uint32_t i = 0; i < tensor_count; ++i) tensors[i] = args.tensors[i];
+    for (uint32_t i = 0; i < scalar_count; ++i) scalars[i] = args.scalars[i];
     return;
   }
   if (!spill) spill = std::make_unique_for_overwrite<ChipStorageTaskArgs>();

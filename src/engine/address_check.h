@@ -24,12 +24,16 @@ class AddressCheck {
   // [addr, addr + size) inside one allocation of the device? An empty range always is.
   // Otherwise false with `why` naming the range and what is wrong.
   bool contains(uint64_t addr, uint64_t size, std::string* why) {
+    return known(addr, size) || ask_driver(addr, size, why);
+  }
+  // contains() answered from the cache alone: false may still be device memory.
+  bool known(uint64_t addr, uint64_t size) const {
     if (size == 0) return true;
     for (uint32_t i = 0; i < count_; ++i) {
       if (addr >= ranges_[i].begin && addr <= ranges_[i].end && size <= ranges_[i].end - addr)
         return true;
     }
-    return ask_driver(addr, size, why);
+    return false;
   }
 
   // An allocation the run made itself (known valid until the run ends).

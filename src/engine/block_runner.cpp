@@ -14,8 +14,17 @@ namespace {
 
 const char* core_type_name(uint32_t type) { return type == SIMPLER_CORE_AIC ? "AIC" : "AIV"; }
 
-void complete(ChipState& chip, TaskSlot& task) {
-  Edge* edge = task.fanout.exchange(chip.closed(), std::memory_order_acq_rel);
+void complete(ChipState& chip, TaskSlot& task, bool orchestrating, bool on_dispatcher) {
+  // Edges are pushed by the orchestrating thread only (Orchestrator::link): when it
+  // completes the task itself, nobody can push meanwhile and closing the list needs no
+  // read-modify-write.
+  Edge* edge = nullptr;
+  if (orchestrating) {
+    edge = task.fanout.load(std::memory_order_acquire);
+    task.fanout.store(chip.closed(), std::memory_order_release);
+  } else {
+    edge = task.fanout.exchange(chip.closed(), std::memory_order_acq_rel);
+  }
   int released = 0;
   while (edge != nullptr) {
     Edge* next = edge->next;  // read before the decrement: the edge may be recycled after it
@@ -31,12 +40,16 @@ void complete(ChipState& chip, TaskSlot& task) {
   // reused as soon as done_id is published: decide before.
   RunTrack* const counted = task.run->counted ? task.run : nullptr;
   task.done_id.store(id, std::memory_order_release);  // last touch of the slot
-  // The orchestrator may wait for this completion (only that one wakes it).
-  if (chip.orchestrator_parker.has_waiters_after_publish() &&
+  // The orchestrator may wait for this completion (only that one wakes it); not when it
+  // completed the task itself.
+  if (!orchestrating && chip.orchestrator_parker.has_waiters_after_publish() &&
       chip.awaited_task.load(std::memory_order_relaxed) == id) {
     chip.orchestrator_parker.wake_all();
   }
-  if (released > 1) chip.wake_schedulers(released - 1);
+  // A dispatcher takes one released task itself (its loop goes on); a cluster task's
+  // helper thread takes none, so it wakes a dispatcher for each.
+  const int take_here = on_dispatcher ? 1 : 0;
+  if (released > take_here) chip.wake_schedulers(released - take_here);
   if (counted != nullptr) counted->task_done();  // a pipelined run ends with its last task
 }
 
@@ -123,10 +136,10 @@ std::string block_name(const ChipState& chip, const TaskSlot& task, uint32_t blo
   return name;
 }
 
-void finish_block(ChipState& chip, TaskSlot& task) {
+void finish_block(ChipState& chip, TaskSlot& task, bool orchestrating, bool on_dispatcher) {
   if (task.block_num == 1 ||
       task.blocks_done.fetch_add(1, std::memory_order_acq_rel) + 1 == task.block_num) {
-    complete(chip, task);
+    complete(chip, task, orchestrating, on_dispatcher);
   }
 }
 

@@ -26,9 +26,13 @@ std::string task_name(uint64_t index);  // `index`: the task's number within its
 std::string block_name(const ChipState& chip, const TaskSlot& task, uint32_t block_idx);
 
 // Counts one finished block of `task`; after its last block the task completes: its
-// dependents are released and done_id is published. The caller will take one released
-// task itself, so parked schedulers are woken only for the others.
-void finish_block(ChipState& chip, TaskSlot& task);
+// dependents are released and done_id is published. A dispatcher (`on_dispatcher`) will
+// take one released task itself, so parked schedulers are woken only for the others; a
+// cluster task's helper thread takes none and wakes them for every one. `orchestrating`:
+// the caller is the thread that orchestrates (it is not parked, so the completion need not
+// check whether the orchestrator waits for it: no store-load fence).
+void finish_block(ChipState& chip, TaskSlot& task, bool orchestrating = false,
+                  bool on_dispatcher = true);
 
 // Takes one block of a task popped from a ready queue (the popper owns the block counter
 // until it queues the task again) and re-queues the task if it has more blocks.

@@ -77,7 +77,8 @@ void finish_cluster_task(ChipState& chip, TaskSlot& task, const std::vector<uint
     });
   }
   chip.clusters.completed.fetch_add(1, std::memory_order_relaxed);
-  for (uint32_t b = 0; b < task.block_num; ++b) finish_block(chip, task);
+  for (uint32_t b = 0; b < task.block_num; ++b)
+    finish_block(chip, task, /*orchestrating=*/false, /*on_dispatcher=*/false);
   if (handed) start_reserved(chip);
 }
 

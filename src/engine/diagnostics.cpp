@@ -238,10 +238,14 @@ bool write_entry_args(const std::string& path, const ChipStorageTaskArgs& args,
 
 bool write_profile(const std::string& path, const RunSummary& r, std::string* error) {
   // Keys in this order (ordered_json): program, status, tasks, blocks, then the times.
-  const nlohmann::ordered_json profile = {
-      {"program", r.program},    {"status", r.status}, {"tasks", r.tasks},
-      {"blocks", r.blocks},      {"run_ns", r.run_ns}, {"orchestration_ns", r.orchestration_ns},
-      {"kernel_ns", r.kernel_ns}};
+  const nlohmann::ordered_json profile = {{"program", r.program},
+                                          {"status", r.status},
+                                          {"tasks", r.tasks},
+                                          {"blocks", r.blocks},
+                                          {"run_ns", r.run_ns},
+                                          {"orchestration_ns", r.orchestration_ns},
+                                          {"orchestration_own_ns", r.orchestration_own_ns},
+                                          {"kernel_ns", r.kernel_ns}};
   return write_file(path, profile.dump(-1, ' ', false, json::error_handler_t::replace) + "\n",
                     error);
 }

@@ -68,6 +68,9 @@ struct RunSummary {
   uint64_t blocks = 0;
   int64_t run_ns = 0;
   int64_t orchestration_ns = 0;
+  // orchestration_ns without the kernel blocks the orchestrating thread ran itself
+  // meanwhile (work-first): what the orchestration and its API calls cost.
+  int64_t orchestration_own_ns = 0;
   int64_t kernel_ns = 0;  // sum over blocks (swimlane events)
 };
 

@@ -8,8 +8,11 @@ namespace simpler::rt {
 
 Dispatcher::Dispatcher(ChipState& chip, uint32_t lane,
                        std::array<uint32_t, kCoreTypeCount> first_core)
-    : chip_(chip), lane_(lane) {
-  for (int type = 0; type < kCoreTypeCount; ++type) next_core_[type] = first_core[type];
+    : chip_(chip), lane_(lane), orchestrating_(lane == 0) {
+  for (int type = 0; type < kCoreTypeCount; ++type) {
+    const uint32_t count = chip.core_count[type];
+    next_core_[type] = count == 0 ? 0 : first_core[type] % count;
+  }
 }
 
 bool Dispatcher::run_one() {
@@ -31,21 +34,41 @@ bool Dispatcher::run_one(uint32_t type) {
     return false;
   }
   const uint32_t block = claim_block(chip_, *task);
+  // An SPMD task's blocks spread over the cores (as the chip would run them): this lane's
+  // next block starts the search at the next core.
+  if (task->block_num > 1) next_core_[type] = core + 1 == chip_.core_count[type] ? 0 : core + 1;
   run_block(chip_, *task, block, type, core, lane_);
   release_core(chip_, type, core);
   blocks_.store(blocks_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  finish_block(chip_, *task);
+  finish_block(chip_, *task, orchestrating_);
   return true;
 }
 
+bool Dispatcher::run_now(TaskSlot& task) {
+  const uint32_t type = task.core_type;
+  uint32_t core = 0;
+  if (!claim_core(type, &core)) return false;
+  task.next_block.store(1, std::memory_order_relaxed);  // its only block: taken
+  run_block(chip_, task, 0, type, core, lane_);
+  release_core(chip_, type, core);
+  blocks_.store(blocks_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  finish_block(chip_, task, orchestrating_);
+  return true;
+}
+
+// Starts at the core this lane claimed last: its claim word stays in this thread's cache
+// (a lane runs one block at a time, so that core is usually free again), and the search
+// moves on only when another lane holds it (or after an SPMD block, see run_one).
 bool Dispatcher::claim_core(uint32_t type, uint32_t* id) {
   const uint32_t count = chip_.core_count[type];
+  uint32_t candidate = next_core_[type];
   for (uint32_t i = 0; i < count; ++i) {
-    const uint32_t candidate = next_core_[type]++ % count;
     if (chip_.claim_core(type, candidate)) {
+      next_core_[type] = candidate;
       *id = candidate;
       return true;
     }
+    candidate = candidate + 1 == count ? 0 : candidate + 1;
   }
   return false;
 }

@@ -27,6 +27,11 @@ class Dispatcher {
   // Runs one ready block of either core type (alternating which type goes first). False
   // when none could be taken: both queues empty, or every core of a ready type claimed.
   bool run_one();
+  // Work-first without the queue: runs `task` now, as an idle core of its type, and
+  // completes it. For a single-block AIC/AIV task this thread has just made ready (its
+  // last dependency released) and nobody else can see yet. False when every core of the
+  // type is busy: the caller queues the task instead.
+  bool run_now(TaskSlot& task);
   uint64_t blocks() const { return blocks_.load(std::memory_order_relaxed); }  // any thread
 
  private:
@@ -35,6 +40,7 @@ class Dispatcher {
 
   ChipState& chip_;
   uint32_t lane_;
+  bool orchestrating_;  // lane 0: the caller of execute() (complete() need not wake it)
   uint32_t next_type_ = 0;
   uint32_t next_core_[kCoreTypeCount];
   std::atomic<uint64_t> blocks_{0};  // finished by this lane (watchdog progress)

@@ -414,6 +414,7 @@ int Engine::run(const LoadedProgram& program, const ChipStorageTaskArgs& args,
   facts.status = status;
   facts.tasks = I.orchestrator->tasks_submitted();
   facts.orchestration_ns = I.orchestrator->orchestration_ns();
+  facts.orchestration_start_ns = I.orchestrator->orchestration_start_ns();
   std::string diag_error;
   if (!I.diagnostics.write(facts, &diag_error)) {
     // Diagnostics are a by-product: the run's results (and its status) stand.

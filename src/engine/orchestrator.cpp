@@ -12,6 +12,7 @@
 #include "simpler/abi/status.h"
 #include "simpler/sim/sim_driver.h"
 #include "simpler/task/task_interface.h"
+#include "support/clock.h"
 #include "tensor_shape.h"
 
 namespace simpler::rt {
@@ -159,6 +160,7 @@ void Orchestrator::run(const ChipStorageTaskArgs& args) {
   chip_.observer.store(options_.block_observer, std::memory_order_release);
   const auto start =
       options_.timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  orchestration_start_ns_ = options_.timed ? support::steady_now_ns() : 0;
   building_ = options_.build_graph_first;
   int rc = 0;
   FaultInfo signal;
@@ -404,15 +406,20 @@ bool Orchestrator::validate_task(const SimplerTaskDesc* d) {
                      std::to_string(k.ranks[i]) + ", given a tensor of rank " +
                      std::to_string(a.tensor.ndims));
     }
-    std::string why;
     if (a.mode == SIMPLER_TENSOR_OUT_ALLOC) {
+      std::string why;
       uint64_t bytes = 0;
       if (!shape_bytes(a.tensor.ndims, a.tensor.shapes, a.tensor.dtype, &bytes, &why)) {
         return invalid("tensor " + std::to_string(i) + " (OUT_ALLOC): " + why);
       }
-    } else if (!check_device_tensor(a.tensor, &why) ||
-               !addresses_.contains(a.tensor.buffer.addr, a.tensor.buffer.size, &why)) {
-      return invalid("tensor " + std::to_string(i) + ": " + why);
+    } else if (!device_tensor_quick_ok(a.tensor) ||
+               !addresses_.known(a.tensor.buffer.addr, a.tensor.buffer.size)) {
+      // The slow path names what is wrong (and asks the driver about a new allocation).
+      std::string why;
+      if (!check_device_tensor(a.tensor, &why) ||
+          !addresses_.contains(a.tensor.buffer.addr, a.tensor.buffer.size, &why)) {
+        return invalid("tensor " + std::to_string(i) + ": " + why);
+      }
     }
   }
   return true;
@@ -488,6 +495,14 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
       options_.observer->on_dependency(p - run_first_, id - run_first_);
   }
   deps_.resize(unique);
+  // TMR: this call releases the latest task. When the new one depends on it and nothing
+  // else holds it back, it runs here at once (work-first: its consumer waits for it, so
+  // there is nothing to run beside it), before the edges are linked: the new task then
+  // finds it completed and links no edge to it, so neither side pays for one.
+  if (deferred_ != nullptr && deferred_->dedup_stamp == id &&
+      deferred_->pending.load(std::memory_order_acquire) == 1) {
+    release_deferred(/*run_here=*/true);
+  }
 
   task.entry = kernel.entry;
   task.args = argv;
@@ -518,7 +533,12 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
       ++unlinked;  // already completed
     }
   }
-  if (unlinked != 0) task.pending.fetch_sub(unlinked, std::memory_order_acq_rel);
+  if (unlinked == static_cast<int32_t>(unique)) {
+    // No producer holds an edge to the task: nobody else can see it yet.
+    task.pending.store(1, std::memory_order_relaxed);
+  } else if (unlinked != 0) {
+    task.pending.fetch_sub(unlinked, std::memory_order_acq_rel);
+  }
   task.pool_end = pool_head_;
 
   head_ = id + 1;
@@ -547,7 +567,7 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
 void Orchestrator::run_ready_inline() {
   if (!chip_.has_ready()) return;
   if (inline_sense_.long_blocks() && wake_for_long_blocks()) return;
-  if (chip_.awake_schedulers() != 0 && chip_.ready_depth() < kInlineDepth) return;
+  if (!inline_now()) return;
   if (inline_sense_.run([this] { return dispatcher_.run_one(); })) bump_progress();
 }
 
@@ -555,6 +575,10 @@ bool Orchestrator::wake_for_long_blocks() {
   if (chip_.awake_schedulers() >= chip_.max_awake.load(std::memory_order_relaxed)) return false;
   chip_.wake_schedulers(1);
   return true;
+}
+
+bool Orchestrator::inline_now() const {
+  return chip_.awake_schedulers() == 0 || chip_.ready_depth() >= kInlineDepth;
 }
 
 bool Orchestrator::link(TaskSlot& producer, TaskSlot& consumer) {
@@ -570,8 +594,26 @@ bool Orchestrator::link(TaskSlot& producer, TaskSlot& consumer) {
   return true;
 }
 
-void Orchestrator::drop_guard(TaskSlot& task, bool wake) {
-  if (task.pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+void Orchestrator::drop_guard(TaskSlot& task, bool wake, bool run_here) {
+  // Only the guard left: every producer already counted itself down (acquire: their
+  // completions happen-before), and only this thread adds counts, so nobody else writes
+  // `pending` any more and a plain store releases the task.
+  bool ready = task.pending.load(std::memory_order_acquire) == 1;
+  if (ready) {
+    task.pending.store(0, std::memory_order_relaxed);
+  } else {
+    ready = task.pending.fetch_sub(1, std::memory_order_acq_rel) == 1;
+  }
+  if (ready) {
+    // Work-first straight from the guard: the task this thread just made ready runs here
+    // with no ready-queue round trip, under the same rules as run_ready_inline (short
+    // kernels; nobody awake to take it, or the awake ones are behind).
+    if (run_here && task.block_num == 1 && task.core_type != SIMPLER_CORE_MIX &&
+        !inline_sense_.long_blocks() && inline_now() &&
+        inline_sense_.run([&] { return dispatcher_.run_now(task); })) {
+      bump_progress();
+      return;
+    }
     chip_.enqueue_ready(task);
     // The orchestrator drains ready tasks itself whenever it waits (help_once), so a
     // parked scheduler is woken only once tasks pile up, and at most once per
@@ -584,11 +626,11 @@ void Orchestrator::drop_guard(TaskSlot& task, bool wake) {
   }
 }
 
-void Orchestrator::release_deferred() {
+void Orchestrator::release_deferred(bool run_here) {
   if (deferred_ != nullptr) {
     TaskSlot* task = deferred_;
     deferred_ = nullptr;
-    drop_guard(*task, true);
+    drop_guard(*task, true, run_here);
   }
 }
 
@@ -711,12 +753,16 @@ void Orchestrator::wait_for_completion(uint64_t id, bool stop_on_error) {
       chip_.orchestrator_parker.cancel_wait();
       continue;
     }
+    // Parked, this thread runs no kernels: its hardware thread is one more scheduler's
+    // meanwhile (a task completing now may release more work than one scheduler runs).
+    chip_.max_awake.store(chip_.awake_unattended, std::memory_order_relaxed);
     if (options_.watchdog != nullptr) {
       chip_.orchestrator_parker.wait(ticket, options_.watchdog->slice().count());
       options_.watchdog->poll();
     } else {
       chip_.orchestrator_parker.wait(ticket);
     }
+    chip_.max_awake.store(chip_.awake_orchestrating, std::memory_order_relaxed);
   }
 }
 

@@ -95,6 +95,7 @@ class Orchestrator {
   uint64_t progress() const { return progress_.load(std::memory_order_relaxed); }
   uint64_t tasks_submitted() const { return head_ - run_first_; }
   int64_t orchestration_ns() const { return orchestration_ns_; }
+  int64_t orchestration_start_ns() const { return orchestration_start_ns_; }  // steady clock
 
   // ---- SimplerOrchApi (orch_api.cpp wires the C table to these) ----
   int submit(const SimplerTaskDesc* desc, SimplerTaskResult* result);
@@ -137,10 +138,12 @@ class Orchestrator {
   void wait_for_completion(uint64_t id, bool stop_on_error);
   bool help_once();
   void run_ready_inline();
+  bool inline_now() const;  // the work-first rule: run a ready block on this thread now?
   bool wake_for_long_blocks();
   void advance_done_cursor();
-  void release_deferred();
-  void drop_guard(TaskSlot& task, bool wake);
+  // `run_here` (a submit): the released task may run on this thread at once (work-first).
+  void release_deferred(bool run_here = false);
+  void drop_guard(TaskSlot& task, bool wake, bool run_here = false);
   void finish();
   void release_graph();
   void reset_rings();
@@ -200,6 +203,7 @@ class Orchestrator {
   std::vector<uint64_t> deps_;
   std::atomic<uint64_t> progress_{0};
   int64_t orchestration_ns_ = 0;
+  int64_t orchestration_start_ns_ = 0;
 };
 
 }  // namespace simpler::rt

@@ -2,6 +2,7 @@
 #include "run_diagnostics.h"
 #include "support/clock.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -106,7 +107,17 @@ bool RunDiagnostics::write(const RunFacts& facts, std::string* error) {
     summary.blocks = events.size();
     summary.run_ns = facts.end_ns - facts.start_ns;
     summary.orchestration_ns = facts.orchestration_ns;
-    for (const SwimlaneEvent& e : events) summary.kernel_ns += e.end_ns - e.start_ns;
+    summary.orchestration_own_ns = facts.orchestration_ns;
+    const int64_t orch_end = facts.orchestration_start_ns + facts.orchestration_ns;
+    for (const SwimlaneEvent& e : events) {
+      summary.kernel_ns += e.end_ns - e.start_ns;
+      // Lane 0 is the orchestrating thread: its blocks inside the orchestration's time.
+      if (e.lane == 0) {
+        const int64_t from = std::max(e.start_ns, facts.orchestration_start_ns);
+        const int64_t to = std::min(e.end_ns, orch_end);
+        if (to > from) summary.orchestration_own_ns -= to - from;
+      }
+    }
     written = write_profile(path_of("profile.json"), summary, error) && written;
   }
   return written;

@@ -34,6 +34,7 @@ struct RunFacts {
   int64_t start_ns = 0;  // steady clock, around the orchestrator's run
   int64_t end_ns = 0;
   int64_t orchestration_ns = 0;
+  int64_t orchestration_start_ns = 0;  // steady clock
 };
 
 class RunDiagnostics final : public RunObserver {

@@ -1,5 +1,7 @@
 #include "engine/tensor_map.h"
 
+#include <algorithm>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -41,6 +43,9 @@ struct ColumnBand {
     band.col_hi = static_cast<uint32_t>(hi);
     return band;
   }
+  bool operator==(const ColumnBand& other) const {
+    return pitch == other.pitch && col_lo == other.col_lo && col_hi == other.col_hi;
+  }
   // True when the two views provably share no byte by their columns alone.
   bool apart(const ColumnBand& other) const {
     return (pitch == other.pitch) & (pitch != 0) &
@@ -65,34 +70,85 @@ static_assert(sizeof(ScanRecord) == 48);
 // The rest of an entry: where its ScanRecord sits, and its place on its task's list
 // (walked by retire).
 struct Entry {
-  uint32_t buffer;  // BufferRecord number
-  uint32_t slot;    // index in that buffer's readers or writers array (per ScanRecord.write)
+  uint32_t lane;  // Lane number
+  uint32_t slot;  // index in that lane's readers or writers array (per ScanRecord.write)
   uint32_t task_rec;
   uint32_t task_prev;
   uint32_t task_next;  // also the free-list link of a free entry
-  bool write;          // which of the buffer's arrays holds the ScanRecord
+  bool write;          // which of the lane's arrays holds the ScanRecord
 };
 
-// Readers and writers are kept apart: a read only has to look at the writers, and
-// buffers that many tasks read (weights) collect many readers. 64 bytes: the common
-// case of few entries per buffer touches one cache line per buffer.
-struct BufferRecord {
-  uint64_t addr = 0;
-  std::vector<ScanRecord> writers;  // both keep their capacity when the record is recycled
-  std::vector<ScanRecord> readers;
-  uint32_t next_free = kNil;
+// A growable array of scan records in 16 bytes (a std::vector takes 24), so that a Lane
+// fits one cache line. Keeps its capacity when emptied.
+class RecordArray {
+ public:
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  bool full() const { return size_ == cap_; }
+  const ScanRecord* data() const { return data_.get(); }
+  ScanRecord& operator[](size_t i) { return data_[i]; }
+  const ScanRecord& operator[](size_t i) const { return data_[i]; }
+  const ScanRecord& back() const { return data_[size_ - 1]; }
+  const ScanRecord* begin() const { return data_.get(); }
+  const ScanRecord* end() const { return data_.get() + size_; }
+  // The only call that allocates; may throw std::bad_alloc, leaving the array as it was.
+  void grow() {
+    const uint32_t cap = 2 * cap_ + 4;
+    std::unique_ptr<ScanRecord[]> bigger(new ScanRecord[cap]);
+    std::copy(begin(), end(), bigger.get());
+    data_.swap(bigger);
+    cap_ = cap;
+  }
+  ScanRecord& append() { return data_[size_++]; }  // after grow() when full()
+  void pop_back() { --size_; }
 
-  std::vector<ScanRecord>& scan(bool write) { return write ? writers : readers; }
+ private:
+  std::unique_ptr<ScanRecord[]> data_;
+  uint32_t size_ = 0;
+  uint32_t cap_ = 0;
+};
+
+// The entries of one buffer are split into lanes by column band: the writers of one lane
+// share its exact band (pitch 0 = no band), and so do its readers except in the head
+// lane. An access walks the buffer's few lanes and scans those whose band is not apart
+// from its own: a tile meets the records of its own column band, not those of every
+// tile of the matrix. The first lane of a buffer (its head) is the one the buffer index
+// names; it stays while any lane of the buffer is live, the others are released when
+// they empty. Only a writer opens a lane: a reader joins the lane of its band if there
+// is one, else the head, whose readers (of any band) are always scanned by a write, so
+// read-mostly buffers (weights) keep one lane. A buffer has at most kMaxLanes banded
+// lanes; writers of further bands join its pitch-0 lane. Each record also keeps its own
+// band, which filters where a lane mixes bands (the head's readers, the pitch-0 lane).
+// 64 bytes, aligned: the common case of one lane per buffer touches one cache line per
+// buffer.
+struct alignas(64) Lane {
+  uint64_t addr = 0;  // the buffer's address
+  ColumnBand band;
+  uint32_t head = kNil;  // the buffer's head lane (itself for the head)
+  uint32_t next = kNil;  // the buffer's next lane; also the free-list link
+  RecordArray writers;   // both keep their capacity when the lane is recycled
+  RecordArray readers;
+
+  RecordArray& scan(bool write) { return write ? writers : readers; }
   bool empty() const { return writers.empty() && readers.empty(); }
 };
+static_assert(sizeof(Lane) == 64);
+constexpr uint32_t kMaxLanes = 16;
 
-// The readers or the writers of one buffer are scanned linearly while few (one contiguous
+// What a walk over a buffer's lanes found.
+struct LaneWalk {
+  uint32_t match = kNil;   // the lane with exactly the probe's band
+  uint32_t pitch0 = kNil;  // the lane without a band
+  uint32_t count = 0;      // lanes of the buffer
+};
+
+// The readers or the writers of one lane are scanned linearly while few (one contiguous
 // array beats any index). A set of more than `index_above` records gets an interval tree
 // over their byte ranges (nodes numbered by entry) when it is next searched, and keeps
 // it while searches pay for its upkeep: it is dropped when the set shrinks below a
 // quarter of the limit, or after more inserts and erases than it has records without a
 // search (the readers of a buffer nobody writes are never searched, so never indexed).
-// Kept apart from BufferRecord and only looked at for sets of at least a quarter of the
+// Kept apart from Lane and only looked at for sets of at least a quarter of the
 // limit, which an indexed set always is.
 struct SetIndex {
   uint32_t root = IntervalForest::kNil;
@@ -126,10 +182,10 @@ struct TensorMap::Impl {
   std::vector<ViewGeometry> geometry;  // by entry number; written for non-dense views only
   uint32_t free_entry = kNil;
 
-  std::vector<BufferRecord> buffers;
-  uint32_t free_buffer = kNil;
-  FlatIndex buffer_index;           // addr -> BufferRecord
-  std::vector<SetIndex> set_index;  // [2 * record + write] for each BufferRecord
+  std::vector<Lane> lanes;
+  uint32_t free_lane = kNil;
+  FlatIndex buffer_index;           // addr -> the buffer's head Lane
+  std::vector<SetIndex> set_index;  // [2 * lane + write] for each Lane
   IntervalForest ranges;            // node n = entry n, in its set's tree while that is built
 
   std::vector<TaskRecord> tasks;
@@ -144,28 +200,81 @@ struct TensorMap::Impl {
   ViewGeometry dense_scratch;
   std::vector<uint32_t> covered;
 
-  // `rec` is the record found by a lookup of `addr` already made, or kNone.
-  uint32_t buffer_record(uint64_t addr, uint32_t rec) {
-    if (rec != FlatIndex::kNone) return rec;
-    if (free_buffer != kNil) {
-      rec = free_buffer;
-      free_buffer = buffers[rec].next_free;
+  // A lane from the free list or a new one, with no records; may throw, changing nothing.
+  uint32_t take_lane(uint64_t addr, const ColumnBand& band) {
+    uint32_t l = free_lane;
+    if (l != kNil) {
+      free_lane = lanes[l].next;
     } else {
-      set_index.resize(2 * buffers.size() + 2);
-      buffers.emplace_back();
-      rec = static_cast<uint32_t>(buffers.size() - 1);
+      set_index.resize(2 * lanes.size() + 2);
+      lanes.emplace_back();
+      l = static_cast<uint32_t>(lanes.size() - 1);
     }
-    buffers[rec].addr = addr;
-    buffer_index.insert(addr, rec);
-    return rec;
+    Lane& lane = lanes[l];
+    lane.addr = addr;
+    lane.band = band;
+    lane.head = l;
+    lane.next = kNil;
+    return l;
   }
 
-  void release_buffer(uint32_t rec) {
-    set_index[2 * rec] = SetIndex{};
-    set_index[2 * rec + 1] = SetIndex{};
-    buffer_index.erase(buffers[rec].addr);
-    buffers[rec].next_free = free_buffer;
-    free_buffer = rec;
+  void free_lane_record(uint32_t l) {
+    set_index[2 * l] = SetIndex{};  // its tree nodes are abandoned
+    set_index[2 * l + 1] = SetIndex{};
+    lanes[l].next = free_lane;
+    free_lane = l;
+  }
+
+  // The lane the probe's entry joins, given the walk over the buffer's lanes (`head` is
+  // kNone when the buffer has none). Allocates before linking anything.
+  uint32_t lane_for(uint64_t addr, uint32_t head, const LaneWalk& walk, bool write) {
+    if (walk.match != kNil) return walk.match;
+    if (head == FlatIndex::kNone) {
+      const uint32_t l = take_lane(addr, probe_band);
+      try {
+        buffer_index.insert(addr, l);
+      } catch (...) {
+        free_lane_record(l);
+        throw;
+      }
+      return l;
+    }
+    if (!write) return head;
+    Lane& first = lanes[head];
+    if (first.writers.empty()) {  // its band only concerns writers: it may take any band
+      first.band = probe_band;
+      return head;
+    }
+    ColumnBand band = probe_band;
+    if (walk.count >= kMaxLanes && band.pitch != 0) {
+      if (walk.pitch0 != kNil) return walk.pitch0;
+      band = ColumnBand{};
+    }
+    const uint32_t l = take_lane(addr, band);
+    Lane& lane = lanes[l];
+    Lane& h = lanes[head];  // (take_lane may have moved the lanes)
+    lane.head = head;
+    lane.next = h.next;
+    h.next = l;
+    return l;
+  }
+
+  // Lane `l` has no records left: a lane other than the head leaves its buffer; the
+  // head goes (with its buffer) when it is alone and `release_empty_buffer`.
+  void release_lane_if_empty(uint32_t l, bool release_empty_buffer) {
+    if (!lanes[l].empty()) return;
+    const uint32_t head = lanes[l].head;
+    if (l != head) {
+      uint32_t prev = head;
+      while (lanes[prev].next != l) prev = lanes[prev].next;
+      lanes[prev].next = lanes[l].next;
+      free_lane_record(l);
+    }
+    const Lane& h = lanes[head];
+    if (release_empty_buffer && h.next == kNil && h.empty()) {
+      buffer_index.erase(h.addr);
+      free_lane_record(head);
+    }
   }
 
   uint32_t task_record(uint64_t task) {
@@ -208,39 +317,50 @@ struct TensorMap::Impl {
 
   // Every allocation happens before the first link is made, so a throw leaves the map
   // consistent (at worst with an empty buffer or task record, which is harmless).
-  // `heir` is a covered entry of the same set with the same byte range whose tree node
-  // the new entry takes over, or kNil.
-  void insert(uint64_t task, uint64_t addr, uint32_t found_buffer, const ViewGeometry& g,
-              bool write, uint32_t heir) {
-    const uint32_t b = buffer_record(addr, found_buffer);
+  // `twin` is a covered writer of the same lane with the same byte range whose scan slot
+  // (and tree node) the new entry takes over, or kNil; the caller then drops the twin
+  // without touching its lane.
+  void insert(uint64_t task, uint64_t addr, uint32_t first_lane, const LaneWalk& walk,
+              const ViewGeometry& g, bool write, uint32_t twin) {
+    const uint32_t b = lane_for(addr, first_lane, walk, write);
     const uint32_t t = task_record(task);
-    std::vector<ScanRecord>& scan = buffers[b].scan(write);
-    if (scan.size() == scan.capacity()) scan.reserve(2 * scan.size() + 4);
+    RecordArray& scan = lanes[b].scan(write);
+    if (twin == kNil && scan.full()) scan.grow();
     const uint32_t n = take_entry(!g.dense);
-    scan.push_back(ScanRecord{g.lo, g.hi, task, n, static_cast<uint16_t>(g.elem_size), write,
-                              g.dense, probe_band});
+    const uint32_t slot = twin != kNil ? entries[twin].slot : static_cast<uint32_t>(scan.size());
+    // Field by field: a temporary record would be stored in pieces and reloaded whole,
+    // which stalls store forwarding.
+    ScanRecord& r = twin != kNil ? scan[slot] : scan.append();
+    r.lo = g.lo;
+    r.hi = g.hi;
+    r.task = task;
+    r.entry = n;
+    r.elem_size = static_cast<uint16_t>(g.elem_size);
+    r.write = write;
+    r.dense = g.dense;
+    r.band = probe_band;
     if (!g.dense) copy_geometry(g, geometry[n]);
-    if (heir != kNil) {
-      ranges.replace(set_index[2 * b + write].root, heir, n);
-    } else if (SetIndex* index = built_index(b, write)) {
-      ranges.insert(index->root, n, g.lo, g.hi);
-      note_update(*index, scan.size());
+    if (SetIndex* index = built_index(b, write)) {
+      if (twin != kNil) {
+        ranges.replace(index->root, twin, n);
+      } else {
+        ranges.insert(index->root, n, g.lo, g.hi);
+        note_update(*index, scan.size());
+      }
     }
     const uint32_t head = tasks[t].head;
-    entries[n] = Entry{b, static_cast<uint32_t>(scan.size() - 1), t, kNil, head, write};
+    entries[n] = Entry{b, slot, t, kNil, head, write};
     if (head != kNil) entries[head].task_prev = n;
     tasks[t].head = n;
     ++live;
   }
 
   // Swap-removes the entry's scan record.
-  // `in_tree` is false when the entry's tree node was already handed on (see insert).
-  void unlink_from_buffer(uint32_t n, bool release_empty_buffer, bool in_tree = true) {
+  void unlink_from_buffer(uint32_t n, bool release_empty_buffer) {
     const Entry& e = entries[n];
-    BufferRecord& buffer = buffers[e.buffer];
-    std::vector<ScanRecord>& scan = buffer.scan(e.write);
-    SetIndex* index = built_index(e.buffer, e.write);
-    if (index != nullptr && in_tree) ranges.erase(index->root, n);
+    RecordArray& scan = lanes[e.lane].scan(e.write);
+    SetIndex* index = built_index(e.lane, e.write);
+    if (index != nullptr) ranges.erase(index->root, n);
     const ScanRecord& last = scan.back();
     if (last.entry != n) {
       scan[e.slot] = last;
@@ -253,7 +373,7 @@ struct TensorMap::Impl {
       else
         note_update(*index, scan.size());
     }
-    if (release_empty_buffer && buffer.empty()) release_buffer(e.buffer);
+    if (scan.empty()) release_lane_if_empty(e.lane, release_empty_buffer);
   }
 
   void unlink_from_task(uint32_t n) {
@@ -272,9 +392,9 @@ struct TensorMap::Impl {
     --live;
   }
 
-  // The tree of buffer `b`'s writers or readers, or null while they are scanned.
+  // The tree of lane `b`'s writers or readers, or null while they are scanned.
   SetIndex* built_index(uint32_t b, bool write) {
-    if (buffers[b].scan(write).size() * 4 < index_above) return nullptr;  // never indexed
+    if (lanes[b].scan(write).size() * 4 < index_above) return nullptr;  // never indexed
     SetIndex& index = set_index[2 * b + write];
     return index.built ? &index : nullptr;
   }
@@ -305,7 +425,7 @@ struct TensorMap::Impl {
   }
 
   // The indexed path of scan_conflicts, out of line to keep the linear scan tight.
-  __attribute__((noinline)) void search_tree(uint32_t root, const std::vector<ScanRecord>& records,
+  __attribute__((noinline)) void search_tree(uint32_t root, const RecordArray& records,
                                              uint64_t task, bool write, std::vector<uint64_t>& deps,
                                              size_t deps_before) {
     ranges.query(root, probe.lo, probe.hi, [&](uint32_t n) {
@@ -314,12 +434,12 @@ struct TensorMap::Impl {
     });
   }
 
-  // Appends the tasks of the entries among buffer `b`'s writers (or readers) that the
+  // Appends the tasks of the entries among lane `b`'s writers (or readers) that the
   // probe conflicts with, and notes those a write hides.
   void scan_conflicts(uint32_t b, bool writers, uint64_t task, bool write,
                       std::vector<uint64_t>& deps, size_t deps_before) {
     const ViewGeometry& g = probe;
-    const std::vector<ScanRecord>& records = buffers[b].scan(writers);
+    const RecordArray& records = lanes[b].scan(writers);
     if (records.size() * 4 >= index_above) {
       SetIndex& index = set_index[2 * b + writers];
       if (!index.built && records.size() > index_above) {
@@ -355,6 +475,25 @@ struct TensorMap::Impl {
     }
   }
 
+  // Scans the writers (and for a write the readers) of every lane of the buffer whose band
+  // is not apart from the probe's, starting at lane `head`, and for a write the head's
+  // readers in any case (they mix bands).
+  LaneWalk scan_lanes(uint32_t head, uint64_t task, bool write, std::vector<uint64_t>& deps,
+                      size_t deps_before) {
+    LaneWalk walk;
+    for (uint32_t l = head; l != kNil; l = lanes[l].next) {
+      const ColumnBand band = lanes[l].band;
+      ++walk.count;
+      if (band == probe_band) walk.match = l;
+      if (band.pitch == 0) walk.pitch0 = l;
+      const bool near = !probe_band.apart(band);
+      if (near) scan_conflicts(l, /*writers=*/true, task, write, deps, deps_before);
+      if (write && (near || l == head))
+        scan_conflicts(l, /*writers=*/false, task, write, deps, deps_before);
+    }
+    return walk;
+  }
+
   bool access(uint64_t task, const ChipTensor& view, AccessKind kind, std::vector<uint64_t>& deps) {
     ViewGeometry& g = probe;
     describe_view(view, g);
@@ -364,31 +503,32 @@ struct TensorMap::Impl {
     const size_t deps_before = deps.size();
     covered.clear();
 
-    const uint32_t b = buffer_index.find(view.buffer.addr);
-    if (b != FlatIndex::kNone) {
-      scan_conflicts(b, /*writers=*/true, task, write, deps, deps_before);
-      if (write) scan_conflicts(b, /*writers=*/false, task, write, deps, deps_before);
-    }
+    const uint32_t head = buffer_index.find(view.buffer.addr);
+    LaneWalk walk;
+    if (head != FlatIndex::kNone) walk = scan_lanes(head, task, write, deps, deps_before);
     if (live - covered.size() + 1 > capacity) {
       deps.resize(deps_before);
       return false;
     }
-    // A write usually hides an entry with the very same byte range (a rewritten tile or
-    // slice): the new entry then takes its tree node as is.
-    uint32_t heir = kNil;
-    if (write && b != FlatIndex::kNone && built_index(b, /*write=*/true) != nullptr) {
+    // A write usually hides a writer with the very same byte range (a rewritten tile or
+    // slice): the new entry then takes its place as is (scan slot and tree node).
+    uint32_t twin = kNil;
+    if (write && walk.match != kNil) {
+      const RecordArray& writers = lanes[walk.match].writers;
       for (uint32_t n : covered) {
-        if (entries[n].write && ranges.same_range(n, g.lo, g.hi)) {
-          heir = n;
+        const Entry& e = entries[n];
+        if (e.write && e.lane == walk.match && writers[e.slot].lo == g.lo &&
+            writers[e.slot].hi == g.hi) {
+          twin = n;
           break;
         }
       }
     }
     // Insert before dropping: if an allocation throws, nothing has been dropped yet.
-    insert(task, view.buffer.addr, b, g, write, heir);
+    insert(task, view.buffer.addr, head, walk, g, write, twin);
     for (uint32_t n : covered) {
       // The new entry is in this buffer, so it stays.
-      unlink_from_buffer(n, /*release_empty_buffer=*/false, /*in_tree=*/n != heir);
+      if (n != twin) unlink_from_buffer(n, /*release_empty_buffer=*/false);
       unlink_from_task(n);
       free_entry_slot(n);
     }
@@ -399,13 +539,12 @@ struct TensorMap::Impl {
     describe_view(view, probe);
     if (probe.empty) return;
     probe_band = ColumnBand::of(probe);
-    const uint32_t b = buffer_index.find(view.buffer.addr);
-    if (b == FlatIndex::kNone) return;
+    const uint32_t head = buffer_index.find(view.buffer.addr);
+    if (head == FlatIndex::kNone) return;
     const bool write = kind != AccessKind::Read;
     const size_t deps_before = deps.size();
     constexpr uint64_t kNoTask = ~uint64_t{0};  // matches no entry
-    scan_conflicts(b, /*writers=*/true, kNoTask, write, deps, deps_before);
-    if (write) scan_conflicts(b, /*writers=*/false, kNoTask, write, deps, deps_before);
+    scan_lanes(head, kNoTask, write, deps, deps_before);
     covered.clear();  // nothing is recorded, so nothing is hidden
   }
 
@@ -426,9 +565,9 @@ struct TensorMap::Impl {
     entries.clear();
     ranges.clear();
     set_index.clear();
-    buffers.clear();
+    lanes.clear();
     tasks.clear();
-    free_entry = free_buffer = free_task = recent_task_rec = kNil;
+    free_entry = free_lane = free_task = recent_task_rec = kNil;
     buffer_index.clear();
     task_index.clear();
     live = 0;

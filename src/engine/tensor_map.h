@@ -14,9 +14,10 @@
 // it was told to wait for. A descriptor the map cannot interpret (bad dtype/ndims/shape,
 // int64 overflow) is treated as touching its whole buffer. No edge links accesses whose
 // byte ranges are apart, nor tiles/slices (equal strides and dtype) with disjoint boxes.
-// Implementation: common/tensor_map.cpp (pools, per-buffer scan arrays, per-task lists),
-// common/overlap.{h,cpp} (view geometry), common/tensor_map_index.h (hash index),
-// common/tensor_map_interval_tree.h (byte-range trees for buffers with many live views).
+// Implementation: engine/tensor_map.cpp (pools, per-buffer lanes of scan arrays split by
+// column band, per-task lists), engine/overlap.{h,cpp} (view geometry),
+// engine/tensor_map_index.h (hash index), engine/tensor_map_interval_tree.h (byte-range
+// trees for lanes with many live views).
 #pragma once
 
 #include <cstddef>

@@ -2,9 +2,11 @@
 //
 // A forest of treaps over one shared node pool indexed by entry number: each tree holds
 // the entries of one buffer's reader or writer set, ordered by lo, and
-// every node knows the largest `hi` below it. A query then only descends into subtrees
-// that can hold a range overlapping [lo, hi), so an access to a buffer with many disjoint
-// views visits O(log n + overlapping) nodes instead of all of them. Nodes have parent
+// every node knows the largest `hi` below it, and that of its left subtree. A query then
+// only descends into subtrees that can hold a range overlapping [lo, hi), deciding from
+// the node it stands on (no look at a child it does not enter), so an access to a buffer
+// with many disjoint views visits one root-to-leaf path plus the overlapping nodes
+// instead of all of them. Nodes have parent
 // links, so erase needs no search and a write that hides an entry with the same byte
 // range takes its node's place in O(1). The pool only grows with the number of entries,
 // so steady-state inserts and erases never allocate.
@@ -30,7 +32,7 @@ class IntervalForest {
   // Adds node `n` (not in any tree) with byte range [lo, hi) to the tree at `root`:
   // down to a leaf by `lo`, then rotated up to its random heap position.
   void insert(uint32_t& root, uint32_t n, int64_t lo, int64_t hi) {
-    nodes_[n] = Node{lo, hi, hi, kNil, kNil, kNil, next_priority()};
+    nodes_[n] = Node{lo, hi, hi, kNone, kNil, kNil, kNil, next_priority()};
     if (root == kNil) {
       root = n;
       return;
@@ -39,6 +41,7 @@ class IntervalForest {
     for (;;) {
       Node& x = nodes_[t];
       if (hi > x.max_hi) x.max_hi = hi;
+      if (lo < x.lo && hi > x.left_max_hi) x.left_max_hi = hi;
       uint32_t& child = lo < x.lo ? x.left : x.right;
       if (child == kNil) {
         child = n;
@@ -86,29 +89,41 @@ class IntervalForest {
   // in ascending range start. `visit` must not modify the forest.
   template <typename Visit>
   void query(uint32_t root, int64_t lo, int64_t hi, Visit&& visit) const {
-    uint32_t t = root;
-    while (t != kNil) {
-      const Node& x = nodes_[t];
-      if (x.max_hi <= lo) return;  // nothing below ends after lo
-      query(x.left, lo, hi, visit);
-      if (x.lo >= hi) return;  // this node and its right subtree start too late
-      if (x.hi > lo) visit(t);
-      t = x.right;
-    }
+    if (root == kNil || nodes_[root].max_hi <= lo) return;  // nothing ends after lo
+    descend(root, lo, hi, visit);
   }
 
  private:
-  // Ordered by lo (equal starts in any order); max_hi over the subtree.
+  static constexpr int64_t kNone = INT64_MIN;  // the max_hi of an empty subtree
+
+  // Ordered by lo (equal starts in any order); max_hi over the subtree, left_max_hi over
+  // the left subtree.
   struct Node {
     int64_t lo;
     int64_t hi;
     int64_t max_hi;
+    int64_t left_max_hi;
     uint32_t left;
     uint32_t right;
     uint32_t parent;
     uint32_t priority;  // a max-heap on these keeps expected depth logarithmic
   };
-  static_assert(sizeof(Node) == 40);
+  static_assert(sizeof(Node) == 48);
+
+  // Visits the nodes of the subtree at `t` (not empty, with max_hi > lo) that meet
+  // [lo, hi). Each right child entered also has max_hi > lo: its range or one below it
+  // ends after lo, or the subtree's maximum would not exceed lo.
+  template <typename Visit>
+  void descend(uint32_t t, int64_t lo, int64_t hi, Visit& visit) const {
+    for (;;) {
+      const Node& x = nodes_[t];
+      if (x.left_max_hi > lo) descend(x.left, lo, hi, visit);
+      if (x.lo >= hi) return;  // this node and its right subtree start too late
+      if (x.hi > lo) visit(t);
+      if (x.right == kNil || nodes_[x.right].max_hi <= lo) return;
+      t = x.right;
+    }
+  }
 
   // xorshift32: deterministic per forest, no shared state.
   uint32_t next_priority() {
@@ -120,8 +135,8 @@ class IntervalForest {
 
   void pull(uint32_t t) {
     Node& x = nodes_[t];
-    int64_t m = x.hi;
-    if (x.left != kNil && nodes_[x.left].max_hi > m) m = nodes_[x.left].max_hi;
+    x.left_max_hi = x.left != kNil ? nodes_[x.left].max_hi : kNone;
+    int64_t m = x.hi > x.left_max_hi ? x.hi : x.left_max_hi;
     if (x.right != kNil && nodes_[x.right].max_hi > m) m = nodes_[x.right].max_hi;
     x.max_hi = m;
   }

@@ -273,7 +273,6 @@ void Worker::close() {
     c.chip->finalize();  // a failure propagates; chip, images and ids are kept for a retry
     c.kernel_images.clear();
     c.minted_ids.clear();
-    c.typed_specs.clear();
     c.chip.reset();
   } else {
     std::lock_guard plock(c.program_mu);

@@ -69,9 +69,13 @@ struct WorkerCore {
   std::vector<std::shared_ptr<const ChipCallable>> kernel_images;  // kept until teardown succeeds
   // Every id this Worker's prepare minted -> the signature of the image it was prepared
   // from (read once: the bindings pack borrowed arguments against it on every launch).
-  std::unordered_map<int64_t, std::shared_ptr<const std::vector<ArgSpec>>> minted_ids;
-  // The typed signature of each minted id that has one (untyped ids are absent).
-  std::unordered_map<int64_t, std::vector<ArgSpec>> typed_specs;
+  // `typed`: the signature declares a dtype somewhere, so a launch checks the args against
+  // it (one lookup per launch finds both).
+  struct Minted {
+    std::shared_ptr<const std::vector<ArgSpec>> specs;
+    bool typed = false;
+  };
+  std::unordered_map<int64_t, Minted> minted_ids;
 
   // Both modes: a forked child must make no native call on the parent's context.
   void refuse_if_forked(const char* api) const;

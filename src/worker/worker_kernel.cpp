@@ -54,11 +54,10 @@ int64_t Worker::kernel_prepare_callable(const ChipCallable& callable) {
   // The Worker's own reference, kept (even when prepare fails) until a teardown succeeds.
   c.kernel_images.push_back(std::make_shared<const ChipCallable>(callable));
   const int64_t id = c.chip->kernel_prepare_callable(*c.kernel_images.back());
-  std::vector<ArgSpec> specs = callable.arg_specs();
-  c.minted_ids.emplace(id, std::make_shared<const std::vector<ArgSpec>>(specs));
-  if (std::any_of(specs.begin(), specs.end(), [](const ArgSpec& s) { return s.typed(); })) {
-    c.typed_specs.emplace(id, std::move(specs));
-  }
+  auto specs = std::make_shared<const std::vector<ArgSpec>>(callable.arg_specs());
+  const bool typed =
+      std::any_of(specs->begin(), specs->end(), [](const ArgSpec& s) { return s.typed(); });
+  c.minted_ids.emplace(id, WorkerCore::Minted{std::move(specs), typed});
   return id;
 }
 
@@ -82,7 +81,7 @@ std::shared_ptr<const std::vector<ArgSpec>> Worker::kernel_arg_specs(int64_t cal
   if (!lock.owns_lock()) refuse_busy(api);
   const auto it = c.minted_ids.find(callable_id);
   if (it == c.minted_ids.end()) refuse_foreign_id(callable_id, api);
-  return it->second;
+  return it->second.specs;
 }
 
 void Worker::kernel_launch(int64_t callable_id, const ChipStorageTaskArgs& args,
@@ -101,9 +100,10 @@ void Worker::kernel_launch(int64_t callable_id, const ChipStorageTaskArgs& args,
   if (!lock.owns_lock()) refuse_busy("kernel_launch");
   state = c.state.load(std::memory_order_acquire);
   if (state != WorkerState::READY) refuse_not_ready(state, "kernel_launch");
-  if (!c.minted_ids.contains(callable_id)) refuse_foreign_id(callable_id, "kernel_launch");
-  if (auto typed = c.typed_specs.find(callable_id); typed != c.typed_specs.end()) {
-    detail::check_signature_types(args, typed->second, "kernel_launch");
+  const auto minted = c.minted_ids.find(callable_id);
+  if (minted == c.minted_ids.end()) refuse_foreign_id(callable_id, "kernel_launch");
+  if (minted->second.typed) {
+    detail::check_signature_types(args, *minted->second.specs, "kernel_launch");
   }
   c.chip->kernel_launch(callable_id, args, caller_stream);
 }

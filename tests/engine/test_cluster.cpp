@@ -140,3 +140,60 @@ TEST_P(ClusterTest, ClusterTasksAmongAStreamOfSingleCoreTasks) {
 
 }  // namespace
 }  // namespace simpler::rt::testing
+
+namespace simpler::rt::testing {
+namespace {
+
+// A cluster task's parts run on helper threads, not on a dispatcher, so the task's
+// completion must wake a dispatcher for every dependent it releases: a dispatcher that
+// completes a task takes one released dependent itself, a helper takes none. The cluster
+// task here runs 50 ms, so every dispatcher (the waiting orchestrator included) has parked
+// when it completes and releases its one dependent. Before the fix nobody woke up for it
+// and the run hung (ctest's timeout ends this test then).
+TEST_P(ClusterTest, ACompletedClusterTaskWakesADispatcherForItsDependent) {
+  auto program = load(test_programs::cluster_then());
+  auto e = engine();
+  const int64_t n = 64;
+  DeviceBuffer x(n * 4), y(n * 4);
+  const auto hx = iota_floats(n, -3.0f, 0.25f);
+  x.upload(hx);
+  std::string error;
+  ASSERT_EQ(run(*e, *program, make_args({x.tensor({n}), y.tensor({n})}, {4}), &error), SIMPLER_OK)
+      << error;
+  const auto hy = y.download<float>();
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(hy[i], 2.0f * hx[i] + 1.0f + (i == 0 ? 1.0f : 0.0f)) << "element " << i;
+}
+
+}  // namespace
+}  // namespace simpler::rt::testing
+
+namespace simpler::rt::testing {
+namespace {
+
+// While the orchestrator is parked (waiting for the run's last task) it runs nothing, so
+// its hardware thread is free for one more scheduler. Here every dispatcher has parked
+// during the 50 ms cluster task, whose completion releases 4 independent 20 ms tasks: two
+// of them must run at once (before, the awake budget stayed at hardware - 1 schedulers
+// while the orchestrator slept, and one scheduler ran the four one after another).
+TEST_P(ClusterTest, AParkedOrchestratorLeavesItsThreadToASchedulerAfterAClusterTask) {
+  auto program = load(test_programs::cluster_fan());
+  auto e = engine();
+  const int64_t n = 64;
+  DeviceBuffer x(n * 4), y(n * 4), counts(2 * sizeof(int32_t));
+  x.upload(iota_floats(n, 0.0f, 1.0f));
+  counts.upload(std::vector<int32_t>{0, 0});
+  std::string error;
+  ASSERT_EQ(
+      run(*e, *program,
+          make_args({x.tensor({n}), y.tensor({n}), counts.tensor({2}, DataType::INT32)}, {4, 20}),
+          &error),
+      SIMPLER_OK)
+      << error;
+  const auto c = counts.download<int32_t>();
+  EXPECT_EQ(c[0], 0);
+  EXPECT_GE(c[1], 2) << "the 4 tasks released by the cluster task ran one at a time";
+}
+
+}  // namespace
+}  // namespace simpler::rt::testing

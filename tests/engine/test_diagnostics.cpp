@@ -343,3 +343,43 @@ TEST_F(DiagnosticsTest, DependencyGraphIsDrawnAsSvgWhenGraphvizIsInstalled) {
 
 }  // namespace
 }  // namespace simpler::rt::testing
+
+namespace simpler::rt::testing {
+namespace {
+
+// profile.json's orchestration_own_ns is orchestration_ns without the kernel blocks the
+// orchestrating thread ran itself meanwhile (work-first). fan_out's blocks sleep 20 ms, so
+// the difference is 0 (none ran inline) or at least one whole block; a host-built graph
+// runs nothing before its orchestration returned, so there the two are equal.
+class OrchestrationOwnTest : public DiagnosticsTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(OrchestrationOwnTest, ExcludesTheBlocksTheOrchestratorRanItself) {
+  const bool hbg = GetParam();
+  auto e = make_engine(default_config(), hbg);
+  auto program = load(test_programs::fan_out());
+  DeviceBuffer counts(2 * sizeof(int32_t));
+  counts.upload(std::vector<int32_t>{0, 0});
+  const SimplerCallConfig cfg = config(SIMPLER_CFG_PROFILING);
+  std::string error;
+  ASSERT_EQ(
+      run(*e, *program, make_args({counts.tensor({2}, DataType::INT32)}, {4, 20}), &error, &cfg),
+      SIMPLER_OK)
+      << error;
+  const nlohmann::json profile = nlohmann::json::parse(slurp(prefix() + "profile.json"));
+  const int64_t orchestration = profile.at("orchestration_ns").get<int64_t>();
+  const int64_t own = profile.at("orchestration_own_ns").get<int64_t>();
+  EXPECT_GE(own, 0) << profile.dump();
+  EXPECT_LE(own, orchestration) << profile.dump();
+  if (hbg) {
+    EXPECT_EQ(own, orchestration) << profile.dump();
+  } else {
+    const int64_t inline_ns = orchestration - own;
+    EXPECT_TRUE(inline_ns == 0 || inline_ns >= 20'000'000) << profile.dump();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, OrchestrationOwnTest, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "HBG" : "TMR"; });
+
+}  // namespace
+}  // namespace simpler::rt::testing

@@ -18,9 +18,8 @@ TEST_P(LongKernelTest, IndependentLongTasksRunAtOnce) {
   std::string error;
   // 8 tasks of 20 ms: one after another they take 160 ms, time enough for a parked
   // scheduler to wake up even on a loaded machine.
-  ASSERT_EQ(run(*engine, *program, make_args({counts.tensor({2}, DataType::INT32)}, {8, 20}),
-                &error),
-            0)
+  ASSERT_EQ(
+      run(*engine, *program, make_args({counts.tensor({2}, DataType::INT32)}, {8, 20}), &error), 0)
       << error;
   const auto c = counts.download<int32_t>();
   EXPECT_EQ(c[0], 0);  // every block left

@@ -120,6 +120,18 @@ ChipCallable fan_out() {
                        {{0, k(paths::kernel_overlap_probe, {IO, S})}});
 }
 
+ChipCallable cluster_then() {
+  return chip_callable(
+      paths::orch_cluster, "orch_cluster_then", {I, O, S},
+      {{0, k(paths::kernel_cluster_exchange, {I, O, S})}, {1, k(paths::kernel_sleep, {IO, S})}});
+}
+
+ChipCallable cluster_fan() {
+  return chip_callable(paths::orch_cluster, "orch_cluster_fan", {I, O, IO, S, S},
+                       {{0, k(paths::kernel_cluster_exchange, {I, O, S})},
+                        {1, k(paths::kernel_overlap_probe, {IO, S})}});
+}
+
 ChipCallable crash() {
   return chip_callable(paths::orch_crash, "orch_crash", {IO, S, S},
                        {{0, k(paths::kernel_crash, {IO, S})}});

@@ -46,6 +46,13 @@
 //   fan_out()        [INOUT c(int32, >= 2), SCALAR n, SCALAR ms]  n independent tasks
 //                                                    (AIC, AIV alternately) each sleeping ms;
 //                                                    c[1] = the most that ran at once
+//   cluster_then()   [IN x, OUT y, SCALAR mode]     a cluster task (cluster_exchange in
+//                                                    `mode`; 4: y = 2x+1 after 50 ms), then
+//                                                    y[0] += 1 by a task depending on it
+//   cluster_fan()    [IN x, OUT y, INOUT c(int32, >= 2), SCALAR n, SCALAR ms]  a 50 ms
+//                                                    cluster task (y = 2x+1), then n
+//                                                    independent tasks after it (ms each);
+//                                                    c[1] = the most of them at once
 //   bench()          [INOUT scratch(>= 1024 elems), SCALAR pattern, SCALAR tasks,
 //                     SCALAR param]                  empty-kernel task patterns for the
 //                                                    per-task overhead benchmarks (see
@@ -94,5 +101,7 @@ ChipCallable misuse();
 ChipCallable bench();
 ChipCallable many_args();
 ChipCallable fan_out();
+ChipCallable cluster_then();
+ChipCallable cluster_fan();
 
 }  // namespace simpler::test_programs

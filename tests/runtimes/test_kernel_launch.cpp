@@ -1,8 +1,14 @@
 // Kernel mode with real programs (TMR): launches on the caller's stream, what a launch
 // may and may not do, refusals that enqueue nothing, errors reported on the stream,
 // finalize refusing while launches are unfinished, and the arena limits.
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "abi_test_support.h"
 #include "program_catalog.h"
@@ -337,6 +343,74 @@ TEST_F(KernelLaunch, LaunchesWithManyArgsArriveIntact) {
     EXPECT_EQ(v, 45.0f + static_cast<float>(i)) << "first launch, tensor " << i;
     second[i]->download(&v, sizeof v);
     EXPECT_EQ(v, 1045.0f + static_cast<float>(i)) << "second launch, tensor " << i;
+  }
+}
+
+// A launch's args travel in a pooled record (copied at launch, expanded by the executor):
+// what the chip program receives is exactly what was launched, for every rank, also for
+// a record reused by launches of other ranks, whatever the caller does with its args.
+TEST_F(KernelLaunch, PackedArgsArriveWithEveryRankShapeAndStride) {
+  char dir_template[] = "/tmp/simpler-packed-args-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  const std::vector<std::vector<int64_t>> shapes = {
+      {int64_t{kN}}, {2, 2, 4, 32, 32}, {128, 128}, {4, 4, 4, 16, 16}, {int64_t{kN}}};
+  const std::vector<std::string> expected = {
+      "shape=(16384) strides=(1)", "shape=(2,2,4,32,32) strides=(8192,4096,1024,32,1)",
+      "shape=(128,128) strides=(128,1)", "shape=(4,4,4,16,16) strides=(4096,1024,256,16,1)",
+      "shape=(16384) strides=(1)"};
+  // A second context, on device 1, whose launches dump their entry args.
+  ASSERT_STATUS(SIMPLER_OK, sim_set_device(1));
+  std::vector<std::string> dumps;
+  std::vector<float> out(kN);
+  {
+    Context dumping(tmr);
+    SimplerCallConfig config = default_config();
+    config.flags = SIMPLER_CFG_DUMP_ARGS;
+    std::snprintf(config.output_prefix, sizeof config.output_prefix, "%s", dir.c_str());
+    ASSERT_STATUS(SIMPLER_OK, tmr.kernel_init(dumping, 1, nullptr, 0, nullptr, 0, &config, 43))
+        << last_error(tmr, dumping);
+    sim_stream_t stream = nullptr;
+    ASSERT_STATUS(SIMPLER_OK, sim_stream_create(&stream));
+    std::vector<uint8_t> image = image_of(programs::add_scalar());
+    int64_t id = -1;
+    ASSERT_STATUS(SIMPLER_OK, tmr.kernel_prepare(dumping, image.data(), image.size(), &id));
+    DeviceBuffer x(kBytes), y(kBytes);
+    std::vector<float> ones(kN, 1.0f);
+    x.upload(ones.data(), kBytes);
+    for (const auto& shape : shapes) {
+      ChipStorageTaskArgs args{};
+      args_add_tensor(args, x.f32(shape));
+      args_add_tensor(args, y.f32(shape));  // the kernel takes x and y of one shape
+      args_add_scalar(args, scalar_bits_from_f32(2.0f));
+      EXPECT_STATUS(SIMPLER_OK, tmr.kernel_launch(dumping, id, &args, stream))
+          << last_error(tmr, dumping);
+      std::memset(&args, 0xff, sizeof args);  // the caller may reuse its args at once
+    }
+    EXPECT_STATUS(SIMPLER_OK, sim_stream_synchronize(stream));
+    y.download(out.data(), kBytes);
+    for (size_t n = 1; n <= shapes.size(); ++n) {
+      std::ifstream in(dir + "/launch-00000" + std::to_string(n) + ".args.txt");
+      std::stringstream text;
+      text << in.rdbuf();
+      dumps.push_back(text.str());
+    }
+    EXPECT_STATUS(SIMPLER_OK, sim_stream_destroy(stream));
+  }
+  ASSERT_STATUS(SIMPLER_OK, sim_set_device(0));
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(out.front(), 3.0f);
+  EXPECT_EQ(out.back(), 3.0f);
+  ASSERT_EQ(dumps.size(), expected.size());
+  for (size_t i = 0; i < dumps.size(); ++i) {
+    const std::string& d = dumps[i];
+    const size_t in = d.find("[0] IN");
+    const size_t out_at = d.find("[1] OUT");
+    ASSERT_NE(in, std::string::npos) << d;
+    ASSERT_NE(out_at, std::string::npos) << d;
+    EXPECT_NE(d.find(expected[i], in), std::string::npos) << "launch " << i << ": " << d;
+    EXPECT_NE(d.find(expected[i], out_at), std::string::npos) << "launch " << i << ": " << d;
+    EXPECT_NE(d.find("scalars 1\n  [0] 0x40000000"), std::string::npos) << d;
   }
 }
 

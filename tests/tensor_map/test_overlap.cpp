@@ -48,6 +48,46 @@ TEST(ViewGeometry, ExtentOfARowMajorTile) {
   EXPECT_EQ(g.strides[1], 16);
 }
 
+// 2-D row-major tiles take a fast path in describe_view; the same view with a size-1
+// dimension in front takes the general one. Both must give the same geometry, for tiles
+// inside and across their pitch, at offsets that need the 64-bit division, and for the
+// shapes the fast path leaves alone (single row or column, dense, negative start).
+TEST(ViewGeometry, TileFastPathMatchesTheGeneralPath) {
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 20000; ++i) {
+    const int64_t pitch = 1 + static_cast<int64_t>(rng() % 64);
+    const int64_t rows = static_cast<int64_t>(rng() % 6),
+                  cols = 1 + static_cast<int64_t>(rng() % 70);
+    int64_t start = static_cast<int64_t>(rng() % 4096) - 64;
+    if (i % 7 == 0) start += int64_t{1} << 33;
+    const uint32_t dtype = i % 3 == 0 ? CHIP_DT_INT8 : CHIP_DT_FLOAT32;
+    const ChipTensor two = make_view(0, 0, start, {rows, cols}, {pitch, 1}, dtype);
+    const ChipTensor three = make_view(0, 0, start, {1, rows, cols}, {7, pitch, 1}, dtype);
+    const ViewGeometry a = describe_view(two), b = describe_view(three);
+    SCOPED_TRACE(::testing::Message() << "rows " << rows << " cols " << cols << " pitch " << pitch
+                                      << " start " << start);
+    ASSERT_EQ(a.empty, b.empty);
+    if (a.empty) continue;
+    ASSERT_EQ(a.boxed, b.boxed);
+    ASSERT_EQ(a.lo, b.lo);
+    ASSERT_EQ(a.hi, b.hi);
+    ASSERT_EQ(a.dense, b.dense);
+    if (!a.boxed) continue;
+    ASSERT_EQ(a.ndims, b.ndims);
+    ASSERT_EQ(a.elem_size, b.elem_size);
+    ASSERT_EQ(a.base, b.base);
+    ASSERT_EQ(a.coords_valid, b.coords_valid);
+    ASSERT_EQ(a.radix_fit, b.radix_fit);
+    for (int k = 0; k < a.ndims; ++k) {
+      ASSERT_EQ(a.strides[k], b.strides[k]);
+      ASSERT_EQ(a.shapes[k], b.shapes[k]);
+      if (a.coords_valid) {
+        ASSERT_EQ(a.coords[k], b.coords[k]);
+      }
+    }
+  }
+}
+
 TEST(ViewGeometry, FullRowsAreDense) {
   EXPECT_TRUE(describe_view(tile(0, 16, 2, 0, 4, 16)).dense);
   EXPECT_TRUE(describe_view(tile_transposed(0, 16, 2, 0, 4, 16)).dense);

@@ -9,6 +9,11 @@
 //   mode 2 (barrier): the AIC part returns at once, the AIV parts wait at a barrier.
 //   mode 3 (identity): y[3b + p] = core_type * 100 + aiv_idx * 10 + (core_id == expected)
 //     for part p (0: AIC, 1..2: AIV), checking what each part sees of its cluster.
+//   mode 4 (slow exchange): mode 0 after the AIC part slept 50 ms (longer than any
+//     dispatcher spins before it parks).
+#include <chrono>
+#include <thread>
+
 #include "kernel_util.h"
 
 namespace {
@@ -51,7 +56,8 @@ extern "C" void kernel_entry(int64_t* args) {
   }
   const int64_t total = test_kernels::numel(*y);
   const bool aic = simpler_core_type(args) == SIMPLER_CORE_AIC;
-  if (mode == 0) {
+  if (mode == 4 && aic) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  if (mode == 0 || mode == 4) {
     const int64_t chunk = total / n;
     if (total % n != 0 || test_kernels::numel(*x) != total ||
         chunk * static_cast<int64_t>(sizeof(float)) > static_cast<int64_t>(c->buffer_bytes)) {

@@ -12,9 +12,8 @@ extern "C" void kernel_entry(int64_t* args) {
   int32_t* counts = test_kernels::base<int32_t>(*c) + c->start_offset;
   const int32_t now = __atomic_add_fetch(&counts[0], 1, __ATOMIC_SEQ_CST);
   int32_t most = __atomic_load_n(&counts[1], __ATOMIC_SEQ_CST);
-  while (now > most &&
-         !__atomic_compare_exchange_n(&counts[1], &most, now, false, __ATOMIC_SEQ_CST,
-                                      __ATOMIC_SEQ_CST)) {
+  while (now > most && !__atomic_compare_exchange_n(&counts[1], &most, now, false, __ATOMIC_SEQ_CST,
+                                                    __ATOMIC_SEQ_CST)) {
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(simpler_scalar_i64(args, 1)));
   __atomic_sub_fetch(&counts[0], 1, __ATOMIC_SEQ_CST);

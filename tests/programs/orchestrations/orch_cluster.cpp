@@ -5,6 +5,11 @@
 //     SCALAR ms, SCALAR block_num]: `singles` independent sleep tasks (ms each, on element i
 //     of s), then one cluster task (exchange mode, block_num clusters), then `singles` more
 //     sleep tasks: the cluster task must not wait for the whole stream.
+//   orch_cluster_then [IN x, OUT y, SCALAR mode]: one cluster task (one cluster, `mode`),
+//     then one sleep task (0 ms: y[0] += 1) that depends on it alone.
+//   orch_cluster_fan [IN x, OUT y, INOUT c (int32, >= 2), SCALAR n, SCALAR ms]: one slow
+//     cluster task (mode 4), then n overlap_probe tasks (ms each, c passed NODEP) ordered
+//     after it by add_dependency alone: c[1] = the most of them that ran at once.
 #include "orch_util.h"
 
 using simpler::orch::Task;
@@ -38,6 +43,37 @@ extern "C" int orch_cluster_stream(const ChipStorageTaskArgs* args, const Simple
                      .scalar(ms)
                      .submit(&r))
       return rc;
+  }
+  return 0;
+}
+
+extern "C" int orch_cluster_then(const ChipStorageTaskArgs* args, const SimplerOrchApi* api) {
+  SimplerTaskResult r;
+  if (int rc = Task(api, 0, SIMPLER_CORE_MIX, 1)
+                   .in(args->tensors[0])
+                   .out(args->tensors[1])
+                   .scalar(static_cast<int64_t>(args->scalars[0]))
+                   .submit(&r))
+    return rc;
+  return Task(api, 1, SIMPLER_CORE_AIV)
+      .inout(test_orch::element_view(args->tensors[1], 0))
+      .scalar(0)
+      .submit(&r);
+}
+
+extern "C" int orch_cluster_fan(const ChipStorageTaskArgs* args, const SimplerOrchApi* api) {
+  SimplerTaskResult cluster, probe;
+  TEST_ORCH_TRY(Task(api, 0, SIMPLER_CORE_MIX, 1)
+                    .in(args->tensors[0])
+                    .out(args->tensors[1])
+                    .scalar(4)
+                    .submit(&cluster));
+  for (uint64_t i = 0; i < args->scalars[0]; ++i) {
+    TEST_ORCH_TRY(Task(api, 1, SIMPLER_CORE_AIV)
+                      .nodep(args->tensors[2])
+                      .scalar(static_cast<int64_t>(args->scalars[1]))
+                      .submit(&probe));
+    TEST_ORCH_TRY(api->add_dependency(api->rt, cluster.task_id, probe.task_id));
   }
   return 0;
 }
