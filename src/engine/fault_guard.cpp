@@ -3,6 +3,7 @@
 
 #include <signal.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <cinttypes>
@@ -54,6 +55,7 @@ void on_signal(int signo, siginfo_t* info, void* context) {
     frame->info.signo = signo;
     frame->info.code = info->si_code;
     frame->info.address = reinterpret_cast<uintptr_t>(info->si_addr);
+    frame->mask = static_cast<const ucontext_t*>(context)->uc_sigmask;
     siglongjmp(frame->env, 1);
   }
   chain(signo, info, context);
@@ -116,12 +118,7 @@ void prepare_thread() {
   ready = true;
 }
 
-void recovered(const FaultInfo& info) {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, info.signo);
-  pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
-}
+void recovered(const Frame& frame) { pthread_sigmask(SIG_SETMASK, &frame.mask, nullptr); }
 
 }  // namespace fault_guard_detail
 

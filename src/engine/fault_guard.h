@@ -20,6 +20,8 @@
 // code could reach as corrupted — the engine poisons itself (only release() is allowed).
 #pragma once
 
+#include <signal.h>
+
 #include <csetjmp>
 #include <cstdint>
 #include <string>
@@ -39,6 +41,7 @@ namespace fault_guard_detail {
 struct Frame {
   sigjmp_buf env;
   FaultInfo info;
+  sigset_t mask;  // the signal mask of the code the fault interrupted (ucontext_t::uc_sigmask)
   Frame* previous;
 };
 // The innermost active guard of this thread (nullptr: none). A plain pointer: read by the
@@ -46,9 +49,12 @@ struct Frame {
 extern thread_local Frame* t_frame;
 // Installs the process's handlers (once) and this thread's alternate stack (once).
 void prepare_thread();
-// After a recovery: unblocks the signal the handler left blocked (sigsetjmp(env, 0) does
-// not save the mask, so a guarded call costs no system call).
-void recovered(const FaultInfo& info);
+// After a recovery: restores the signal mask the faulting code ran with. The jump out of
+// the handler leaves the handler's mask in place (sigsetjmp(env, 0) saves no mask, so a
+// guarded call costs no system call): the fault's own signal, and every signal where a
+// handler was installed with a full sa_mask (ThreadSanitizer installs all of them so).
+// Left blocked, the next fault of that kind on this thread would end the process.
+void recovered(const Frame& frame);
 }  // namespace fault_guard_detail
 
 // True if fn returned; false after a caught fault (`fault` filled). Guards nest (a kernel
@@ -63,7 +69,7 @@ bool guarded_call(Fn&& fn, FaultInfo* fault) {
   if (sigsetjmp(frame.env, 0) != 0) {
     t_frame = frame.previous;
     *fault = frame.info;
-    fault_guard_detail::recovered(frame.info);
+    fault_guard_detail::recovered(frame);
     return false;
   }
   t_frame = &frame;

@@ -17,6 +17,8 @@ int* volatile g_null = nullptr;
 // The fault is the point: UBSan (in the ASan build) must not stop the process before the
 // SIGSEGV reaches the fault guard under test.
 __attribute__((no_sanitize("undefined"))) void store_through_null() { *g_null = 1; }
+// Likewise for the SIGFPE (UBSan would report the division and end the process).
+__attribute__((no_sanitize("undefined"))) int divide(int a, int b) { return a / b; }
 }  // namespace
 
 extern "C" void kernel_entry(int64_t* args) {
@@ -28,7 +30,7 @@ extern "C" void kernel_entry(int64_t* args) {
     case 1:
       std::abort();
     case 2:
-      test_kernels::base<float>(*x)[x->start_offset] += static_cast<float>(g_seven / g_zero);
+      test_kernels::base<float>(*x)[x->start_offset] += static_cast<float>(divide(g_seven, g_zero));
       break;
     case 3:
       for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
