@@ -545,15 +545,20 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
   if (options_.observer != nullptr)
     options_.observer->on_task(
         TaskView{id - run_first_, desc->func_id, desc->core_type, desc->block_num});
+  bool ran = false;
   if (!options_.build_graph_first) {
-    release_deferred();
+    // While nothing else is queued for its core type, running the released task here is
+    // what the queue round trip (enqueue, then run_ready_inline pops the oldest) would do,
+    // minus the push and the pop.
+    ran = release_deferred(/*run_here=*/deferred_ != nullptr &&
+                           chip_.ready[deferred_->core_type].looks_empty());
     deferred_ = &task;
   }
   if (result != nullptr) {
     result->task_id = id - run_first_;  // the user's numbering: 0, 1, 2, ... per run
     result->output_count = outputs;
   }
-  run_ready_inline();
+  if (!ran) run_ready_inline();  // one block per submit
   return SIMPLER_OK;
 }
 
@@ -594,7 +599,7 @@ bool Orchestrator::link(TaskSlot& producer, TaskSlot& consumer) {
   return true;
 }
 
-void Orchestrator::drop_guard(TaskSlot& task, bool wake, bool run_here) {
+bool Orchestrator::drop_guard(TaskSlot& task, bool wake, bool run_here) {
   // Only the guard left: every producer already counted itself down (acquire: their
   // completions happen-before), and only this thread adds counts, so nobody else writes
   // `pending` any more and a plain store releases the task.
@@ -612,7 +617,7 @@ void Orchestrator::drop_guard(TaskSlot& task, bool wake, bool run_here) {
         !inline_sense_.long_blocks() && inline_now() &&
         inline_sense_.run([&] { return dispatcher_.run_now(task); })) {
       bump_progress();
-      return;
+      return true;
     }
     chip_.enqueue_ready(task);
     // The orchestrator drains ready tasks itself whenever it waits (help_once), so a
@@ -624,14 +629,14 @@ void Orchestrator::drop_guard(TaskSlot& task, bool wake, bool run_here) {
       chip_.wake_schedulers(1);
     }
   }
+  return false;
 }
 
-void Orchestrator::release_deferred(bool run_here) {
-  if (deferred_ != nullptr) {
-    TaskSlot* task = deferred_;
-    deferred_ = nullptr;
-    drop_guard(*task, true, run_here);
-  }
+bool Orchestrator::release_deferred(bool run_here) {
+  if (deferred_ == nullptr) return false;
+  TaskSlot* task = deferred_;
+  deferred_ = nullptr;
+  return drop_guard(*task, true, run_here);
 }
 
 // ---- reclaim and back-pressure -----------------------------------------------------------

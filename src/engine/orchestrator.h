@@ -141,9 +141,10 @@ class Orchestrator {
   bool inline_now() const;  // the work-first rule: run a ready block on this thread now?
   bool wake_for_long_blocks();
   void advance_done_cursor();
-  // `run_here` (a submit): the released task may run on this thread at once (work-first).
-  void release_deferred(bool run_here = false);
-  void drop_guard(TaskSlot& task, bool wake, bool run_here = false);
+  // `run_here` (a submit): the released task may run on this thread at once (work-first,
+  // under the rules of run_ready_inline); true when it did.
+  bool release_deferred(bool run_here = false);
+  bool drop_guard(TaskSlot& task, bool wake, bool run_here = false);
   void finish();
   void release_graph();
   void reset_rings();
