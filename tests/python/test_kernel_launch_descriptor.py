@@ -160,3 +160,34 @@ def test_descriptor_launch_fails_fast_while_the_worker_lock_is_held(fake_lib_dir
         other.join(30)
     launch.launch(caller_stream=0x10)
     w.close()
+
+
+def test_descriptor_launch_releases_the_gil_around_the_native_launch(fake_lib_dir,
+                                                                     add_scalar_callable):
+    """While a descriptor's launch is inside the runtime, other Python threads run: a launch
+    that kept the GIL would let this thread go on only after it returned."""
+    sim.set_device(0)
+    dx = sim.DeviceArray.zeros(N, np.float32)
+    dy = sim.DeviceArray.zeros(N, np.float32)
+    fake = Fake(fake_lib_dir)
+    w = Worker(level=2, execution_mode="kernel", lib_dir=fake_lib_dir)
+    w.init(config=CallConfig())
+    cid = w.kernel_prepare_callable(add_scalar_callable)
+    launch = w.kernel_bind(cid, dx, dy, 1.0)
+    returned = threading.Event()
+
+    def launch_blocked() -> None:
+        launch.launch(caller_stream=0x10)
+        returned.set()
+
+    fake.set("launches_blocked", 1)  # the fake's launch waits (at most 30 s) for the reset
+    other = threading.Thread(target=launch_blocked)
+    other.start()
+    try:
+        assert fake.lib.fake_runtime_wait_launch_in_progress(10000) == 1
+        assert not returned.is_set(), "this thread ran only after the launch returned"
+    finally:
+        fake.set("launches_blocked", 0)
+        other.join(30)
+    assert returned.is_set()
+    w.close()

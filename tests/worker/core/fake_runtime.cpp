@@ -269,7 +269,9 @@ int kernel_mode_launch(SimplerKernelModeLaunchArgs* a) {
   ++g_control.launch_calls;
   ++g_control.launches_in_progress;
   g_cv.notify_all();
-  g_cv.wait(l, [] { return g_control.launches_blocked == 0; });
+  // Bounded: a test that never unblocks (or cannot, say a caller holding the GIL) fails
+  // on its own assertions after 30 s instead of hanging.
+  g_cv.wait_for(l, std::chrono::seconds(30), [] { return g_control.launches_blocked == 0; });
   --g_control.launches_in_progress;
   g_control.last_launch_stream = a->stream;
   if (a->ctx->mode != 2) return fail(PTO_RUNTIME_ERR_INVALID_STATE, "fake: not kernel mode");
