@@ -136,16 +136,22 @@ def test_descriptor_fork_fence(bound):
     np.testing.assert_array_equal(dys[0].numpy(), x + 1)
 
 
-def test_descriptor_launch_fails_fast_while_the_worker_lock_is_held(fake_lib_dir,
-                                                                    add_scalar_callable):
+def _bind_on_fake_runtime(fake_lib_dir, callable_):
+    """(fake, worker, cid, dx, dy, launch): a kernel-mode Worker on the fake runtime, whose
+    launches a test can hold inside the runtime, with a descriptor bound to device 0."""
     sim.set_device(0)
     dx = sim.DeviceArray.zeros(N, np.float32)
     dy = sim.DeviceArray.zeros(N, np.float32)
     fake = Fake(fake_lib_dir)
     w = Worker(level=2, execution_mode="kernel", lib_dir=fake_lib_dir)
     w.init(config=CallConfig())
-    cid = w.kernel_prepare_callable(add_scalar_callable)
-    launch = w.kernel_bind(cid, dx, dy, 1.0)
+    cid = w.kernel_prepare_callable(callable_)
+    return fake, w, cid, dx, dy, w.kernel_bind(cid, dx, dy, 1.0)
+
+
+def test_descriptor_launch_fails_fast_while_the_worker_lock_is_held(fake_lib_dir,
+                                                                    add_scalar_callable):
+    fake, w, cid, dx, dy, launch = _bind_on_fake_runtime(fake_lib_dir, add_scalar_callable)
     fake.set("launches_blocked", 1)
     other = threading.Thread(target=lambda: w.kernel_launch(cid, dx, dy, 1.0, caller_stream=0x10))
     other.start()
@@ -166,14 +172,7 @@ def test_descriptor_launch_releases_the_gil_around_the_native_launch(fake_lib_di
                                                                      add_scalar_callable):
     """While a descriptor's launch is inside the runtime, other Python threads run: a launch
     that kept the GIL would let this thread go on only after it returned."""
-    sim.set_device(0)
-    dx = sim.DeviceArray.zeros(N, np.float32)
-    dy = sim.DeviceArray.zeros(N, np.float32)
-    fake = Fake(fake_lib_dir)
-    w = Worker(level=2, execution_mode="kernel", lib_dir=fake_lib_dir)
-    w.init(config=CallConfig())
-    cid = w.kernel_prepare_callable(add_scalar_callable)
-    launch = w.kernel_bind(cid, dx, dy, 1.0)
+    fake, w, cid, dx, dy, launch = _bind_on_fake_runtime(fake_lib_dir, add_scalar_callable)
     returned = threading.Event()
 
     def launch_blocked() -> None:
