@@ -120,12 +120,14 @@ simpler::ChipCallable layer_program(const simpler::KernelCompiler& compiler,
 }
 
 // The mixed stream of tests/scenes (its orchestration), with kernels that do CPU work
-// (bench/scenes/kernels) instead of sleeping: single-core AIC/AIV tasks with a cluster
+// (bench/scenes/kernels/busy.h) instead of sleeping: single-core AIC/AIV tasks with a cluster
 // (MIX) task among them.
 simpler::ChipCallable mixed_program(const simpler::KernelCompiler& compiler) {
   using D = simpler::ArgDirection;
-  const std::string dir = SIMPLER_BENCH_KERNEL_DIR;
-  const std::string single = read_file(dir + "/single.cpp");
+  // tests/scenes/mixed's own kernels, with CPU work where the tests sleep.
+  const std::string dir = SIMPLER_BENCH_MIXED_DIR;
+  const std::string cpu_work = "#include \"busy.h\"\n#define MIXED_WORK_US(us) busy_for_us(us)\n";
+  const std::string single = cpu_work + read_file(dir + "/single.cpp");
   const std::vector<D> single_sig = {D::INOUT, D::SCALAR}, cluster_sig = {D::IN, D::OUT, D::SCALAR};
   Children children;
   children.emplace_back(
@@ -134,11 +136,12 @@ simpler::ChipCallable mixed_program(const simpler::KernelCompiler& compiler) {
   children.emplace_back(
       1, simpler::CoreCallable::build(single_sig,
                                       compiler.compile_kernel(single, simpler::CoreType::AIV)));
-  children.emplace_back(2, simpler::CoreCallable::build(
-                               cluster_sig, compiler.compile_kernel(read_file(dir + "/cluster.cpp"),
-                                                                    simpler::CoreType::MIX)));
-  const auto orchestration = compiler.compile_orchestration(
-      read_file(std::string(SIMPLER_BENCH_MIXED_DIR) + "/orchestration.cpp"), "mixed_stream");
+  children.emplace_back(
+      2, simpler::CoreCallable::build(
+             cluster_sig, compiler.compile_kernel(cpu_work + read_file(dir + "/cluster.cpp"),
+                                                  simpler::CoreType::MIX)));
+  const auto orchestration =
+      compiler.compile_orchestration(read_file(dir + "/orchestration.cpp"), "mixed_stream");
   std::vector<D> signature = {D::IN, D::OUT, D::INOUT};
   signature.insert(signature.end(), 5, D::SCALAR);
   return simpler::ChipCallable::build(signature, "mixed_stream", orchestration, children);

@@ -7,13 +7,19 @@
 
 #include "simpler/kernel/kernel_abi.h"
 
+// scene_bench compiles this file with MIXED_WORK_US defined as CPU work (its
+// bench/scenes/kernels/busy.h), so a kernel there occupies a hardware thread as real work does.
+#ifndef MIXED_WORK_US
+#define MIXED_WORK_US(us) std::this_thread::sleep_for(std::chrono::microseconds(us))
+#endif
+
 extern "C" void kernel_entry(int64_t* args) {
   const SimplerClusterOps* c = simpler_cluster(args);
   const ChipTensor* xt = simpler_tensor_arg(args, 0);
   const ChipTensor* yt = simpler_tensor_arg(args, 1);
   const int64_t chunk = xt->shapes[0] / simpler_block_num(args);
   const int64_t first = chunk * simpler_block_idx(args);
-  const auto us = std::chrono::microseconds(simpler_scalar_i64(args, 2));
+  const int64_t us = simpler_scalar_i64(args, 2);
   if (c == nullptr || chunk * static_cast<int64_t>(sizeof(float)) > (int64_t)c->buffer_bytes) {
     simpler_kernel_fail(args, 1);
     return;
@@ -22,7 +28,7 @@ extern "C" void kernel_entry(int64_t* args) {
   if (simpler_core_type(args) == SIMPLER_CORE_AIC) {
     const float* x = static_cast<const float*>(simpler_tensor_data(xt, sizeof(float))) + first;
     float* y = static_cast<float*>(simpler_tensor_data(yt, sizeof(float))) + first;
-    std::this_thread::sleep_for(us);
+    MIXED_WORK_US(us);
     for (int64_t i = 0; i < chunk; ++i) buf[i] = 2.0f * x[i];
     for (uint32_t a = 0; a < c->aiv_num; ++a)
       if (simpler_cluster_set_flag(args, 0) != 0) return;
@@ -31,7 +37,7 @@ extern "C" void kernel_entry(int64_t* args) {
     for (int64_t i = 0; i < chunk; ++i) y[i] = buf[i];
   } else {
     if (simpler_cluster_wait_flag(args, 0) != 0) return;
-    std::this_thread::sleep_for(us);
+    MIXED_WORK_US(us);
     const int64_t half = (chunk + 1) / 2;
     for (int64_t i = c->aiv_idx * half; i < chunk && i < (c->aiv_idx + 1) * half; ++i)
       buf[i] += 1.0f;
