@@ -37,10 +37,7 @@ bool Dispatcher::run_one(uint32_t type) {
   // An SPMD task's blocks spread over the cores (as the chip would run them): this lane's
   // next block starts the search at the next core.
   if (task->block_num > 1) next_core_[type] = core + 1 == chip_.core_count[type] ? 0 : core + 1;
-  run_block(chip_, *task, block, type, core, lane_);
-  release_core(chip_, type, core);
-  blocks_.store(blocks_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  finish_block(chip_, *task, orchestrating_);
+  run_claimed(*task, block, type, core);
   return true;
 }
 
@@ -49,11 +46,17 @@ bool Dispatcher::run_now(TaskSlot& task) {
   uint32_t core = 0;
   if (!claim_core(type, &core)) return false;
   task.next_block.store(1, std::memory_order_relaxed);  // its only block: taken
-  run_block(chip_, task, 0, type, core, lane_);
+  run_claimed(task, 0, type, core);
+  return true;
+}
+
+// Runs one block of `task` as `core` (claimed by this lane), then frees the core and
+// completes the block: the common tail of run_one and run_now.
+void Dispatcher::run_claimed(TaskSlot& task, uint32_t block, uint32_t type, uint32_t core) {
+  run_block(chip_, task, block, type, core, lane_);
   release_core(chip_, type, core);
   blocks_.store(blocks_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   finish_block(chip_, task, orchestrating_);
-  return true;
 }
 
 // Starts at the core this lane claimed last: its claim word stays in this thread's cache

@@ -37,6 +37,7 @@ class Dispatcher {
  private:
   bool run_one(uint32_t type);
   bool claim_core(uint32_t type, uint32_t* id);
+  void run_claimed(TaskSlot& task, uint32_t block, uint32_t type, uint32_t core);
 
   ChipState& chip_;
   uint32_t lane_;
