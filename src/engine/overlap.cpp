@@ -320,6 +320,21 @@ const ViewGeometry& interval_geometry(int64_t lo, int64_t hi, uint32_t elem_size
   return g;
 }
 
+void move_box(const ViewGeometry& shape, int64_t lo, ViewGeometry& out) {
+  copy_geometry(shape, out);
+  out.hi = lo + (shape.hi - shape.lo);
+  out.lo = lo;
+  out.base = lo / shape.elem_size;
+  greedy_coords(out.base, out.ndims, out.strides, out.coords);
+  bool fit = true;
+  for (int k = 0; fit && k + 1 < out.ndims; ++k) {
+    const int64_t s = out.strides[k], next = out.strides[k + 1];
+    const int64_t radix = s == 1 ? next : next / s;
+    fit = (s == 1 || next % s == 0) && out.coords[k] + out.shapes[k] <= radix;
+  }
+  out.radix_fit = fit;
+}
+
 void copy_geometry(const ViewGeometry& src, ViewGeometry& dst) {
   dst.empty = src.empty;
   dst.lo = src.lo;

@@ -67,15 +67,18 @@ struct ScanRecord {
 };
 static_assert(sizeof(ScanRecord) == 48);
 
-// The rest of an entry: where its ScanRecord sits, and its place on its task's list
-// (walked by retire).
+// The rest of an entry: where its ScanRecord sits (or, in a grid buffer, its tile), and
+// its place on its task's list (walked by retire).
 struct Entry {
-  uint32_t lane;  // Lane number
-  uint32_t slot;  // index in that lane's readers or writers array (per ScanRecord.write)
+  uint32_t lane;  // Lane number; Tile number when on_tile
+  uint32_t slot;  // index in that lane's readers or writers array (per ScanRecord.write);
+                  // on a tile, a reader's next reader
   uint32_t task_rec;
   uint32_t task_prev;
   uint32_t task_next;  // also the free-list link of a free entry
-  bool write;          // which of the lane's arrays holds the ScanRecord
+  uint32_t tile_prev;  // on a tile, a reader's previous reader
+  bool write;          // which of the lane's arrays holds the ScanRecord; a tile's writer
+  bool on_tile;
 };
 
 // A growable array of scan records in 16 bytes (a std::vector takes 24), so that a Lane
@@ -101,6 +104,7 @@ class RecordArray {
   }
   ScanRecord& append() { return data_[size_++]; }  // after grow() when full()
   void pop_back() { --size_; }
+  void clear() { size_ = 0; }
 
  private:
   std::unique_ptr<ScanRecord[]> data_;
@@ -156,6 +160,62 @@ struct SetIndex {
   bool built = false;
 };
 
+// A grid buffer: every live view of it is a tile of one grid, i.e. has the shape of the
+// view that opened the buffer (a dense interval of the same length, or a box with the
+// same element size, strides and extents that fits its mixed-radix parent) and sits a
+// whole number of tiles away from it in every dimension (a multiple of the interval's
+// length; of the extent, per box coordinate). Two such tiles either touch the same bytes
+// or share none, so an access of a tile meets exactly the entries of that tile, found by
+// hash on (buffer, first byte) with no scan and no overlap test: the last writer and the
+// readers since, as in a map keyed by address. The first view that is not a tile of the
+// grid turns the buffer into a general one (its entries move into lanes) until it empties.
+struct Grid {
+  uint64_t addr;
+  uint32_t tiles;  // list of its tiles (Tile::next); the free-list link of a free grid
+  uint32_t tile_count;
+  ViewGeometry shape;  // the view that opened the buffer
+};
+
+struct Tile {
+  uint64_t addr;  // the buffer's address and the tile's first byte: its key
+  int64_t lo;
+  uint64_t writer_task;
+  uint32_t writer;   // its last writer's Entry, or kNil
+  uint32_t readers;  // its first reader's Entry (list by Entry::slot/tile_prev), or kNil
+  uint32_t reader_count;
+  uint32_t grid;
+  uint32_t prev;  // the grid's tile list
+  uint32_t next;  // also the free-list link of a free tile
+};
+
+// The buffer index names a grid (this bit set) or a buffer's head Lane.
+constexpr uint32_t kGridTag = 0x80000000u;
+
+// Tiles are keyed by their first byte: equal for two views of the grid's shape exactly
+// when they are the same view. Whether a view has that shape:
+bool same_shape(const ViewGeometry& s, const ViewGeometry& g) {
+  if (s.dense) return g.dense && g.hi - g.lo == s.hi - s.lo;
+  if (g.dense || !g.boxed || !g.radix_fit || !g.coords_valid || g.ndims != s.ndims ||
+      g.elem_size != s.elem_size)
+    return false;
+  for (int k = 0; k < s.ndims; ++k)
+    if (g.strides[k] != s.strides[k] || g.shapes[k] != s.shapes[k]) return false;
+  return true;
+}
+
+// Whether a view of the grid's shape sits a whole number of tiles from the first one.
+bool on_grid(const ViewGeometry& s, const ViewGeometry& g) {
+  if (s.dense) return (g.lo - s.lo) % (s.hi - s.lo) == 0;
+  for (int k = 0; k < s.ndims; ++k)
+    if ((g.coords[k] - s.coords[k]) % s.shapes[k] != 0) return false;
+  return true;
+}
+
+// Whether a view can open a grid: a dense interval, or a box that fits its parent.
+bool grid_shape(const ViewGeometry& g) {
+  return g.dense || (g.boxed && g.radix_fit && g.coords_valid);
+}
+
 struct TaskRecord {
   uint64_t task;
   uint32_t head;  // entry list; also the free-list link of a free record
@@ -164,7 +224,8 @@ struct TaskRecord {
 }  // namespace
 
 struct TensorMap::Impl {
-  Impl(size_t cap, size_t index_above_records) : capacity(cap), index_above(index_above_records) {
+  Impl(size_t cap, size_t index_above_records, bool tile_grids)
+      : capacity(cap), index_above(index_above_records), grids_enabled(tile_grids) {
     if (cap > kMaxCapacity)
       throw std::invalid_argument("TensorMap capacity " + std::to_string(cap) +
                                   " exceeds the maximum of " + std::to_string(kMaxCapacity) +
@@ -176,6 +237,7 @@ struct TensorMap::Impl {
 
   size_t capacity;
   size_t index_above;
+  bool grids_enabled;
   size_t live = 0;
 
   std::vector<Entry> entries;
@@ -187,6 +249,21 @@ struct TensorMap::Impl {
   FlatIndex buffer_index;           // addr -> the buffer's head Lane
   std::vector<SetIndex> set_index;  // [2 * lane + write] for each Lane
   IntervalForest ranges;            // node n = entry n, in its set's tree while that is built
+
+  std::vector<Grid> grids;
+  uint32_t free_grid = kNil;
+  std::vector<Tile> tiles;
+  uint32_t free_tile = kNil;
+  PairIndex tile_index;  // (addr, lo) -> Tile
+
+  // Scratch of ungrid(): where each entry of the buffer went.
+  struct Move {
+    uint32_t entry;
+    uint32_t lane;
+    uint32_t slot;
+  };
+  std::vector<Move> moves;
+  ViewGeometry tile_scratch;
 
   std::vector<TaskRecord> tasks;
   uint32_t free_task = kNil;
@@ -349,15 +426,16 @@ struct TensorMap::Impl {
       }
     }
     const uint32_t head = tasks[t].head;
-    entries[n] = Entry{b, slot, t, kNil, head, write};
+    entries[n] = Entry{b, slot, t, kNil, head, kNil, write, false};
     if (head != kNil) entries[head].task_prev = n;
     tasks[t].head = n;
     ++live;
   }
 
-  // Swap-removes the entry's scan record.
+  // Swap-removes the entry's scan record (or takes it off its tile).
   void unlink_from_buffer(uint32_t n, bool release_empty_buffer) {
     const Entry& e = entries[n];
+    if (e.on_tile) return unlink_from_tile(n, release_empty_buffer);
     RecordArray& scan = lanes[e.lane].scan(e.write);
     SetIndex* index = built_index(e.lane, e.write);
     if (index != nullptr) ranges.erase(index->root, n);
@@ -494,6 +572,273 @@ struct TensorMap::Impl {
     return walk;
   }
 
+  // --- Grid buffers (see Grid) ---
+
+  void add_dep(uint64_t dep, uint64_t task, std::vector<uint64_t>& deps, size_t deps_before) {
+    if (dep != task && (deps.size() == deps_before || deps.back() != dep)) deps.push_back(dep);
+  }
+
+  // A grid for the buffer at `addr`, opened by the probe and named by the buffer index;
+  // may throw, changing nothing.
+  uint32_t open_grid(uint64_t addr) {
+    uint32_t gi = free_grid;
+    if (gi != kNil) {
+      free_grid = grids[gi].tiles;
+    } else {
+      grids.emplace_back();
+      gi = static_cast<uint32_t>(grids.size() - 1);
+    }
+    try {
+      buffer_index.insert(addr, gi | kGridTag);
+    } catch (...) {
+      grids[gi].tiles = free_grid;
+      free_grid = gi;
+      throw;
+    }
+    Grid& gr = grids[gi];
+    gr.addr = addr;
+    gr.tiles = kNil;
+    gr.tile_count = 0;
+    copy_geometry(probe, gr.shape);
+    return gi;
+  }
+
+  // A new tile of grid `gi` starting at byte `lo`, with no entries; may throw, changing
+  // nothing.
+  uint32_t open_tile(uint32_t gi, uint64_t addr, int64_t lo) {
+    uint32_t ti = free_tile;
+    if (ti != kNil) {
+      free_tile = tiles[ti].next;
+    } else {
+      tiles.emplace_back();
+      ti = static_cast<uint32_t>(tiles.size() - 1);
+    }
+    try {
+      tile_index.insert(addr, lo, ti);
+    } catch (...) {
+      tiles[ti].next = free_tile;
+      free_tile = ti;
+      throw;
+    }
+    Grid& gr = grids[gi];
+    tiles[ti] = Tile{addr, lo, 0, kNil, kNil, 0, gi, kNil, gr.tiles};
+    if (gr.tiles != kNil) tiles[gr.tiles].prev = ti;
+    gr.tiles = ti;
+    ++gr.tile_count;
+    return ti;
+  }
+
+  // Tile `ti` has no entries left: it leaves its grid, and the grid its buffer when it
+  // was the last tile.
+  void close_tile(uint32_t ti) {
+    Tile& t = tiles[ti];
+    Grid& gr = grids[t.grid];
+    tile_index.erase(t.addr, t.lo);
+    if (t.prev != kNil)
+      tiles[t.prev].next = t.next;
+    else
+      gr.tiles = t.next;
+    if (t.next != kNil) tiles[t.next].prev = t.prev;
+    t.next = free_tile;
+    free_tile = ti;
+    if (--gr.tile_count == 0) {
+      buffer_index.erase(gr.addr);
+      gr.tiles = free_grid;
+      free_grid = t.grid;
+    }
+  }
+
+  void unlink_from_tile(uint32_t n, bool release_empty_buffer) {
+    const Entry& e = entries[n];
+    Tile& t = tiles[e.lane];
+    if (e.write) {
+      t.writer = kNil;
+    } else {
+      if (e.tile_prev != kNil)
+        entries[e.tile_prev].slot = e.slot;
+      else
+        t.readers = e.slot;
+      if (e.slot != kNil) entries[e.slot].tile_prev = e.tile_prev;
+      --t.reader_count;
+    }
+    if (release_empty_buffer && t.writer == kNil && t.readers == kNil) close_tile(e.lane);
+  }
+
+  // access() of a tile of grid `gi` (kNil: the buffer is new, and the probe opens its
+  // grid), which is tile `ti` (kNil: a tile with no entries yet). Its entries are exactly
+  // the bytes of the probe: a read waits for the writer, a write for the writer and the
+  // readers, and hides them all.
+  bool grid_access(uint64_t addr, uint32_t gi, uint32_t ti, uint64_t task, bool write,
+                   std::vector<uint64_t>& deps, size_t deps_before) {
+    size_t hidden = 0;
+    if (ti != kNil) {
+      const Tile& t = tiles[ti];
+      if (t.writer != kNil) {
+        add_dep(t.writer_task, task, deps, deps_before);
+        hidden += write;
+      }
+      if (write) {
+        for (uint32_t r = t.readers; r != kNil; r = entries[r].slot)
+          add_dep(tasks[entries[r].task_rec].task, task, deps, deps_before);
+        hidden += t.reader_count;
+      }
+    }
+    if (live - hidden + 1 > capacity) {
+      deps.resize(deps_before);
+      return false;
+    }
+    // Every allocation before the first link (a throw leaves at most an empty grid, tile
+    // or task record, which is harmless).
+    const uint32_t tr = task_record(task);
+    if (gi == kNil) gi = open_grid(addr);
+    if (ti == kNil) ti = open_tile(gi, addr, probe.lo);
+    const uint32_t n = take_entry(false);
+    const uint32_t head = tasks[tr].head;
+    Tile& t = tiles[ti];
+    if (!write) {
+      entries[n] = Entry{ti, t.readers, tr, kNil, head, kNil, false, true};
+      if (t.readers != kNil) entries[t.readers].tile_prev = n;
+      t.readers = n;
+      ++t.reader_count;
+    } else {
+      entries[n] = Entry{ti, kNil, tr, kNil, head, kNil, true, true};
+    }
+    if (head != kNil) entries[head].task_prev = n;
+    tasks[tr].head = n;
+    ++live;
+    if (write) {
+      // After linking the new entry, so that its task record stays.
+      if (t.writer != kNil) drop_entry(t.writer);
+      for (uint32_t r = t.readers; r != kNil;) {
+        const uint32_t next = entries[r].slot;
+        drop_entry(r);
+        r = next;
+      }
+      t.writer = n;
+      t.writer_task = task;
+      t.readers = kNil;
+      t.reader_count = 0;
+    }
+    return true;
+  }
+
+  void drop_entry(uint32_t n) {
+    unlink_from_task(n);
+    free_entry_slot(n);
+  }
+
+  // The geometry of the tile of grid `gr` at byte `lo`.
+  const ViewGeometry& tile_geometry(const Grid& gr, int64_t lo, ViewGeometry& out) {
+    if (gr.shape.dense)
+      return interval_geometry(lo, lo + (gr.shape.hi - gr.shape.lo), gr.shape.elem_size, out);
+    move_box(gr.shape, lo, out);
+    return out;
+  }
+
+  // What conflicts() finds in a grid buffer: the probe against each tile.
+  void grid_conflicts(uint32_t gi, bool write, std::vector<uint64_t>& deps, size_t deps_before) {
+    constexpr uint64_t kNoTask = ~uint64_t{0};
+    const Grid& gr = grids[gi];
+    uint32_t ti = kNil;
+    if (same_shape(gr.shape, probe)) {
+      ti = tile_index.find(gr.addr, probe.lo);
+      if (ti == PairIndex::kNone) ti = kNil;
+    }
+    for (uint32_t x = ti != kNil ? ti : gr.tiles; x != kNil;
+         x = ti != kNil ? kNil : tiles[x].next) {
+      const Tile& t = tiles[x];
+      if (ti == kNil && !relate(probe, tile_geometry(gr, t.lo, tile_scratch)).overlap) continue;
+      if (t.writer != kNil) add_dep(t.writer_task, kNoTask, deps, deps_before);
+      if (write)
+        for (uint32_t r = t.readers; r != kNil; r = entries[r].slot)
+          add_dep(tasks[entries[r].task_rec].task, kNoTask, deps, deps_before);
+    }
+  }
+
+  // Turns grid buffer `gi` into a general one: its entries move into lanes, as if they
+  // had been recorded there. May throw std::bad_alloc, changing nothing.
+  void ungrid(uint32_t gi) {
+    const uint64_t addr = grids[gi].addr;
+    size_t count = 0;
+    for (uint32_t x = grids[gi].tiles; x != kNil; x = tiles[x].next)
+      count += (tiles[x].writer != kNil) + tiles[x].reader_count;
+    moves.clear();
+    moves.reserve(count);
+    if (geometry.size() < entries.size()) geometry.resize(entries.size());
+    const ColumnBand probe_band_saved = probe_band;
+    buffer_index.erase(addr);  // (the lanes' head takes its place: no growth)
+    try {
+      for (uint32_t x = grids[gi].tiles; x != kNil; x = tiles[x].next) {
+        const Tile& t = tiles[x];
+        const ViewGeometry& g = tile_geometry(grids[gi], t.lo, tile_scratch);
+        probe_band = ColumnBand::of(g);
+        if (t.writer != kNil) move_to_lane(addr, g, t.writer, t.writer_task, true);
+        for (uint32_t r = t.readers; r != kNil; r = entries[r].slot)
+          move_to_lane(addr, g, r, tasks[entries[r].task_rec].task, false);
+      }
+    } catch (...) {
+      const uint32_t head = buffer_index.find(addr);
+      for (uint32_t l = head == FlatIndex::kNone ? kNil : head; l != kNil;) {
+        const uint32_t next = lanes[l].next;
+        lanes[l].writers.clear();
+        lanes[l].readers.clear();
+        free_lane_record(l);
+        l = next;
+      }
+      buffer_index.erase(addr);
+      buffer_index.insert(addr, gi | kGridTag);  // (no growth: it held this key before)
+      probe_band = probe_band_saved;
+      throw;
+    }
+    probe_band = probe_band_saved;
+    for (const Move& m : moves) {
+      Entry& e = entries[m.entry];
+      e.lane = m.lane;
+      e.slot = m.slot;
+      e.tile_prev = kNil;
+      e.on_tile = false;
+    }
+    for (uint32_t x = grids[gi].tiles; x != kNil;) {
+      Tile& t = tiles[x];
+      const uint32_t next = t.next;
+      tile_index.erase(t.addr, t.lo);
+      t.next = free_tile;
+      free_tile = x;
+      x = next;
+    }
+    grids[gi].tiles = free_grid;
+    free_grid = gi;
+  }
+
+  // Adds entry `n` (view `g`, whose band is probe_band) to the lanes of the buffer at
+  // `addr` as access() would place it, noting where in `moves`.
+  void move_to_lane(uint64_t addr, const ViewGeometry& g, uint32_t n, uint64_t task, bool write) {
+    const uint32_t head = buffer_index.find(addr);
+    LaneWalk walk;
+    if (head != FlatIndex::kNone) {
+      for (uint32_t l = head; l != kNil; l = lanes[l].next) {
+        ++walk.count;
+        if (lanes[l].band == probe_band) walk.match = l;
+        if (lanes[l].band.pitch == 0) walk.pitch0 = l;
+      }
+    }
+    const uint32_t b = lane_for(addr, head, walk, write);
+    RecordArray& scan = lanes[b].scan(write);
+    if (scan.full()) scan.grow();
+    const uint32_t slot = static_cast<uint32_t>(scan.size());
+    ScanRecord& r = scan.append();
+    r.lo = g.lo;
+    r.hi = g.hi;
+    r.task = task;
+    r.entry = n;
+    r.elem_size = static_cast<uint16_t>(g.elem_size);
+    r.write = write;
+    r.dense = g.dense;
+    r.band = probe_band;
+    if (!g.dense) copy_geometry(g, geometry[n]);
+    moves.push_back(Move{n, b, slot});
+  }
+
   bool access(uint64_t task, const ChipTensor& view, AccessKind kind, std::vector<uint64_t>& deps) {
     ViewGeometry& g = probe;
     describe_view(view, g);
@@ -503,7 +848,23 @@ struct TensorMap::Impl {
     const size_t deps_before = deps.size();
     covered.clear();
 
-    const uint32_t head = buffer_index.find(view.buffer.addr);
+    const uint64_t addr = view.buffer.addr;
+    uint32_t head = buffer_index.find(addr);
+    if (head != FlatIndex::kNone && (head & kGridTag) != 0) {
+      const uint32_t gi = head & ~kGridTag;
+      const Grid& gr = grids[gi];
+      if (same_shape(gr.shape, probe)) {
+        const uint32_t ti = tile_index.find(addr, probe.lo);
+        if (ti != PairIndex::kNone)
+          return grid_access(addr, gi, ti, task, write, deps, deps_before);
+        if (on_grid(gr.shape, probe))
+          return grid_access(addr, gi, kNil, task, write, deps, deps_before);
+      }
+      ungrid(gi);
+      head = buffer_index.find(addr);
+    } else if (head == FlatIndex::kNone && grids_enabled && grid_shape(g)) {
+      return grid_access(addr, kNil, kNil, task, write, deps, deps_before);
+    }
     LaneWalk walk;
     if (head != FlatIndex::kNone) walk = scan_lanes(head, task, write, deps, deps_before);
     if (live - covered.size() + 1 > capacity) {
@@ -525,7 +886,7 @@ struct TensorMap::Impl {
       }
     }
     // Insert before dropping: if an allocation throws, nothing has been dropped yet.
-    insert(task, view.buffer.addr, head, walk, g, write, twin);
+    insert(task, addr, head, walk, g, write, twin);
     for (uint32_t n : covered) {
       // The new entry is in this buffer, so it stays.
       if (n != twin) unlink_from_buffer(n, /*release_empty_buffer=*/false);
@@ -543,6 +904,7 @@ struct TensorMap::Impl {
     if (head == FlatIndex::kNone) return;
     const bool write = kind != AccessKind::Read;
     const size_t deps_before = deps.size();
+    if ((head & kGridTag) != 0) return grid_conflicts(head & ~kGridTag, write, deps, deps_before);
     constexpr uint64_t kNoTask = ~uint64_t{0};  // matches no entry
     scan_lanes(head, kNoTask, write, deps, deps_before);
     covered.clear();  // nothing is recorded, so nothing is hidden
@@ -567,7 +929,10 @@ struct TensorMap::Impl {
     set_index.clear();
     lanes.clear();
     tasks.clear();
-    free_entry = free_lane = free_task = recent_task_rec = kNil;
+    grids.clear();
+    tiles.clear();
+    tile_index.clear();
+    free_entry = free_lane = free_task = recent_task_rec = free_grid = free_tile = kNil;
     buffer_index.clear();
     task_index.clear();
     live = 0;
@@ -576,8 +941,8 @@ struct TensorMap::Impl {
 
 TensorMap::TensorMap(size_t capacity) : TensorMap(capacity, kDefaultIndexAbove) {}
 
-TensorMap::TensorMap(size_t capacity, size_t index_above)
-    : impl_(new Impl(capacity, index_above)) {}
+TensorMap::TensorMap(size_t capacity, size_t index_above, bool tile_grids)
+    : impl_(new Impl(capacity, index_above, tile_grids)) {}
 
 TensorMap::~TensorMap() { delete impl_; }
 
