@@ -1,6 +1,7 @@
 #include "engine/tensor_map.h"
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -169,23 +170,30 @@ struct SetIndex {
 // hash on (buffer, first byte) with no scan and no overlap test: the last writer and the
 // readers since, as in a map keyed by address. The first view that is not a tile of the
 // grid turns the buffer into a general one (its entries move into lanes) until it empties.
+// A tile that empties stays (re-opening it would cost a hash insert and erase) until
+// the grid's empty tiles outnumber its live ones by far, or the grid has no entry left.
 struct Grid {
   uint64_t addr;
-  uint32_t tiles;  // list of its tiles (Tile::next); the free-list link of a free grid
-  uint32_t tile_count;
-  ViewGeometry shape;  // the view that opened the buffer
+  uint32_t tiles;       // list of its tiles (Tile::next); the free-list link of a free grid
+  uint32_t tile_count;  // tiles on the list
+  uint32_t live_tiles;  // tiles with an entry
+  ViewGeometry shape;   // the view that opened the buffer
 };
 
 struct Tile {
   uint64_t addr;  // the buffer's address and the tile's first byte: its key
   int64_t lo;
+  // The end of its bytes in a grid of dense intervals, so that a dense view is known to
+  // be this tile from the tile alone; INT64_MIN (no view's end) in a grid of boxes.
+  int64_t dense_hi;
   uint64_t writer_task;
   uint32_t writer;   // its last writer's Entry, or kNil
   uint32_t readers;  // its first reader's Entry (list by Entry::slot/tile_prev), or kNil
   uint32_t reader_count;
   uint32_t grid;
-  uint32_t prev;  // the grid's tile list
-  uint32_t next;  // also the free-list link of a free tile
+  uint32_t next;  // the grid's tile list; also the free-list link of a free tile
+
+  bool empty() const { return writer == kNil && readers == kNil; }
 };
 
 // The buffer index names a grid (this bit set) or a buffer's head Lane.
@@ -254,7 +262,7 @@ struct TensorMap::Impl {
   uint32_t free_grid = kNil;
   std::vector<Tile> tiles;
   uint32_t free_tile = kNil;
-  PairIndex tile_index;  // (addr, lo) -> Tile
+  TaggedIndex tile_index;  // TaggedIndex::hash(addr, lo) -> Tile
 
   // Scratch of ungrid(): where each entry of the buffer went.
   struct Move {
@@ -359,18 +367,24 @@ struct TensorMap::Impl {
     if (recent_task_rec != kNil && tasks[recent_task_rec].task == task &&
         tasks[recent_task_rec].head != kNil)
       return recent_task_rec;
-    uint32_t rec = task_index.find(task);
-    if (rec != FlatIndex::kNone) return recent_task_rec = rec;
-    if (free_task != kNil) {
-      rec = free_task;
-      free_task = tasks[rec].head;
-    } else {
-      tasks.emplace_back();
-      rec = static_cast<uint32_t>(tasks.size() - 1);
+    // A new record's number, filed at once if the task has none (one probe).
+    const bool reuse = free_task != kNil;
+    if (!reuse) tasks.emplace_back();
+    const uint32_t fresh = reuse ? free_task : static_cast<uint32_t>(tasks.size() - 1);
+    uint32_t rec;
+    try {
+      rec = task_index.find_or_insert(task, fresh);
+    } catch (...) {
+      if (!reuse) tasks.pop_back();
+      throw;
     }
-    tasks[rec] = TaskRecord{task, kNil};
-    task_index.insert(task, rec);
-    return recent_task_rec = rec;
+    if (rec != FlatIndex::kNone) {
+      if (!reuse) tasks.pop_back();
+      return recent_task_rec = rec;
+    }
+    if (reuse) free_task = tasks[fresh].head;
+    tasks[fresh] = TaskRecord{task, kNil};
+    return recent_task_rec = fresh;
   }
 
   void release_task(uint32_t rec) {
@@ -599,6 +613,7 @@ struct TensorMap::Impl {
     gr.addr = addr;
     gr.tiles = kNil;
     gr.tile_count = 0;
+    gr.live_tiles = 0;
     copy_geometry(probe, gr.shape);
     return gi;
   }
@@ -614,38 +629,62 @@ struct TensorMap::Impl {
       ti = static_cast<uint32_t>(tiles.size() - 1);
     }
     try {
-      tile_index.insert(addr, lo, ti);
+      tile_index.insert(TaggedIndex::hash(addr, lo), ti);
     } catch (...) {
       tiles[ti].next = free_tile;
       free_tile = ti;
       throw;
     }
     Grid& gr = grids[gi];
-    tiles[ti] = Tile{addr, lo, 0, kNil, kNil, 0, gi, kNil, gr.tiles};
-    if (gr.tiles != kNil) tiles[gr.tiles].prev = ti;
+    const int64_t dense_hi =
+        gr.shape.dense ? lo + (gr.shape.hi - gr.shape.lo) : std::numeric_limits<int64_t>::min();
+    tiles[ti] = Tile{addr, lo, dense_hi, 0, kNil, kNil, 0, gi, gr.tiles};
     gr.tiles = ti;
     ++gr.tile_count;
     return ti;
   }
 
-  // Tile `ti` has no entries left: it leaves its grid, and the grid its buffer when it
-  // was the last tile.
-  void close_tile(uint32_t ti) {
-    Tile& t = tiles[ti];
-    Grid& gr = grids[t.grid];
-    tile_index.erase(t.addr, t.lo);
-    if (t.prev != kNil)
-      tiles[t.prev].next = t.next;
-    else
-      gr.tiles = t.next;
-    if (t.next != kNil) tiles[t.next].prev = t.prev;
-    t.next = free_tile;
-    free_tile = ti;
-    if (--gr.tile_count == 0) {
+  // The tile of the buffer at `addr` that starts at byte `lo`, or kNil.
+  uint32_t find_tile(uint64_t addr, int64_t lo) const {
+    const uint32_t ti = tile_index.find(TaggedIndex::hash(addr, lo), [&](uint32_t x) {
+      return tiles[x].lo == lo && tiles[x].addr == addr;
+    });
+    return ti == TaggedIndex::kNone ? kNil : ti;
+  }
+
+  // Closes the empty tiles of grid `gi` (all of them when `all`, then the grid leaves its
+  // buffer too).
+  void close_tiles(uint32_t gi, bool all) {
+    Grid& gr = grids[gi];
+    uint32_t* link = &gr.tiles;
+    while (*link != kNil) {
+      const uint32_t x = *link;
+      Tile& t = tiles[x];
+      if (!all && !t.empty()) {
+        link = &t.next;
+        continue;
+      }
+      *link = t.next;
+      tile_index.erase(TaggedIndex::hash(t.addr, t.lo), x);
+      t.next = free_tile;
+      free_tile = x;
+      --gr.tile_count;
+    }
+    if (all) {
       buffer_index.erase(gr.addr);
       gr.tiles = free_grid;
-      free_grid = t.grid;
+      free_grid = gi;
     }
+  }
+
+  // Tile `ti` has no entries left.
+  void tile_emptied(uint32_t ti) {
+    const uint32_t gi = tiles[ti].grid;
+    Grid& gr = grids[gi];
+    if (--gr.live_tiles == 0)
+      close_tiles(gi, /*all=*/true);
+    else if (gr.tile_count > 2 * gr.live_tiles + 16)
+      close_tiles(gi, /*all=*/false);
   }
 
   void unlink_from_tile(uint32_t n, bool release_empty_buffer) {
@@ -661,7 +700,12 @@ struct TensorMap::Impl {
       if (e.slot != kNil) entries[e.slot].tile_prev = e.tile_prev;
       --t.reader_count;
     }
-    if (release_empty_buffer && t.writer == kNil && t.readers == kNil) close_tile(e.lane);
+    if (t.empty()) {
+      if (release_empty_buffer)
+        tile_emptied(e.lane);
+      else
+        --grids[t.grid].live_tiles;  // (not reached: only retire() unlinks a tile's entries)
+    }
   }
 
   // access() of a tile of grid `gi` (kNil: the buffer is new, and the probe opens its
@@ -695,6 +739,7 @@ struct TensorMap::Impl {
     const uint32_t n = take_entry(false);
     const uint32_t head = tasks[tr].head;
     Tile& t = tiles[ti];
+    if (t.empty()) ++grids[gi].live_tiles;
     if (!write) {
       entries[n] = Entry{ti, t.readers, tr, kNil, head, kNil, false, true};
       if (t.readers != kNil) entries[t.readers].tile_prev = n;
@@ -741,8 +786,7 @@ struct TensorMap::Impl {
     const Grid& gr = grids[gi];
     uint32_t ti = kNil;
     if (same_shape(gr.shape, probe)) {
-      ti = tile_index.find(gr.addr, probe.lo);
-      if (ti == PairIndex::kNone) ti = kNil;
+      ti = find_tile(gr.addr, probe.lo);
     }
     for (uint32_t x = ti != kNil ? ti : gr.tiles; x != kNil;
          x = ti != kNil ? kNil : tiles[x].next) {
@@ -801,7 +845,7 @@ struct TensorMap::Impl {
     for (uint32_t x = grids[gi].tiles; x != kNil;) {
       Tile& t = tiles[x];
       const uint32_t next = t.next;
-      tile_index.erase(t.addr, t.lo);
+      tile_index.erase(TaggedIndex::hash(t.addr, t.lo), x);
       t.next = free_tile;
       free_tile = x;
       x = next;
@@ -843,20 +887,21 @@ struct TensorMap::Impl {
     ViewGeometry& g = probe;
     describe_view(view, g);
     if (g.empty) return true;  // touches no byte: orders nothing
-    probe_band = ColumnBand::of(g);
     const bool write = kind != AccessKind::Read;
     const size_t deps_before = deps.size();
-    covered.clear();
-
     const uint64_t addr = view.buffer.addr;
+    if (g.dense) {  // a known tile of a grid of intervals: no need to look at the grid
+      const uint32_t ti = find_tile(addr, g.lo);
+      if (ti != kNil && tiles[ti].dense_hi == g.hi)
+        return grid_access(addr, tiles[ti].grid, ti, task, write, deps, deps_before);
+    }
     uint32_t head = buffer_index.find(addr);
     if (head != FlatIndex::kNone && (head & kGridTag) != 0) {
       const uint32_t gi = head & ~kGridTag;
       const Grid& gr = grids[gi];
       if (same_shape(gr.shape, probe)) {
-        const uint32_t ti = tile_index.find(addr, probe.lo);
-        if (ti != PairIndex::kNone)
-          return grid_access(addr, gi, ti, task, write, deps, deps_before);
+        const uint32_t ti = find_tile(addr, probe.lo);
+        if (ti != kNil) return grid_access(addr, gi, ti, task, write, deps, deps_before);
         if (on_grid(gr.shape, probe))
           return grid_access(addr, gi, kNil, task, write, deps, deps_before);
       }
@@ -865,6 +910,8 @@ struct TensorMap::Impl {
     } else if (head == FlatIndex::kNone && grids_enabled && grid_shape(g)) {
       return grid_access(addr, kNil, kNil, task, write, deps, deps_before);
     }
+    probe_band = ColumnBand::of(g);
+    covered.clear();
     LaneWalk walk;
     if (head != FlatIndex::kNone) walk = scan_lanes(head, task, write, deps, deps_before);
     if (live - covered.size() + 1 > capacity) {
@@ -899,12 +946,12 @@ struct TensorMap::Impl {
   void conflicts(const ChipTensor& view, AccessKind kind, std::vector<uint64_t>& deps) {
     describe_view(view, probe);
     if (probe.empty) return;
-    probe_band = ColumnBand::of(probe);
     const uint32_t head = buffer_index.find(view.buffer.addr);
     if (head == FlatIndex::kNone) return;
     const bool write = kind != AccessKind::Read;
     const size_t deps_before = deps.size();
     if ((head & kGridTag) != 0) return grid_conflicts(head & ~kGridTag, write, deps, deps_before);
+    probe_band = ColumnBand::of(probe);
     constexpr uint64_t kNoTask = ~uint64_t{0};  // matches no entry
     scan_lanes(head, kNoTask, write, deps, deps_before);
     covered.clear();  // nothing is recorded, so nothing is hidden

@@ -215,11 +215,11 @@ TEST_P(Differential, GridsAnswerExactlyAsTheLanes) {
     for (int a = 0; a < n; ++a) {
       // Buffers 0 and 1 see mostly views of one grid shape at a time.
       const uint64_t b = rng() % 4;
-      const ChipTensor v = b < 2 && rng() % 8 != 0
-                               ? (b == 0 ? tile(kAddrs[b], 32, 4 * (rng() % 4), 8 * (rng() % 4), 4, 8)
-                                         : slice1d(kAddrs[b], 64 * (rng() % 8),
-                                                   64 * (rng() % 8) + 64))
-                               : random_view(rng, kAddrs[b]);
+      const ChipTensor v =
+          b < 2 && rng() % 8 != 0
+              ? (b == 0 ? tile(kAddrs[b], 32, 4 * (rng() % 4), 8 * (rng() % 4), 4, 8)
+                        : slice1d(kAddrs[b], 64 * (rng() % 8), 64 * (rng() % 8) + 64))
+              : random_view(rng, kAddrs[b]);
       const uint64_t roll = rng() % 10;
       const AccessKind kind =
           roll < 5 ? AccessKind::Read : (roll < 8 ? AccessKind::Write : AccessKind::ReadWrite);
@@ -257,8 +257,7 @@ TEST_P(Differential, GridsAnswerExactlyAsTheLanes) {
 
 INSTANTIATE_TEST_SUITE_P(Seeds, Differential,
                          ::testing::Values(StreamConfig{1, 1 << 16, TensorMap::kDefaultIndexAbove},
-                                           StreamConfig{2, 1 << 16, 0},
-                                           StreamConfig{3, 1 << 16, 2},
+                                           StreamConfig{2, 1 << 16, 0}, StreamConfig{3, 1 << 16, 2},
                                            StreamConfig{4, 20, TensorMap::kDefaultIndexAbove},
                                            StreamConfig{5, 24, 2},
                                            StreamConfig{6, 1 << 16, TensorMap::kDefaultIndexAbove}),
