@@ -9,11 +9,8 @@ bool CheckedArgs::matches(const ChipStorageTaskArgs& args, uint64_t memory_gener
       memory_generation != generation_) {
     return false;
   }
-  // Whole tensors of a constant size: the compiler compares them with vector loads.
-  for (uint32_t i = 0; i < tensor_count_; ++i) {
-    if (std::memcmp(&args.tensors[i], &tensors_[i], sizeof(ChipTensor)) != 0) return false;
-  }
-  return true;
+  // All tensors in one compare (both arrays are contiguous): one call, vector loads.
+  return std::memcmp(args.tensors, tensors_, sizeof(ChipTensor) * tensor_count_) == 0;
 }
 
 void CheckedArgs::remember(const ChipStorageTaskArgs& args, uint64_t memory_generation) {
