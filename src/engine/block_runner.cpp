@@ -2,7 +2,6 @@
 #include "block_runner.h"
 
 #include <chrono>
-#include <cstring>
 #include <string>
 
 #include "fault_guard.h"
@@ -79,19 +78,26 @@ void run_block(ChipState& chip, TaskSlot& task, uint32_t block_idx, uint32_t cor
   context.cluster = cluster;
   int64_t argv[1 + CHIP_MAX_SIGNATURE];  // argv[0] = &context, the kernel sees argv + 1
   argv[0] = static_cast<int64_t>(reinterpret_cast<intptr_t>(&context));
-  std::memcpy(&argv[1], task.args, task.arg_count * sizeof(int64_t));
+  // A plain loop: a task has a handful of arguments, fewer than a memcpy call costs.
+  const int64_t* const args = task.args;
+  for (uint32_t i = 0, n = task.arg_count; i < n; ++i) argv[1 + i] = args[i];
   RunObserver* observer = chip.observer.load(std::memory_order_relaxed);
-  const BlockView view{task.id - task.run->first_id, task.func_id, block_idx, core_type, core_id};
   const bool tracked = chip.running.tracking.load(std::memory_order_relaxed);
   if (tracked)
     chip.running.enter(core_type, core_id, task.id, task.func_id, block_idx,
                        support::steady_now_ns());
-  if (observer != nullptr) observer->on_entry(lane, view);
+  // Built only when observed: an unobserved block pays the pointer check alone.
+  const auto view = [&] {
+    return BlockView{task.id - task.run->first_id, task.func_id, block_idx, core_type, core_id};
+  };
+  if (observer != nullptr) [[unlikely]]
+    observer->on_entry(lane, view());
   FaultInfo signal;
   const simpler_kernel_entry_fn entry = task.entry;
   int64_t* const kernel_args = &argv[1];
   const bool returned = guarded_call([&] { entry(kernel_args); }, &signal);
-  if (observer != nullptr) observer->on_exit(lane, view);
+  if (observer != nullptr) [[unlikely]]
+    observer->on_exit(lane, view());
   if (tracked) chip.running.leave(core_type, core_id);
   if (!returned) {
     chip.poisoned.store(true, std::memory_order_release);

@@ -14,6 +14,7 @@ namespace simpler::rt {
 namespace fault_guard_detail {
 
 thread_local Frame* t_frame = nullptr;
+thread_local bool t_prepared = false;
 
 namespace {
 
@@ -109,13 +110,11 @@ class AltStack {
 
 }  // namespace
 
-void prepare_thread() {
+void prepare_thread_once() {
   static std::once_flag installed;
-  thread_local bool ready = false;
-  if (ready) return;
   std::call_once(installed, install_handlers);
   thread_local AltStack stack;
-  ready = true;
+  t_prepared = true;
 }
 
 void recovered(const Frame& frame) { pthread_sigmask(SIG_SETMASK, &frame.mask, nullptr); }

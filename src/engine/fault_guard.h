@@ -47,8 +47,15 @@ struct Frame {
 // The innermost active guard of this thread (nullptr: none). A plain pointer: read by the
 // signal handler, so no TLS wrapper or constructor.
 extern thread_local Frame* t_frame;
+// This thread's alternate stack is set up (and the process's handlers installed). A plain
+// flag, checked inline: a guarded call runs per kernel block, the set-up once per thread.
+extern thread_local bool t_prepared;
 // Installs the process's handlers (once) and this thread's alternate stack (once).
-void prepare_thread();
+void prepare_thread_once();
+inline void prepare_thread() {
+  if (!t_prepared) [[unlikely]]
+    prepare_thread_once();
+}
 // After a recovery: restores the signal mask the faulting code ran with. The jump out of
 // the handler leaves the handler's mask in place (sigsetjmp(env, 0) saves no mask, so a
 // guarded call costs no system call): the fault's own signal, and every signal where a

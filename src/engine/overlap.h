@@ -62,6 +62,11 @@ inline ViewGeometry describe_view(const ChipTensor& view) {
 const ViewGeometry& interval_geometry(int64_t lo, int64_t hi, uint32_t elem_size,
                                       ViewGeometry& out);
 
+// The view of the same shape as `shape` (a boxed, not dense view with valid coordinates)
+// whose first byte is `lo` (>= 0, a multiple of its element size): what describe_view
+// gives for the view that `shape` describes, moved by lo - shape.lo bytes. Fills `out`.
+void move_box(const ViewGeometry& shape, int64_t lo, ViewGeometry& out);
+
 // Copies the meaningful part of `src` (cheaper than the whole struct).
 void copy_geometry(const ViewGeometry& src, ViewGeometry& dst);
 

@@ -1,6 +1,7 @@
 #include "engine/tensor_map.h"
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -67,15 +68,18 @@ struct ScanRecord {
 };
 static_assert(sizeof(ScanRecord) == 48);
 
-// The rest of an entry: where its ScanRecord sits, and its place on its task's list
-// (walked by retire).
+// The rest of an entry: where its ScanRecord sits (or, in a grid buffer, its tile), and
+// its place on its task's list (walked by retire).
 struct Entry {
-  uint32_t lane;  // Lane number
-  uint32_t slot;  // index in that lane's readers or writers array (per ScanRecord.write)
+  uint32_t lane;  // Lane number; Tile number when on_tile
+  uint32_t slot;  // index in that lane's readers or writers array (per ScanRecord.write);
+                  // on a tile, a reader's next reader
   uint32_t task_rec;
   uint32_t task_prev;
   uint32_t task_next;  // also the free-list link of a free entry
-  bool write;          // which of the lane's arrays holds the ScanRecord
+  uint32_t tile_prev;  // on a tile, a reader's previous reader
+  bool write;          // which of the lane's arrays holds the ScanRecord; a tile's writer
+  bool on_tile;
 };
 
 // A growable array of scan records in 16 bytes (a std::vector takes 24), so that a Lane
@@ -101,6 +105,7 @@ class RecordArray {
   }
   ScanRecord& append() { return data_[size_++]; }  // after grow() when full()
   void pop_back() { --size_; }
+  void clear() { size_ = 0; }
 
  private:
   std::unique_ptr<ScanRecord[]> data_;
@@ -156,6 +161,69 @@ struct SetIndex {
   bool built = false;
 };
 
+// A grid buffer: every live view of it is a tile of one grid, i.e. has the shape of the
+// view that opened the buffer (a dense interval of the same length, or a box with the
+// same element size, strides and extents that fits its mixed-radix parent) and sits a
+// whole number of tiles away from it in every dimension (a multiple of the interval's
+// length; of the extent, per box coordinate). Two such tiles either touch the same bytes
+// or share none, so an access of a tile meets exactly the entries of that tile, found by
+// hash on (buffer, first byte) with no scan and no overlap test: the last writer and the
+// readers since, as in a map keyed by address. The first view that is not a tile of the
+// grid turns the buffer into a general one (its entries move into lanes) until it empties.
+// A tile that empties stays (re-opening it would cost a hash insert and erase) until
+// the grid's empty tiles outnumber its live ones by far, or the grid has no entry left.
+struct Grid {
+  uint64_t addr;
+  uint32_t tiles;       // list of its tiles (Tile::next); the free-list link of a free grid
+  uint32_t tile_count;  // tiles on the list
+  uint32_t live_tiles;  // tiles with an entry
+  ViewGeometry shape;   // the view that opened the buffer
+};
+
+struct Tile {
+  uint64_t addr;  // the buffer's address and the tile's first byte: its key
+  int64_t lo;
+  // The end of its bytes in a grid of dense intervals, so that a dense view is known to
+  // be this tile from the tile alone; INT64_MIN (no view's end) in a grid of boxes.
+  int64_t dense_hi;
+  uint64_t writer_task;
+  uint32_t writer;   // its last writer's Entry, or kNil
+  uint32_t readers;  // its first reader's Entry (list by Entry::slot/tile_prev), or kNil
+  uint32_t reader_count;
+  uint32_t grid;
+  uint32_t next;  // the grid's tile list; also the free-list link of a free tile
+
+  bool empty() const { return writer == kNil && readers == kNil; }
+};
+
+// The buffer index names a grid (this bit set) or a buffer's head Lane.
+constexpr uint32_t kGridTag = 0x80000000u;
+
+// Tiles are keyed by their first byte: equal for two views of the grid's shape exactly
+// when they are the same view. Whether a view has that shape:
+bool same_shape(const ViewGeometry& s, const ViewGeometry& g) {
+  if (s.dense) return g.dense && g.hi - g.lo == s.hi - s.lo;
+  if (g.dense || !g.boxed || !g.radix_fit || !g.coords_valid || g.ndims != s.ndims ||
+      g.elem_size != s.elem_size)
+    return false;
+  for (int k = 0; k < s.ndims; ++k)
+    if (g.strides[k] != s.strides[k] || g.shapes[k] != s.shapes[k]) return false;
+  return true;
+}
+
+// Whether a view of the grid's shape sits a whole number of tiles from the first one.
+bool on_grid(const ViewGeometry& s, const ViewGeometry& g) {
+  if (s.dense) return (g.lo - s.lo) % (s.hi - s.lo) == 0;
+  for (int k = 0; k < s.ndims; ++k)
+    if ((g.coords[k] - s.coords[k]) % s.shapes[k] != 0) return false;
+  return true;
+}
+
+// Whether a view can open a grid: a dense interval, or a box that fits its parent.
+bool grid_shape(const ViewGeometry& g) {
+  return g.dense || (g.boxed && g.radix_fit && g.coords_valid);
+}
+
 struct TaskRecord {
   uint64_t task;
   uint32_t head;  // entry list; also the free-list link of a free record
@@ -164,7 +232,8 @@ struct TaskRecord {
 }  // namespace
 
 struct TensorMap::Impl {
-  Impl(size_t cap, size_t index_above_records) : capacity(cap), index_above(index_above_records) {
+  Impl(size_t cap, size_t index_above_records, bool tile_grids)
+      : capacity(cap), index_above(index_above_records), grids_enabled(tile_grids) {
     if (cap > kMaxCapacity)
       throw std::invalid_argument("TensorMap capacity " + std::to_string(cap) +
                                   " exceeds the maximum of " + std::to_string(kMaxCapacity) +
@@ -176,6 +245,7 @@ struct TensorMap::Impl {
 
   size_t capacity;
   size_t index_above;
+  bool grids_enabled;
   size_t live = 0;
 
   std::vector<Entry> entries;
@@ -187,6 +257,21 @@ struct TensorMap::Impl {
   FlatIndex buffer_index;           // addr -> the buffer's head Lane
   std::vector<SetIndex> set_index;  // [2 * lane + write] for each Lane
   IntervalForest ranges;            // node n = entry n, in its set's tree while that is built
+
+  std::vector<Grid> grids;
+  uint32_t free_grid = kNil;
+  std::vector<Tile> tiles;
+  uint32_t free_tile = kNil;
+  TaggedIndex tile_index;  // TaggedIndex::hash(addr, lo) -> Tile
+
+  // Scratch of ungrid(): where each entry of the buffer went.
+  struct Move {
+    uint32_t entry;
+    uint32_t lane;
+    uint32_t slot;
+  };
+  std::vector<Move> moves;
+  ViewGeometry tile_scratch;
 
   std::vector<TaskRecord> tasks;
   uint32_t free_task = kNil;
@@ -282,18 +367,24 @@ struct TensorMap::Impl {
     if (recent_task_rec != kNil && tasks[recent_task_rec].task == task &&
         tasks[recent_task_rec].head != kNil)
       return recent_task_rec;
-    uint32_t rec = task_index.find(task);
-    if (rec != FlatIndex::kNone) return recent_task_rec = rec;
-    if (free_task != kNil) {
-      rec = free_task;
-      free_task = tasks[rec].head;
-    } else {
-      tasks.emplace_back();
-      rec = static_cast<uint32_t>(tasks.size() - 1);
+    // A new record's number, filed at once if the task has none (one probe).
+    const bool reuse = free_task != kNil;
+    if (!reuse) tasks.emplace_back();
+    const uint32_t fresh = reuse ? free_task : static_cast<uint32_t>(tasks.size() - 1);
+    uint32_t rec;
+    try {
+      rec = task_index.find_or_insert(task, fresh);
+    } catch (...) {
+      if (!reuse) tasks.pop_back();
+      throw;
     }
-    tasks[rec] = TaskRecord{task, kNil};
-    task_index.insert(task, rec);
-    return recent_task_rec = rec;
+    if (rec != FlatIndex::kNone) {
+      if (!reuse) tasks.pop_back();
+      return recent_task_rec = rec;
+    }
+    if (reuse) free_task = tasks[fresh].head;
+    tasks[fresh] = TaskRecord{task, kNil};
+    return recent_task_rec = fresh;
   }
 
   void release_task(uint32_t rec) {
@@ -349,15 +440,16 @@ struct TensorMap::Impl {
       }
     }
     const uint32_t head = tasks[t].head;
-    entries[n] = Entry{b, slot, t, kNil, head, write};
+    entries[n] = Entry{b, slot, t, kNil, head, kNil, write, false};
     if (head != kNil) entries[head].task_prev = n;
     tasks[t].head = n;
     ++live;
   }
 
-  // Swap-removes the entry's scan record.
+  // Swap-removes the entry's scan record (or takes it off its tile).
   void unlink_from_buffer(uint32_t n, bool release_empty_buffer) {
     const Entry& e = entries[n];
+    if (e.on_tile) return unlink_from_tile(n, release_empty_buffer);
     RecordArray& scan = lanes[e.lane].scan(e.write);
     SetIndex* index = built_index(e.lane, e.write);
     if (index != nullptr) ranges.erase(index->root, n);
@@ -494,16 +586,332 @@ struct TensorMap::Impl {
     return walk;
   }
 
+  // --- Grid buffers (see Grid) ---
+
+  void add_dep(uint64_t dep, uint64_t task, std::vector<uint64_t>& deps, size_t deps_before) {
+    if (dep != task && (deps.size() == deps_before || deps.back() != dep)) deps.push_back(dep);
+  }
+
+  // A grid for the buffer at `addr`, opened by the probe and named by the buffer index;
+  // may throw, changing nothing.
+  uint32_t open_grid(uint64_t addr) {
+    uint32_t gi = free_grid;
+    if (gi != kNil) {
+      free_grid = grids[gi].tiles;
+    } else {
+      grids.emplace_back();
+      gi = static_cast<uint32_t>(grids.size() - 1);
+    }
+    try {
+      buffer_index.insert(addr, gi | kGridTag);
+    } catch (...) {
+      grids[gi].tiles = free_grid;
+      free_grid = gi;
+      throw;
+    }
+    Grid& gr = grids[gi];
+    gr.addr = addr;
+    gr.tiles = kNil;
+    gr.tile_count = 0;
+    gr.live_tiles = 0;
+    copy_geometry(probe, gr.shape);
+    return gi;
+  }
+
+  // A new tile of grid `gi` starting at byte `lo`, with no entries; may throw, changing
+  // nothing.
+  uint32_t open_tile(uint32_t gi, uint64_t addr, int64_t lo) {
+    uint32_t ti = free_tile;
+    if (ti != kNil) {
+      free_tile = tiles[ti].next;
+    } else {
+      tiles.emplace_back();
+      ti = static_cast<uint32_t>(tiles.size() - 1);
+    }
+    try {
+      tile_index.insert(TaggedIndex::hash(addr, lo), ti);
+    } catch (...) {
+      tiles[ti].next = free_tile;
+      free_tile = ti;
+      throw;
+    }
+    Grid& gr = grids[gi];
+    const int64_t dense_hi =
+        gr.shape.dense ? lo + (gr.shape.hi - gr.shape.lo) : std::numeric_limits<int64_t>::min();
+    tiles[ti] = Tile{addr, lo, dense_hi, 0, kNil, kNil, 0, gi, gr.tiles};
+    gr.tiles = ti;
+    ++gr.tile_count;
+    return ti;
+  }
+
+  // The tile of the buffer at `addr` that starts at byte `lo`, or kNil.
+  uint32_t find_tile(uint64_t addr, int64_t lo) const {
+    const uint32_t ti = tile_index.find(TaggedIndex::hash(addr, lo), [&](uint32_t x) {
+      return tiles[x].lo == lo && tiles[x].addr == addr;
+    });
+    return ti == TaggedIndex::kNone ? kNil : ti;
+  }
+
+  // Closes the empty tiles of grid `gi` (all of them when `all`, then the grid leaves its
+  // buffer too).
+  void close_tiles(uint32_t gi, bool all) {
+    Grid& gr = grids[gi];
+    uint32_t* link = &gr.tiles;
+    while (*link != kNil) {
+      const uint32_t x = *link;
+      Tile& t = tiles[x];
+      if (!all && !t.empty()) {
+        link = &t.next;
+        continue;
+      }
+      *link = t.next;
+      tile_index.erase(TaggedIndex::hash(t.addr, t.lo), x);
+      t.next = free_tile;
+      free_tile = x;
+      --gr.tile_count;
+    }
+    if (all) {
+      buffer_index.erase(gr.addr);
+      gr.tiles = free_grid;
+      free_grid = gi;
+    }
+  }
+
+  // Tile `ti` has no entries left.
+  void tile_emptied(uint32_t ti) {
+    const uint32_t gi = tiles[ti].grid;
+    Grid& gr = grids[gi];
+    if (--gr.live_tiles == 0)
+      close_tiles(gi, /*all=*/true);
+    else if (gr.tile_count > 2 * gr.live_tiles + 16)
+      close_tiles(gi, /*all=*/false);
+  }
+
+  void unlink_from_tile(uint32_t n, bool release_empty_buffer) {
+    const Entry& e = entries[n];
+    Tile& t = tiles[e.lane];
+    if (e.write) {
+      t.writer = kNil;
+    } else {
+      if (e.tile_prev != kNil)
+        entries[e.tile_prev].slot = e.slot;
+      else
+        t.readers = e.slot;
+      if (e.slot != kNil) entries[e.slot].tile_prev = e.tile_prev;
+      --t.reader_count;
+    }
+    if (t.empty()) {
+      if (release_empty_buffer)
+        tile_emptied(e.lane);
+      else
+        --grids[t.grid].live_tiles;  // (not reached: only retire() unlinks a tile's entries)
+    }
+  }
+
+  // access() of a tile of grid `gi` (kNil: the buffer is new, and the probe opens its
+  // grid), which is tile `ti` (kNil: a tile with no entries yet). Its entries are exactly
+  // the bytes of the probe: a read waits for the writer, a write for the writer and the
+  // readers, and hides them all.
+  bool grid_access(uint64_t addr, uint32_t gi, uint32_t ti, uint64_t task, bool write,
+                   std::vector<uint64_t>& deps, size_t deps_before) {
+    size_t hidden = 0;
+    if (ti != kNil) {
+      const Tile& t = tiles[ti];
+      if (t.writer != kNil) {
+        add_dep(t.writer_task, task, deps, deps_before);
+        hidden += write;
+      }
+      if (write) {
+        for (uint32_t r = t.readers; r != kNil; r = entries[r].slot)
+          add_dep(tasks[entries[r].task_rec].task, task, deps, deps_before);
+        hidden += t.reader_count;
+      }
+    }
+    if (live - hidden + 1 > capacity) {
+      deps.resize(deps_before);
+      return false;
+    }
+    // Every allocation before the first link (a throw leaves at most an empty grid, tile
+    // or task record, which is harmless).
+    const uint32_t tr = task_record(task);
+    if (gi == kNil) gi = open_grid(addr);
+    if (ti == kNil) ti = open_tile(gi, addr, probe.lo);
+    const uint32_t n = take_entry(false);
+    const uint32_t head = tasks[tr].head;
+    Tile& t = tiles[ti];
+    if (t.empty()) ++grids[gi].live_tiles;
+    if (!write) {
+      entries[n] = Entry{ti, t.readers, tr, kNil, head, kNil, false, true};
+      if (t.readers != kNil) entries[t.readers].tile_prev = n;
+      t.readers = n;
+      ++t.reader_count;
+    } else {
+      entries[n] = Entry{ti, kNil, tr, kNil, head, kNil, true, true};
+    }
+    if (head != kNil) entries[head].task_prev = n;
+    tasks[tr].head = n;
+    ++live;
+    if (write) {
+      // After linking the new entry, so that its task record stays.
+      if (t.writer != kNil) drop_entry(t.writer);
+      for (uint32_t r = t.readers; r != kNil;) {
+        const uint32_t next = entries[r].slot;
+        drop_entry(r);
+        r = next;
+      }
+      t.writer = n;
+      t.writer_task = task;
+      t.readers = kNil;
+      t.reader_count = 0;
+    }
+    return true;
+  }
+
+  void drop_entry(uint32_t n) {
+    unlink_from_task(n);
+    free_entry_slot(n);
+  }
+
+  // The geometry of the tile of grid `gr` at byte `lo`.
+  const ViewGeometry& tile_geometry(const Grid& gr, int64_t lo, ViewGeometry& out) {
+    if (gr.shape.dense)
+      return interval_geometry(lo, lo + (gr.shape.hi - gr.shape.lo), gr.shape.elem_size, out);
+    move_box(gr.shape, lo, out);
+    return out;
+  }
+
+  // What conflicts() finds in a grid buffer: the probe against each tile.
+  void grid_conflicts(uint32_t gi, bool write, std::vector<uint64_t>& deps, size_t deps_before) {
+    constexpr uint64_t kNoTask = ~uint64_t{0};
+    const Grid& gr = grids[gi];
+    uint32_t ti = kNil;
+    if (same_shape(gr.shape, probe)) {
+      ti = find_tile(gr.addr, probe.lo);
+    }
+    for (uint32_t x = ti != kNil ? ti : gr.tiles; x != kNil;
+         x = ti != kNil ? kNil : tiles[x].next) {
+      const Tile& t = tiles[x];
+      if (ti == kNil && !relate(probe, tile_geometry(gr, t.lo, tile_scratch)).overlap) continue;
+      if (t.writer != kNil) add_dep(t.writer_task, kNoTask, deps, deps_before);
+      if (write)
+        for (uint32_t r = t.readers; r != kNil; r = entries[r].slot)
+          add_dep(tasks[entries[r].task_rec].task, kNoTask, deps, deps_before);
+    }
+  }
+
+  // Turns grid buffer `gi` into a general one: its entries move into lanes, as if they
+  // had been recorded there. May throw std::bad_alloc, changing nothing.
+  void ungrid(uint32_t gi) {
+    const uint64_t addr = grids[gi].addr;
+    size_t count = 0;
+    for (uint32_t x = grids[gi].tiles; x != kNil; x = tiles[x].next)
+      count += (tiles[x].writer != kNil) + tiles[x].reader_count;
+    moves.clear();
+    moves.reserve(count);
+    if (geometry.size() < entries.size()) geometry.resize(entries.size());
+    const ColumnBand probe_band_saved = probe_band;
+    buffer_index.erase(addr);  // (the lanes' head takes its place: no growth)
+    try {
+      for (uint32_t x = grids[gi].tiles; x != kNil; x = tiles[x].next) {
+        const Tile& t = tiles[x];
+        const ViewGeometry& g = tile_geometry(grids[gi], t.lo, tile_scratch);
+        probe_band = ColumnBand::of(g);
+        if (t.writer != kNil) move_to_lane(addr, g, t.writer, t.writer_task, true);
+        for (uint32_t r = t.readers; r != kNil; r = entries[r].slot)
+          move_to_lane(addr, g, r, tasks[entries[r].task_rec].task, false);
+      }
+    } catch (...) {
+      const uint32_t head = buffer_index.find(addr);
+      for (uint32_t l = head == FlatIndex::kNone ? kNil : head; l != kNil;) {
+        const uint32_t next = lanes[l].next;
+        lanes[l].writers.clear();
+        lanes[l].readers.clear();
+        free_lane_record(l);
+        l = next;
+      }
+      buffer_index.erase(addr);
+      buffer_index.insert(addr, gi | kGridTag);  // (no growth: it held this key before)
+      probe_band = probe_band_saved;
+      throw;
+    }
+    probe_band = probe_band_saved;
+    for (const Move& m : moves) {
+      Entry& e = entries[m.entry];
+      e.lane = m.lane;
+      e.slot = m.slot;
+      e.tile_prev = kNil;
+      e.on_tile = false;
+    }
+    for (uint32_t x = grids[gi].tiles; x != kNil;) {
+      Tile& t = tiles[x];
+      const uint32_t next = t.next;
+      tile_index.erase(TaggedIndex::hash(t.addr, t.lo), x);
+      t.next = free_tile;
+      free_tile = x;
+      x = next;
+    }
+    grids[gi].tiles = free_grid;
+    free_grid = gi;
+  }
+
+  // Adds entry `n` (view `g`, whose band is probe_band) to the lanes of the buffer at
+  // `addr` as access() would place it, noting where in `moves`.
+  void move_to_lane(uint64_t addr, const ViewGeometry& g, uint32_t n, uint64_t task, bool write) {
+    const uint32_t head = buffer_index.find(addr);
+    LaneWalk walk;
+    if (head != FlatIndex::kNone) {
+      for (uint32_t l = head; l != kNil; l = lanes[l].next) {
+        ++walk.count;
+        if (lanes[l].band == probe_band) walk.match = l;
+        if (lanes[l].band.pitch == 0) walk.pitch0 = l;
+      }
+    }
+    const uint32_t b = lane_for(addr, head, walk, write);
+    RecordArray& scan = lanes[b].scan(write);
+    if (scan.full()) scan.grow();
+    const uint32_t slot = static_cast<uint32_t>(scan.size());
+    ScanRecord& r = scan.append();
+    r.lo = g.lo;
+    r.hi = g.hi;
+    r.task = task;
+    r.entry = n;
+    r.elem_size = static_cast<uint16_t>(g.elem_size);
+    r.write = write;
+    r.dense = g.dense;
+    r.band = probe_band;
+    if (!g.dense) copy_geometry(g, geometry[n]);
+    moves.push_back(Move{n, b, slot});
+  }
+
   bool access(uint64_t task, const ChipTensor& view, AccessKind kind, std::vector<uint64_t>& deps) {
     ViewGeometry& g = probe;
     describe_view(view, g);
     if (g.empty) return true;  // touches no byte: orders nothing
-    probe_band = ColumnBand::of(g);
     const bool write = kind != AccessKind::Read;
     const size_t deps_before = deps.size();
+    const uint64_t addr = view.buffer.addr;
+    if (g.dense) {  // a known tile of a grid of intervals: no need to look at the grid
+      const uint32_t ti = find_tile(addr, g.lo);
+      if (ti != kNil && tiles[ti].dense_hi == g.hi)
+        return grid_access(addr, tiles[ti].grid, ti, task, write, deps, deps_before);
+    }
+    uint32_t head = buffer_index.find(addr);
+    if (head != FlatIndex::kNone && (head & kGridTag) != 0) {
+      const uint32_t gi = head & ~kGridTag;
+      const Grid& gr = grids[gi];
+      if (same_shape(gr.shape, probe)) {
+        const uint32_t ti = find_tile(addr, probe.lo);
+        if (ti != kNil) return grid_access(addr, gi, ti, task, write, deps, deps_before);
+        if (on_grid(gr.shape, probe))
+          return grid_access(addr, gi, kNil, task, write, deps, deps_before);
+      }
+      ungrid(gi);
+      head = buffer_index.find(addr);
+    } else if (head == FlatIndex::kNone && grids_enabled && grid_shape(g)) {
+      return grid_access(addr, kNil, kNil, task, write, deps, deps_before);
+    }
+    probe_band = ColumnBand::of(g);
     covered.clear();
-
-    const uint32_t head = buffer_index.find(view.buffer.addr);
     LaneWalk walk;
     if (head != FlatIndex::kNone) walk = scan_lanes(head, task, write, deps, deps_before);
     if (live - covered.size() + 1 > capacity) {
@@ -525,7 +933,7 @@ struct TensorMap::Impl {
       }
     }
     // Insert before dropping: if an allocation throws, nothing has been dropped yet.
-    insert(task, view.buffer.addr, head, walk, g, write, twin);
+    insert(task, addr, head, walk, g, write, twin);
     for (uint32_t n : covered) {
       // The new entry is in this buffer, so it stays.
       if (n != twin) unlink_from_buffer(n, /*release_empty_buffer=*/false);
@@ -538,11 +946,12 @@ struct TensorMap::Impl {
   void conflicts(const ChipTensor& view, AccessKind kind, std::vector<uint64_t>& deps) {
     describe_view(view, probe);
     if (probe.empty) return;
-    probe_band = ColumnBand::of(probe);
     const uint32_t head = buffer_index.find(view.buffer.addr);
     if (head == FlatIndex::kNone) return;
     const bool write = kind != AccessKind::Read;
     const size_t deps_before = deps.size();
+    if ((head & kGridTag) != 0) return grid_conflicts(head & ~kGridTag, write, deps, deps_before);
+    probe_band = ColumnBand::of(probe);
     constexpr uint64_t kNoTask = ~uint64_t{0};  // matches no entry
     scan_lanes(head, kNoTask, write, deps, deps_before);
     covered.clear();  // nothing is recorded, so nothing is hidden
@@ -567,7 +976,10 @@ struct TensorMap::Impl {
     set_index.clear();
     lanes.clear();
     tasks.clear();
-    free_entry = free_lane = free_task = recent_task_rec = kNil;
+    grids.clear();
+    tiles.clear();
+    tile_index.clear();
+    free_entry = free_lane = free_task = recent_task_rec = free_grid = free_tile = kNil;
     buffer_index.clear();
     task_index.clear();
     live = 0;
@@ -576,8 +988,8 @@ struct TensorMap::Impl {
 
 TensorMap::TensorMap(size_t capacity) : TensorMap(capacity, kDefaultIndexAbove) {}
 
-TensorMap::TensorMap(size_t capacity, size_t index_above)
-    : impl_(new Impl(capacity, index_above)) {}
+TensorMap::TensorMap(size_t capacity, size_t index_above, bool tile_grids)
+    : impl_(new Impl(capacity, index_above, tile_grids)) {}
 
 TensorMap::~TensorMap() { delete impl_; }
 

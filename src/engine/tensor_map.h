@@ -40,7 +40,9 @@ class TensorMap {
   // byte ranges are indexed in a tree instead of scanned; tests pass 0 to index every
   // buffer. Behaviour (the returned edges) does not depend on it, only speed.
   static constexpr size_t kDefaultIndexAbove = 64;
-  TensorMap(size_t capacity, size_t index_above);
+  // `tile_grids` false keeps every buffer on the general lanes (tests compare both):
+  // buffers whose live views are all tiles of one grid are otherwise looked up by tile.
+  TensorMap(size_t capacity, size_t index_above, bool tile_grids = true);
   ~TensorMap();
   TensorMap(const TensorMap&) = delete;
   TensorMap& operator=(const TensorMap&) = delete;

@@ -1,4 +1,4 @@
-// simpler runtime — a flat hash index from 64-bit keys to 32-bit record numbers, for the
+// simpler runtime — flat hash indexes to 32-bit record numbers, for the
 // tensor map (internal). Open addressing with linear probing and backward-shift deletion,
 // so no tombstones accumulate; it only allocates when it grows, which stops once the
 // number of live keys stops growing.
@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <vector>
 
 namespace simpler::rt {
@@ -29,6 +30,29 @@ class FlatIndex {
     if ((count_ + 1) * 2 > slots_.size()) grow();
     place(key, value);
     ++count_;
+  }
+
+  // The value of `key` if present; otherwise inserts `key` with `value` (which must not be
+  // kNone) and returns kNone. One probe where find() then insert() take two. May throw
+  // std::bad_alloc when it grows, changing nothing.
+  uint32_t find_or_insert(uint64_t key, uint32_t value) {
+    if ((count_ + 1) * 2 > slots_.size()) grow();
+    size_t i = home(key);
+    for (;; i = (i + 1) & mask_) {
+      const Slot& slot = slots_[i];
+      if (slot.value == kNone) break;
+      if (slot.key == key) return slot.value;
+    }
+    slots_[i] = Slot{key, value};
+    ++count_;
+    return kNone;
+  }
+
+  // Sets the value of `key`, which must be present; never allocates.
+  void assign(uint64_t key, uint32_t value) {
+    size_t i = home(key);
+    while (slots_[i].key != key || slots_[i].value == kNone) i = (i + 1) & mask_;
+    slots_[i].value = value;
   }
 
   // Removes `key` if present.
@@ -95,6 +119,106 @@ class FlatIndex {
   std::vector<Slot> slots_;
   size_t mask_ = 0;
   unsigned shift_ = 64;
+  size_t count_ = 0;
+};
+
+// An index of records that hold their own keys (the tiles of grid buffers, keyed by
+// buffer address and first byte): 8-byte slots of a 32-bit hash and a record number, so
+// that a large index stays in cache; a lookup confirms a hash match on the record itself.
+// Open addressing with linear probing and backward-shift deletion, like FlatIndex.
+class TaggedIndex {
+ public:
+  static constexpr uint32_t kNone = UINT32_MAX;
+
+  // The 32-bit hash of a pair of keys.
+  static uint32_t hash(uint64_t a, int64_t b) {
+    const uint64_t mixed = a ^ (static_cast<uint64_t>(b) * 0xC2B2AE3D27D4EB4Full);
+    return static_cast<uint32_t>((mixed * 0x9E3779B97F4A7C15ull) >> 32);
+  }
+
+  TaggedIndex() { reset_slots(kMinSlots); }
+
+  // The record with this hash for which is(record) holds, or kNone.
+  template <typename Is>
+  uint32_t find(uint32_t h, Is&& is) const {
+    for (size_t i = home(h);; i = (i + 1) & mask_) {
+      const Slot& slot = slots_[i];
+      if (slot.value == kNone) return kNone;
+      if (slot.hash == h && is(slot.value)) return slot.value;
+    }
+  }
+
+  // `value` (not kNone, not in the index) under hash `h`. May throw std::bad_alloc when
+  // it grows, changing nothing.
+  void insert(uint32_t h, uint32_t value) {
+    if ((count_ + 1) * 2 > slots_.size()) grow();
+    place(h, value);
+    ++count_;
+  }
+
+  // Removes `value`, filed under hash `h`, if present.
+  void erase(uint32_t h, uint32_t value) {
+    size_t i = home(h);
+    while (slots_[i].value != kNone && slots_[i].value != value) i = (i + 1) & mask_;
+    if (slots_[i].value == kNone) return;
+    size_t hole = i;
+    for (size_t j = (i + 1) & mask_; slots_[j].value != kNone; j = (j + 1) & mask_) {
+      const size_t home_j = home(slots_[j].hash);
+      const bool stays =
+          hole <= j ? (hole < home_j && home_j <= j) : (hole < home_j || home_j <= j);
+      if (!stays) {
+        slots_[hole] = slots_[j];
+        hole = j;
+      }
+    }
+    slots_[hole].value = kNone;
+    --count_;
+  }
+
+  void clear() {
+    for (Slot& slot : slots_) slot.value = kNone;
+    count_ = 0;
+  }
+
+  size_t size() const { return count_; }
+
+ private:
+  struct Slot {
+    uint32_t hash;
+    uint32_t value;
+  };
+  static constexpr size_t kMinSlots = 64;
+
+  size_t home(uint32_t h) const { return static_cast<size_t>(h >> shift_); }
+
+  void place(uint32_t h, uint32_t value) {
+    size_t i = home(h);
+    while (slots_[i].value != kNone) i = (i + 1) & mask_;
+    slots_[i] = Slot{h, value};
+  }
+
+  void reset_slots(size_t n) {
+    slots_.assign(n, Slot{0, kNone});
+    mask_ = n - 1;
+    shift_ = 32;
+    for (size_t v = n; v > 1; v >>= 1) --shift_;
+  }
+
+  void grow() {
+    if (shift_ == 0) throw std::bad_alloc();  // 2^32 slots: the hash has no more bits
+    std::vector<Slot> bigger(slots_.size() * 2, Slot{0, kNone});
+    std::vector<Slot> old;
+    old.swap(slots_);
+    slots_.swap(bigger);
+    mask_ = slots_.size() - 1;
+    --shift_;
+    for (const Slot& slot : old)
+      if (slot.value != kNone) place(slot.hash, slot.value);
+  }
+
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+  unsigned shift_ = 32;
   size_t count_ = 0;
 };
 

@@ -65,10 +65,11 @@ def _host_args(scene: Scene, arrays: Dict[str, np.ndarray], dtype: str) -> ChipS
     return args
 
 
-def run_program_mode(scene: Scene, runtime: str, arrays: Dict[str, np.ndarray], dtype: str,
-                     rounds: int = 1, device_id: int = 0) -> List[float]:
-    """Runs the scene ``rounds`` times in program mode (HOST tensors, staged by simpler);
-    returns the seconds of each run. ``arrays`` holds the outputs of the last run."""
+def _rounds_on_a_worker(scene: Scene, runtime: str, arrays: Dict[str, np.ndarray],
+                        rounds: int, device_id: int,
+                        one_round: Callable[[Worker, object], float]) -> List[float]:
+    """Registers the scene on a program-mode Worker and calls ``one_round(worker, handle)``
+    ``rounds`` times, each from the same inputs; returns what each round returned."""
     seconds = []
     with Worker(level=2, device_id=device_id, platform="a2a3sim",
                 runtime=RUNTIMES[runtime]) as worker:
@@ -78,28 +79,29 @@ def run_program_mode(scene: Scene, runtime: str, arrays: Dict[str, np.ndarray], 
         for _ in range(rounds):
             for name in scene.arg_names:  # every round starts from the same inputs
                 arrays[name][...] = originals[name]
-            args = _host_args(scene, arrays, dtype)
-            start = time.perf_counter()
-            worker.run(handle, args)
-            seconds.append(time.perf_counter() - start)
+            seconds.append(one_round(worker, handle))
     return seconds
+
+
+def run_program_mode(scene: Scene, runtime: str, arrays: Dict[str, np.ndarray], dtype: str,
+                     rounds: int = 1, device_id: int = 0) -> List[float]:
+    """Runs the scene ``rounds`` times in program mode (HOST tensors, staged by simpler);
+    returns the seconds of each run. ``arrays`` holds the outputs of the last run."""
+    def one_run(worker: Worker, handle: object) -> float:
+        args = _host_args(scene, arrays, dtype)
+        start = time.perf_counter()
+        worker.run(handle, args)
+        return time.perf_counter() - start
+    return _rounds_on_a_worker(scene, runtime, arrays, rounds, device_id, one_run)
 
 
 def run_pipelined(scene: Scene, runtime: str, arrays: Dict[str, np.ndarray], dtype: str,
                   rounds: int = 1, depth: int = PIPELINE_DEPTH, device_id: int = 0) -> List[float]:
     """Runs the scene as one run per step, ``depth`` runs in flight; seconds per round."""
     assert scene.pipelined is not None, f"scene {scene.name} has no pipelined form"
-    seconds = []
-    with Worker(level=2, device_id=device_id, platform="a2a3sim",
-                runtime=RUNTIMES[runtime]) as worker:
-        handle = worker.register(scene.program())
-        worker.init()
-        originals = {name: arrays[name].copy() for name in scene.arg_names}
-        for _ in range(rounds):
-            for name in scene.arg_names:
-                arrays[name][...] = originals[name]
-            seconds.append(scene.pipelined(worker, handle, arrays, dtype, depth)[-1])
-    return seconds
+    return _rounds_on_a_worker(
+        scene, runtime, arrays, rounds, device_id,
+        lambda worker, handle: scene.pipelined(worker, handle, arrays, dtype, depth)[-1])
 
 
 def run_kernel_mode(scene: Scene, arrays: Dict[str, np.ndarray], dtype: str, rounds: int = 1,

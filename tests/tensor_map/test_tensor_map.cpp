@@ -34,33 +34,35 @@ using Ids = std::set<uint64_t>;
 // Tiles of one row band meet in byte range; the scan skips those whose columns are apart
 // (same row pitch) without the exact test. Adjacent, one-column-overlapping, other-pitch,
 // other-dtype and 3-D views around that filter still get exactly the right edges, with
-// the scan and with the interval tree (index_above 0).
+// the scan and with the interval tree (index_above 0), each with and without tile grids.
 TEST(TensorMap, ColumnBandsOfOneRowBandAreExact) {
   for (size_t index_above : {TensorMap::kDefaultIndexAbove, size_t{0}}) {
-    TensorMap map(256, index_above);
-    for (uint64_t c = 0; c < 8; ++c)
-      EXPECT_EQ(deps_of(map, 1 + c, tile(kA, 512, 0, 64 * c, 64, 64), AccessKind::Write), Ids{});
-    EXPECT_EQ(deps_of(map, 20, tile(kA, 512, 0, 128, 64, 64), AccessKind::Read), Ids{3});
-    // Columns 127..128: the last column of tile 1 and the first of tile 2 (and reader 20).
-    EXPECT_EQ(deps_of(map, 21, tile(kA, 512, 10, 127, 2, 2), AccessKind::Write), (Ids{2, 3, 20}));
-    // Every other row through a pitch of 1024 elements: not comparable by columns, so
-    // left to the general test.
-    EXPECT_EQ(deps_of(map, 22, make_view(kA, 1u << 20, 64 * 512 + 448, {4, 64}, {1024, 1}),
-                      AccessKind::Read),
-              Ids{});  // rows 64.. are untouched so far
-    // (Conservative there: it must name tile 8, and may name its row-band mates.)
-    EXPECT_EQ(deps_of(map, 23, make_view(kA, 1u << 20, 448, {4, 64}, {1024, 1}), AccessKind::Read)
-                  .count(8),
-              1u);
-    // A 3-D box (two row planes) over columns 256..319 only: tile 5 alone.
-    EXPECT_EQ(deps_of(map, 24, make_view(kA, 1u << 20, 256, {2, 4, 64}, {8192, 512, 1}),
-                      AccessKind::Read),
-              Ids{5});
-    // INT8 with the same byte pitch (2048): columns in bytes, so bytes 1020..1027 meet the
-    // float tiles 3 (bytes 768..1023) and 4 (1024..1279).
-    EXPECT_EQ(deps_of(map, 25, make_view(kA, 1u << 20, 1020, {2, 8}, {2048, 1}, CHIP_DT_INT8),
-                      AccessKind::Read),
-              (Ids{4, 5}));
+    for (bool grids : {true, false}) {
+      TensorMap map(256, index_above, grids);
+      for (uint64_t c = 0; c < 8; ++c)
+        EXPECT_EQ(deps_of(map, 1 + c, tile(kA, 512, 0, 64 * c, 64, 64), AccessKind::Write), Ids{});
+      EXPECT_EQ(deps_of(map, 20, tile(kA, 512, 0, 128, 64, 64), AccessKind::Read), Ids{3});
+      // Columns 127..128: the last column of tile 1 and the first of tile 2 (and reader 20).
+      EXPECT_EQ(deps_of(map, 21, tile(kA, 512, 10, 127, 2, 2), AccessKind::Write), (Ids{2, 3, 20}));
+      // Every other row through a pitch of 1024 elements: not comparable by columns, so
+      // left to the general test.
+      EXPECT_EQ(deps_of(map, 22, make_view(kA, 1u << 20, 64 * 512 + 448, {4, 64}, {1024, 1}),
+                        AccessKind::Read),
+                Ids{});  // rows 64.. are untouched so far
+      // (Conservative there: it must name tile 8, and may name its row-band mates.)
+      EXPECT_EQ(deps_of(map, 23, make_view(kA, 1u << 20, 448, {4, 64}, {1024, 1}), AccessKind::Read)
+                    .count(8),
+                1u);
+      // A 3-D box (two row planes) over columns 256..319 only: tile 5 alone.
+      EXPECT_EQ(deps_of(map, 24, make_view(kA, 1u << 20, 256, {2, 4, 64}, {8192, 512, 1}),
+                        AccessKind::Read),
+                Ids{5});
+      // INT8 with the same byte pitch (2048): columns in bytes, so bytes 1020..1027 meet the
+      // float tiles 3 (bytes 768..1023) and 4 (1024..1279).
+      EXPECT_EQ(deps_of(map, 25, make_view(kA, 1u << 20, 1020, {2, 8}, {2048, 1}, CHIP_DT_INT8),
+                        AccessKind::Read),
+                (Ids{4, 5}));
+    }
   }
 }
 
@@ -330,31 +332,33 @@ TEST(TensorMap, ManyBuffersAndTasksStayConsistent) {
 // find exactly the overlapping ones, through inserts, covering writes, retires, and the
 // shrink back to a linear scan.
 TEST(TensorMap, ManyViewsOfOneBufferKeepExactEdges) {
-  constexpr uint64_t kSlices = 4 * TensorMap::kDefaultIndexAbove + 7;
-  TensorMap map(10000);
-  for (uint64_t i = 0; i < kSlices; ++i)
-    EXPECT_EQ(deps_of(map, i, slice1d(kA, i * 16, i * 16 + 16), AccessKind::Write), Ids{});
-  for (uint64_t i = 0; i < kSlices; ++i)  // a reader inside each slice
-    EXPECT_EQ(deps_of(map, 1000 + i, slice1d(kA, i * 16 + 8, i * 16 + 12), AccessKind::Read),
-              Ids{i});
-  EXPECT_EQ(deps_of(map, 2000, slice1d(kA, 16 * 5 + 15, 16 * 7 + 1), AccessKind::Read),
-            (Ids{5, 6, 7}));
-  // A write over slices 10..12 waits for their writers and readers and hides them.
-  EXPECT_EQ(deps_of(map, 3000, slice1d(kA, 160, 208), AccessKind::Write),
-            (Ids{10, 11, 12, 1010, 1011, 1012}));
-  EXPECT_EQ(map.live_entries(), 2 * kSlices + 1 + 1 - 6);
-  EXPECT_EQ(deps_of(map, 3001, slice1d(kA, 170, 171), AccessKind::Read), Ids{3000});
-  // 2-D tiles of the same buffer seen as a 16-column matrix: exact per-dimension test
-  // inside the byte-range candidates (rows 2..3 x cols 4..7 meets slices 2 and 3 only).
-  EXPECT_EQ(deps_of(map, 3002, tile(kA, 16, 2, 4, 2, 4), AccessKind::Read), (Ids{2, 3}));
-  for (uint64_t i = 0; i < kSlices; ++i) {
-    map.retire(i);
-    map.retire(1000 + i);
+  for (bool grids : {true, false}) {
+    constexpr uint64_t kSlices = 4 * TensorMap::kDefaultIndexAbove + 7;
+    TensorMap map(10000, TensorMap::kDefaultIndexAbove, grids);
+    for (uint64_t i = 0; i < kSlices; ++i)
+      EXPECT_EQ(deps_of(map, i, slice1d(kA, i * 16, i * 16 + 16), AccessKind::Write), Ids{});
+    for (uint64_t i = 0; i < kSlices; ++i)  // a reader inside each slice
+      EXPECT_EQ(deps_of(map, 1000 + i, slice1d(kA, i * 16 + 8, i * 16 + 12), AccessKind::Read),
+                Ids{i});
+    EXPECT_EQ(deps_of(map, 2000, slice1d(kA, 16 * 5 + 15, 16 * 7 + 1), AccessKind::Read),
+              (Ids{5, 6, 7}));
+    // A write over slices 10..12 waits for their writers and readers and hides them.
+    EXPECT_EQ(deps_of(map, 3000, slice1d(kA, 160, 208), AccessKind::Write),
+              (Ids{10, 11, 12, 1010, 1011, 1012}));
+    EXPECT_EQ(map.live_entries(), 2 * kSlices + 1 + 1 - 6);
+    EXPECT_EQ(deps_of(map, 3001, slice1d(kA, 170, 171), AccessKind::Read), Ids{3000});
+    // 2-D tiles of the same buffer seen as a 16-column matrix: exact per-dimension test
+    // inside the byte-range candidates (rows 2..3 x cols 4..7 meets slices 2 and 3 only).
+    EXPECT_EQ(deps_of(map, 3002, tile(kA, 16, 2, 4, 2, 4), AccessKind::Read), (Ids{2, 3}));
+    for (uint64_t i = 0; i < kSlices; ++i) {
+      map.retire(i);
+      map.retire(1000 + i);
+    }
+    EXPECT_EQ(map.live_entries(), 4u);  // 2000, 3000, 3001, 3002
+    EXPECT_EQ(deps_of(map, 4000, slice1d(kA, 0, 16 * kSlices), AccessKind::Write),
+              (Ids{2000, 3000, 3001, 3002}));
+    EXPECT_EQ(map.live_entries(), 1u);
   }
-  EXPECT_EQ(map.live_entries(), 4u);  // 2000, 3000, 3001, 3002
-  EXPECT_EQ(deps_of(map, 4000, slice1d(kA, 0, 16 * kSlices), AccessKind::Write),
-            (Ids{2000, 3000, 3001, 3002}));
-  EXPECT_EQ(map.live_entries(), 1u);
 }
 
 }  // namespace

@@ -27,12 +27,19 @@ std::set<uint64_t> deps_of(TensorMap& map, uint64_t task, const ChipTensor& view
   return {deps.begin(), deps.end()};
 }
 
-// Both the linear scan and the interval trees (index_above 0 and 2) behind the lanes.
-const size_t kIndexLimits[] = {TensorMap::kDefaultIndexAbove, 0, 2};
+// Both the linear scan and the interval trees (index_above 0 and 2) behind the lanes, with
+// the buffers whose views are tiles of one grid looked up by tile until a view leaves the
+// grid (grids), and with every buffer on the lanes from the start.
+struct Mode {
+  size_t index_above;
+  bool grids;
+};
+const Mode kModes[] = {{TensorMap::kDefaultIndexAbove, true},  {0, true},  {2, true},
+                       {TensorMap::kDefaultIndexAbove, false}, {0, false}, {2, false}};
 
 TEST(TensorMapLanes, PartlyOverlappingBandsSeeEachOther) {
-  for (size_t index_above : kIndexLimits) {
-    TensorMap map(256, index_above);
+  for (const Mode& mode : kModes) {
+    TensorMap map(256, mode.index_above, mode.grids);
     EXPECT_EQ(deps_of(map, 1, tile(kA, 512, 0, 0, 64, 64), AccessKind::Write), Ids{});
     EXPECT_EQ(deps_of(map, 2, tile(kA, 512, 0, 32, 64, 64), AccessKind::Write), Ids{1});
     EXPECT_EQ(deps_of(map, 3, tile(kA, 512, 10, 80, 2, 10), AccessKind::Read), Ids{2});
@@ -46,8 +53,8 @@ TEST(TensorMapLanes, PartlyOverlappingBandsSeeEachOther) {
 }
 
 TEST(TensorMapLanes, OtherPitchesOnOneBufferAreCompared) {
-  for (size_t index_above : kIndexLimits) {
-    TensorMap map(256, index_above);
+  for (const Mode& mode : kModes) {
+    TensorMap map(256, mode.index_above, mode.grids);
     // Rows 0..3, columns 0..63 of the buffer seen as 512 columns wide.
     EXPECT_EQ(deps_of(map, 1, tile(kA, 512, 0, 0, 4, 64), AccessKind::Write), Ids{});
     // Seen as 256 columns wide, row 2 = elements 512..575 = row 1 of the first: overlaps.
@@ -64,8 +71,8 @@ TEST(TensorMapLanes, OtherPitchesOnOneBufferAreCompared) {
 }
 
 TEST(TensorMapLanes, ViewsOutsideTheBandModelMeetTiles) {
-  for (size_t index_above : kIndexLimits) {
-    TensorMap map(256, index_above);
+  for (const Mode& mode : kModes) {
+    TensorMap map(256, mode.index_above, mode.grids);
     for (uint64_t c = 0; c < 8; ++c)  // one row band of 64x64 tiles (tasks 1..8)
       EXPECT_EQ(deps_of(map, 1 + c, tile(kA, 512, 0, 64 * c, 64, 64), AccessKind::Write), Ids{});
     // Columns 500..523 wrap into the next row (no column band): the last and first tile.
@@ -91,8 +98,8 @@ TEST(TensorMapLanes, ViewsOutsideTheBandModelMeetTiles) {
 // lane and are still told apart by their own bands, exactly.
 TEST(TensorMapLanes, MoreBandsThanLanesStayExact) {
   constexpr uint64_t kBands = 40, kRowBands = 3;  // 8 columns each, 320 columns
-  for (size_t index_above : kIndexLimits) {
-    TensorMap map(1024, index_above);
+  for (const Mode& mode : kModes) {
+    TensorMap map(1024, mode.index_above, mode.grids);
     auto id = [](uint64_t r, uint64_t c) { return 1 + r * kBands + c; };
     for (uint64_t r = 0; r < kRowBands; ++r)
       for (uint64_t c = 0; c < kBands; ++c)
@@ -123,8 +130,8 @@ TEST(TensorMapLanes, MoreBandsThanLanesStayExact) {
 // A lane whose writers are gone may take another band while its readers stay: a later
 // write of the readers' band still waits for them.
 TEST(TensorMapLanes, ReadersOutliveTheirLanesBand) {
-  for (size_t index_above : kIndexLimits) {
-    TensorMap map(256, index_above);
+  for (const Mode& mode : kModes) {
+    TensorMap map(256, mode.index_above, mode.grids);
     EXPECT_EQ(deps_of(map, 1, tile(kA, 512, 0, 0, 64, 64), AccessKind::Read), Ids{});
     EXPECT_EQ(deps_of(map, 2, tile(kA, 512, 0, 64, 64, 64), AccessKind::Write), Ids{});
     EXPECT_EQ(deps_of(map, 3, tile(kA, 512, 0, 0, 64, 64), AccessKind::Write), Ids{1});

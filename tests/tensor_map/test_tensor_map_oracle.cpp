@@ -99,12 +99,17 @@ struct Config {
   // Readers/writers per buffer above which the map indexes byte ranges in a tree; the
   // default leaves these small buffers on the linear scan, 0 and 2 force the tree paths.
   size_t index_above = TensorMap::kDefaultIndexAbove;
+  // false: every buffer on the general lanes, none looked up by tile (see TensorMap).
+  bool grids = true;
+  // Most views are aligned 4x4 tiles (plain or transposed), so buffers stay grids for long
+  // stretches between the views that turn them general.
+  bool tile_heavy = false;
 };
 
 class Oracle {
  public:
   explicit Oracle(const Config& cfg)
-      : cfg_(cfg), rng_(cfg.seed), map_(cfg.capacity, cfg.index_above) {}
+      : cfg_(cfg), rng_(cfg.seed), map_(cfg.capacity, cfg.index_above, cfg.grids) {}
 
   void run() {
     for (size_t j = 0; j < cfg_.tasks; ++j) {
@@ -140,6 +145,13 @@ class Oracle {
   ChipTensor random_view(int buffer, Family* family) {
     const uint64_t addr = kBufferAddr[buffer];
     *family = static_cast<Family>(rng_() % 6);
+    if (cfg_.tile_heavy && rng_() % 4 != 0) {
+      *family = rng_() % 3 == 0 ? Family::Transposed : Family::Tile;
+      const int64_t r0 = 4 * pick(0, kRows / 4 - 1), c0 = 4 * pick(0, kCols / 4 - 1);
+      if (*family == Family::Tile)
+        return make_view(addr, kBufferBytes, r0 * kCols + c0, {4, 4}, {kCols, 1});
+      return make_view(addr, kBufferBytes, r0 * kCols + c0, {4, 4}, {1, kCols});
+    }
     switch (*family) {
       case Family::Tile:
       case Family::Transposed: {
@@ -396,6 +408,10 @@ std::vector<Config> oracle_configs() {
     configs.push_back({seed, 1 << 16, true, 1500, 0});
     configs.push_back({seed, 1 << 16, false, 1500, 2});
     configs.push_back({seed, 24, true, 1500, 8});
+    configs.push_back({seed, 1 << 16, true, 1500, TensorMap::kDefaultIndexAbove, false});
+    configs.push_back({seed, 24, false, 1500, 0, false});
+    configs.push_back({seed, 1 << 16, true, 1500, TensorMap::kDefaultIndexAbove, true, true});
+    configs.push_back({seed, 24, false, 1500, 2, true, true});
   }
   return configs;
 }
@@ -407,7 +423,9 @@ INSTANTIATE_TEST_SUITE_P(Seeds, TensorMapOracle, ::testing::ValuesIn(oracle_conf
                            return "seed" + std::to_string(info.param.seed) + "_cap" +
                                   std::to_string(info.param.capacity) +
                                   (info.param.lagged_retire ? "_lagged" : "_prompt") +
-                                  (tree ? "_tree" + std::to_string(info.param.index_above) : "");
+                                  (tree ? "_tree" + std::to_string(info.param.index_above) : "") +
+                                  (info.param.grids ? "" : "_lanes") +
+                                  (info.param.tile_heavy ? "_tiles" : "");
                          });
 
 }  // namespace
