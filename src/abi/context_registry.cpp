@@ -78,9 +78,7 @@ SimplerDeviceContext* register_new_context(const BuildTraits& traits) {
 
 ContextRef find_context(const SimplerDeviceContext* handle) { return registry().find(handle); }
 
-ContextLease lease_context(const SimplerDeviceContext* handle) {
-  return registry().lease(handle);
-}
+ContextLease lease_context(const SimplerDeviceContext* handle) { return registry().lease(handle); }
 
 void unregister_context(const SimplerDeviceContext* handle,
                         void (*check_may_destroy)(SimplerDeviceContext& context)) {

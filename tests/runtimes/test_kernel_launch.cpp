@@ -201,8 +201,8 @@ TEST_F(KernelLaunch, TheSameArgsAreCheckedAgainAfterAFree) {
   ASSERT_STATUS(SIMPLER_OK, sim_malloc(&z, kBytes));
   ChipStorageTaskArgs args{};
   args_add_tensor(args, x.f32({int64_t{kN}}));
-  args_add_tensor(args, f32_tensor(reinterpret_cast<uint64_t>(y), {int64_t{kN}},
-                                   AddressSpace::DEVICE));
+  args_add_tensor(args,
+                  f32_tensor(reinterpret_cast<uint64_t>(y), {int64_t{kN}}, AddressSpace::DEVICE));
   args_add_scalar(args, scalar_bits_from_f32(1.0f));
   ChipStorageTaskArgs into_z = args;
   into_z.tensors[1].buffer.addr = reinterpret_cast<uint64_t>(z);
@@ -234,8 +234,7 @@ TEST_F(KernelLaunch, TheSameArgsAreCheckedAgainAfterAFree) {
                                 },
                                 &open));
   ASSERT_STATUS(SIMPLER_OK, sim_free(z));
-  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
-                tmr.kernel_launch(ctx(), id, &into_z, stream_));
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, tmr.kernel_launch(ctx(), id, &into_z, stream_));
   EXPECT_EQ(call_count("launch"), 2u);
   open.store(true);
   ASSERT_STATUS(SIMPLER_OK, sim_stream_synchronize(stream_));
@@ -262,7 +261,8 @@ TEST_F(KernelLaunch, ALaunchAfterADeviceResetIsRefusedEvenWithRememberedArgs) {
   args_add_tensor(args, f32_tensor(addr, {int64_t{kN}}, AddressSpace::DEVICE));
   args_add_scalar(args, scalar_bits_from_f32(1.0f));
   for (int i = 0; i < 2; ++i) {
-    ASSERT_STATUS(SIMPLER_OK, tmr.kernel_launch(other, id, &args, stream)) << last_error(tmr, other);
+    ASSERT_STATUS(SIMPLER_OK, tmr.kernel_launch(other, id, &args, stream))
+        << last_error(tmr, other);
   }
   ASSERT_STATUS(SIMPLER_OK, sim_stream_synchronize(stream));
   ASSERT_STATUS(SIMPLER_OK, sim_device_reset(2));  // frees x, destroys the stream
