@@ -33,8 +33,8 @@ from typing import Any, Callable, Iterator, List, Optional
 
 from simpler import _log  # noqa: F401 - native log lines -> logging "simpler"
 from simpler import _native
-from simpler.errors import (SimError, SimplerRuntimeError, SimplerTypeError, SimplerValueError,
-                            status_meaning, stream_error_class)
+from simpler.errors import (STATUS_CODES, SimError, SimplerRuntimeError, SimplerTypeError,
+                            SimplerValueError, status_meaning, stream_error_class)
 
 _sim = _native.sim
 
@@ -96,6 +96,55 @@ def _check_nbytes(nbytes: int) -> int:
     return nbytes
 
 
+# The native driver takes 32-bit device ids, 64-bit addresses and sizes below 2**63. A
+# Python int outside them is refused here with the error the driver gives for a bad value
+# of that kind, never pybind11's "incompatible function arguments" TypeError.
+_I32 = 1 << 31
+_SIZE_LIMIT = 1 << 63
+_ADDRESS_LIMIT = 1 << 64
+
+
+def _sim_error(api: str, status: str) -> SimError:
+    code = STATUS_CODES[status]
+    return SimError(f"{api} failed: {status} ({code}): {status_meaning(code)}", code)
+
+
+def _device(value: Any, api: str) -> int:
+    device = _int(value, "device")
+    if not -_I32 <= device < _I32:
+        raise _sim_error(f"{api}({device})", "SIM_ERR_INVALID_DEVICE")
+    return device
+
+
+def _address(value: Any, name: str, api: str) -> int:
+    ptr = _int(value, name)
+    if not 0 <= ptr < _ADDRESS_LIMIT:
+        raise _sim_error(f"{api} ({name} {ptr})", "SIM_ERR_INVALID_POINTER")
+    return ptr
+
+
+def _size(value: Any, name: str = "nbytes") -> int:
+    size = _int(value, name)
+    if not 0 <= size < _SIZE_LIMIT:
+        raise SimplerValueError(f"{name} must be in 0..2**63-1, got {size}")
+    return size
+
+
+def _optional_size(value: Any) -> Optional[int]:
+    return None if value is None else _size(value)
+
+
+def _checked_again(call: Callable[[], None], *checks: Callable[[], Any]) -> None:
+    """Runs a native call whose arguments were checked only cheaply (the stream hot paths);
+    when pybind11 refuses one of them, the strict checks name it instead."""
+    try:
+        call()
+    except TypeError:
+        for check in checks:
+            check()
+        raise
+
+
 def _check_byte_value(value: int) -> int:
     value = _int(value, "value")
     if not 0 <= value <= 255:
@@ -125,14 +174,21 @@ def configure(*, device_count: Optional[int] = None, clusters_per_device: Option
     """
     current = get_config()
     _sim.configure(
-        current.device_count if device_count is None else _int(device_count, "device_count"),
+        current.device_count if device_count is None else _count(device_count, "device_count"),
         (current.clusters_per_device if clusters_per_device is None
-         else _int(clusters_per_device, "clusters_per_device")),
-        current.aicpu_threads if aicpu_threads is None else _int(aicpu_threads, "aicpu_threads"),
+         else _count(clusters_per_device, "clusters_per_device")),
+        current.aicpu_threads if aicpu_threads is None else _count(aicpu_threads, "aicpu_threads"),
         (current.device_memory_bytes if device_memory_bytes is None
-         else _int(device_memory_bytes, "device_memory_bytes")),
+         else _size(device_memory_bytes, "device_memory_bytes")),
     )
     return get_config()
+
+
+def _count(value: Any, name: str) -> int:
+    count = _int(value, name)
+    if not 0 <= count < _I32:
+        raise SimplerValueError(f"{name}: {count} is out of range (see docs/sim-driver.md)")
+    return count
 
 
 def device_count() -> int:
@@ -142,7 +198,7 @@ def device_count() -> int:
 
 def set_device(device: int) -> None:
     """Make `device` the current device of the calling thread."""
-    _sim.set_device(_int(device, "device"))
+    _sim.set_device(_device(device, "sim_set_device"))
 
 
 def get_device() -> Optional[int]:
@@ -152,12 +208,12 @@ def get_device() -> Optional[int]:
 
 def device_topology(device: int) -> Topology:
     """Clusters and cores of `device`."""
-    return Topology(**_sim.device_topology(_int(device, "device")))
+    return Topology(**_sim.device_topology(_device(device, "sim_device_topology")))
 
 
 def device_reset(device: int) -> None:
     """Wait for the device's streams, destroy them and free all its memory."""
-    _sim.device_reset(_int(device, "device"))
+    _sim.device_reset(_device(device, "sim_device_reset"))
 
 
 # ---- memory (synchronous) --------------------------------------------------------------
@@ -170,37 +226,38 @@ def mem_get_info() -> tuple[int, int]:
 
 def malloc(nbytes: int) -> int:
     """Allocate `nbytes` (> 0) on the current device; returns the device pointer (1024-aligned)."""
-    return _sim.malloc(_check_nbytes(nbytes))
+    return _sim.malloc(_size(nbytes))
 
 
 def free(ptr: int) -> None:
     """Free the allocation starting exactly at `ptr` (any device)."""
-    _sim.free(_int(ptr, "ptr"))
+    _sim.free(_address(ptr, "ptr", "sim_free"))
 
 
 def memset(ptr: int, value: int, nbytes: int) -> None:
     """Set `nbytes` of device memory at `ptr` to the byte `value`."""
-    _sim.memset(_int(ptr, "ptr"), _check_byte_value(value), _check_nbytes(nbytes))
+    _sim.memset(_address(ptr, "ptr", "sim_memset"), _check_byte_value(value), _size(nbytes))
 
 
 def memcpy_htod(dst_ptr: int, src: Any, nbytes: Optional[int] = None) -> None:
     """Copy a host buffer (all of it, or its first `nbytes`) to device memory at `dst_ptr`."""
-    _sim.memcpy_htod(_int(dst_ptr, "dst_ptr"), src, nbytes)
+    _sim.memcpy_htod(_address(dst_ptr, "dst_ptr", "sim_memcpy"), src, _optional_size(nbytes))
 
 
 def memcpy_dtoh(dst: Any, src_ptr: int, nbytes: Optional[int] = None) -> None:
     """Fill a writable host buffer (all of it, or its first `nbytes`) from device memory."""
-    _sim.memcpy_dtoh(dst, _int(src_ptr, "src_ptr"), nbytes)
+    _sim.memcpy_dtoh(dst, _address(src_ptr, "src_ptr", "sim_memcpy"), _optional_size(nbytes))
 
 
 def memcpy_dtod(dst_ptr: int, src_ptr: int, nbytes: int) -> None:
     """Copy `nbytes` between device allocations (possibly on different devices)."""
-    _sim.memcpy_dtod(_int(dst_ptr, "dst_ptr"), _int(src_ptr, "src_ptr"), _check_nbytes(nbytes))
+    _sim.memcpy_dtod(_address(dst_ptr, "dst_ptr", "sim_memcpy"),
+                     _address(src_ptr, "src_ptr", "sim_memcpy"), _size(nbytes))
 
 
 def pointer_device(ptr: int, nbytes: int = 1) -> int:
     """The device owning [ptr, ptr+nbytes) inside one live allocation."""
-    return _sim.pointer_device(_int(ptr, "ptr"), _check_nbytes(nbytes))
+    return _sim.pointer_device(_address(ptr, "ptr", "sim_pointer_device"), _size(nbytes))
 
 
 # ---- streams and events ----------------------------------------------------------------
@@ -237,6 +294,21 @@ def _launch_messages(stream: "Stream", api: str) -> Iterator[None]:
             text = (f"a kernel-mode launch failed on the chip: "
                     f"{status_meaning(err.code) or 'no message'} [{err.status_name}]")
         raise stream_error_class(err.code)(f"Stream.{api}: {text}", err.code) from None
+
+
+def _memoryview(obj: Any, what: str) -> memoryview:
+    try:
+        return memoryview(obj)
+    except TypeError:
+        raise SimplerTypeError(f"{what} must be a numpy array or a buffer-protocol object, "
+                               f"got {type(obj).__name__}") from None
+
+
+def _require(obj: Any, cls: type, api: str, name: str) -> Any:
+    if not isinstance(obj, cls):
+        raise SimplerTypeError(f"{api}: {name} must be a simpler.sim.{cls.__name__}, "
+                               f"got {type(obj).__name__}")
+    return obj
 
 
 class Stream:
@@ -308,23 +380,39 @@ class Stream:
 
     def memcpy_htod_async(self, dst_ptr: int, src: Any, nbytes: Optional[int] = None) -> None:
         """Enqueue a copy of a host buffer to device memory."""
-        view = memoryview(src)  # holds the buffer export so it cannot be resized meanwhile
-        _sim.memcpy_htod_async(_int(dst_ptr, "dst_ptr"), view, nbytes, self._handle)
+        view = _memoryview(src, "source")  # holds the export: the buffer cannot be resized
+        _checked_again(lambda: _sim.memcpy_htod_async(_int(dst_ptr, "dst_ptr"), view, nbytes,
+                                                      self._handle),
+                       lambda: _address(dst_ptr, "dst_ptr", "sim_memcpy_async"),
+                       lambda: _optional_size(nbytes))
         self._keepalive.append(view)
 
     def memcpy_dtoh_async(self, dst: Any, src_ptr: int, nbytes: Optional[int] = None) -> None:
         """Enqueue a copy of device memory into a writable host buffer."""
-        view = memoryview(dst)
-        _sim.memcpy_dtoh_async(view, _int(src_ptr, "src_ptr"), nbytes, self._handle)
+        view = _memoryview(dst, "destination")
+        _checked_again(lambda: _sim.memcpy_dtoh_async(view, _int(src_ptr, "src_ptr"), nbytes,
+                                                      self._handle),
+                       lambda: _address(src_ptr, "src_ptr", "sim_memcpy_async"),
+                       lambda: _optional_size(nbytes))
         self._keepalive.append(view)
 
     def memcpy_dtod_async(self, dst_ptr: int, src_ptr: int, nbytes: int) -> None:
         """Enqueue a device-to-device copy."""
-        _sim.memcpy_dtod_async(_int(dst_ptr, "dst_ptr"), _int(src_ptr, "src_ptr"), _check_nbytes(nbytes), self._handle)
+        _checked_again(lambda: _sim.memcpy_dtod_async(_int(dst_ptr, "dst_ptr"), _int(src_ptr, "src_ptr"),
+                                                      _check_nbytes(nbytes), self._handle),
+                       lambda: _address(dst_ptr, "dst_ptr", "sim_memcpy_async"),
+                       lambda: _address(src_ptr, "src_ptr", "sim_memcpy_async"),
+                       lambda: _size(nbytes))
 
     def memset_async(self, ptr: int, value: int, nbytes: int) -> None:
         """Enqueue setting `nbytes` of device memory to the byte `value`."""
-        _sim.memset_async(_int(ptr, "ptr"), _check_byte_value(value), _check_nbytes(nbytes), self._handle)
+        try:
+            _sim.memset_async(_int(ptr, "ptr"), _check_byte_value(value), _check_nbytes(nbytes),
+                              self._handle)
+        except TypeError:  # pybind11 refused a value the cheap checks let through
+            _address(ptr, "ptr", "sim_memset_async")
+            _size(nbytes)
+            raise
 
     def host_func(self, fn: Callable[[], Any]) -> None:
         """Enqueue a Python callable, run in stream order on the stream's thread.
@@ -338,11 +426,11 @@ class Stream:
 
     def record(self, event: "Event") -> None:
         """Enqueue a record of `event` (same device as the stream)."""
-        event.record(self)
+        _require(event, Event, "Stream.record", "event").record(self)
 
     def wait_event(self, event: "Event") -> None:
         """Later operations of this stream wait until `event`'s latest record is reached."""
-        _sim.stream_wait_event(self._handle, event.handle)
+        _sim.stream_wait_event(self._handle, _require(event, Event, "Stream.wait_event", "event").handle)
 
     def __enter__(self) -> "Stream":
         return self
@@ -384,7 +472,7 @@ class Event:
 
     def record(self, stream: Stream) -> None:
         """Enqueue a record of this event on `stream`."""
-        _sim.event_record(self._handle, stream.handle)
+        _sim.event_record(self._handle, _require(stream, Stream, "Event.record", "stream").handle)
 
     def synchronize(self) -> None:
         """Wait until the latest record was reached."""
@@ -439,9 +527,16 @@ class DeviceArray(_sim.DeviceArray):
     """
 
     def __init__(self, shape: Any, dtype: Any = "float32", *, stream: Any = None) -> None:
-        if isinstance(shape, int):
-            shape = (shape,)
-        super().__init__([int(d) for d in shape], _data_type(dtype), stream)
+        try:
+            dims = [operator.index(shape)] if not hasattr(shape, "__iter__") else [
+                operator.index(d) for d in shape]
+        except TypeError:
+            raise SimplerTypeError(f"DeviceArray: shape must be an int or a sequence of ints, "
+                                   f"got {shape!r}") from None
+        if any(not -_SIZE_LIMIT <= d < _SIZE_LIMIT for d in dims):
+            raise SimplerValueError(f"DeviceArray: shape {tuple(dims)} has a dimension that "
+                                    "does not fit 64 bits")
+        super().__init__(dims, _data_type(dtype), stream)
 
     @classmethod
     def from_numpy(cls, array: Any, *, stream: Any = None) -> "DeviceArray":

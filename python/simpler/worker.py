@@ -22,6 +22,7 @@ Python keyword handling, numpy interop, the context manager and the GC pin.
 """
 from __future__ import annotations
 
+import operator
 import os
 import threading
 import warnings
@@ -153,6 +154,8 @@ class Worker:
         for name, value in (("level", level), ("device_id", device_id)):
             if not isinstance(value, int) or isinstance(value, bool):
                 raise SimplerTypeError(f"Worker: {name} must be an int, got {type(value).__name__}")
+            if not -_I32 <= value < _I32:  # the native options hold 32-bit ints
+                raise SimplerValueError(f"Worker: {name} {value} is out of range")
         for name, value in (("platform", platform), ("runtime", runtime),
                             ("execution_mode", execution_mode)):
             if not isinstance(value, str):
@@ -299,27 +302,32 @@ class Worker:
 
     def malloc(self, size: int) -> int:
         """``size`` bytes of device memory (> 0); returns the device pointer."""
-        return self._native.malloc(_require_int(size, "malloc", "size"))
+        return self._native.malloc(_require_int(size, "malloc", "size", low=1))
 
     def free(self, ptr: int) -> None:
         """Frees a pointer this Worker's malloc returned. Ordered after the runs already
         submitted: memory a running run still uses is reused only once that run finished."""
-        self._native.free(_require_int(ptr, "free", "ptr"))
+        self._native.free(_require_int(ptr, "free", "ptr", low=0))
 
     def copy_to(self, dst: int, src: Any, nbytes: Optional[int] = None) -> None:
         """Copies a host buffer (numpy array, bytes, ...) to device pointer ``dst``."""
-        self._native.copy_to(_require_int(dst, "copy_to", "dst"), src,
-                             None if nbytes is None else _require_int(nbytes, "copy_to", "nbytes"))
+        self._native.copy_to(_require_int(dst, "copy_to", "dst", low=0), src,
+                             None if nbytes is None
+                             else _require_int(nbytes, "copy_to", "nbytes", low=0))
 
     def copy_from(self, dst: Any, src: int, nbytes: Optional[int] = None) -> None:
         """Copies device memory at ``src`` into the writable host buffer ``dst``."""
-        self._native.copy_from(dst, _require_int(src, "copy_from", "src"),
-                               None if nbytes is None else _require_int(nbytes, "copy_from",
-                                                                        "nbytes"))
+        self._native.copy_from(dst, _require_int(src, "copy_from", "src", low=0),
+                               None if nbytes is None
+                               else _require_int(nbytes, "copy_from", "nbytes", low=0))
 
     def create_buffer(self, nbytes: int) -> Any:
         """A zero-filled host buffer (buffer protocol: ``numpy.frombuffer(buf, dtype)``)."""
-        return self._native.create_buffer(_require_int(nbytes, "create_buffer", "nbytes"))
+        nbytes = _require_int(nbytes, "create_buffer", "nbytes", low=1)
+        if nbytes > _HOST_BYTES:
+            raise SimplerValueError(f"Worker.create_buffer: nbytes {nbytes} is larger than the "
+                                    f"host's memory ({_HOST_BYTES} bytes)")
+        return self._native.create_buffer(nbytes)
 
     def make_tensor_arg(self, array: Any, shape: Any = None, dtype: Any = None) -> Any:
         """A HOST ChipTensor over ``array`` (a buffer from create_buffer or a C-contiguous
@@ -337,7 +345,12 @@ class Worker:
         if not isinstance(dtype, DataType):
             raise SimplerTypeError("Worker.make_tensor_arg: dtype must be a DataType, got "
                                    f"{type(dtype).__name__}")
-        return self._native.make_tensor_arg(array, [int(d) for d in shape], dtype)
+        try:
+            dims = [operator.index(d) for d in shape]
+        except TypeError:
+            raise SimplerTypeError("Worker.make_tensor_arg: shape must be a sequence of ints, "
+                                   f"got {shape!r}") from None
+        return self._native.make_tensor_arg(array, dims, dtype)
 
     def release_buffer(self, buffer: Any) -> None:
         self._native.release_buffer(buffer)
@@ -386,10 +399,27 @@ class Worker:
                 f"device={self.device_id} state={self.state}>")
 
 
-def _require_int(value: Any, api: str, name: str) -> int:
-    """``value`` as an int, or a TypeError naming the parameter (bool is not an int here)."""
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise SimplerTypeError(f"Worker.{api}: {name} must be an int, got {type(value).__name__}")
+_I32 = 2 ** 31
+_U64 = 2 ** 64
+# Physical memory: the bound of a host buffer (a larger request is a typo, not a buffer).
+_HOST_BYTES = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
+def _require_int(value: Any, api: str, name: str, low: Optional[int] = None) -> int:
+    """``value`` as an int (numpy integers too), or a TypeError naming the parameter (bool
+    is not an int here); with ``low``, a ValueError when it is below ``low`` or does not fit
+    64 bits (the native calls take unsigned 64-bit sizes and addresses)."""
+    if isinstance(value, bool):
+        raise SimplerTypeError(f"Worker.{api}: {name} must be an int, got bool")
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise SimplerTypeError(f"Worker.{api}: {name} must be an int, "
+                               f"got {type(value).__name__}") from None
+    if low is not None and value < low:
+        raise SimplerValueError(f"Worker.{api}: {name} must be >= {low}, got {value}")
+    if low is not None and value >= _U64:
+        raise SimplerValueError(f"Worker.{api}: {name} {value} does not fit 64 bits")
     return value
 
 

@@ -44,7 +44,13 @@ const char* numpy_name(DataType dt) {
 
 DataType from_numpy(py::handle dtype_like) {
   py::object np = py::module_::import("numpy");
-  py::object d = np.attr("dtype")(dtype_like);  // numpy raises TypeError for junk
+  py::object d;
+  try {
+    d = np.attr("dtype")(dtype_like);
+  } catch (const py::error_already_set& e) {  // numpy's own TypeError: say it is ours
+    throw py::type_error("dtype: " + py::repr(dtype_like).cast<std::string>() +
+                         " is not a numpy dtype (" + e.what() + ")");
+  }
   const auto name = d.attr("name").cast<std::string>();
   const auto kind = d.attr("kind").cast<std::string>();
   const auto size = d.attr("itemsize").cast<size_t>();

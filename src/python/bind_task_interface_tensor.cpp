@@ -14,7 +14,8 @@ namespace py = pybind11;
 
 namespace simpler::python {
 
-HostBufferLease::HostBufferLease(py::handle obj) {
+HostBufferLease::HostBufferLease(py::handle obj, bool producer_writable)
+    : producer_writable_(producer_writable) {
   if (PyObject_GetBuffer(obj.ptr(), &view_, PyBUF_RECORDS) != 0) {
     PyErr_Clear();  // not writable (bytes, read-only arrays): export read-only instead
     if (PyObject_GetBuffer(obj.ptr(), &view_, PyBUF_RECORDS_RO) != 0) {

@@ -24,6 +24,9 @@ namespace py = pybind11;
 namespace simpler::python {
 namespace {
 
+// The largest close_grace (seconds, about 11 days): close() must end.
+constexpr double kMaxCloseGraceSeconds = 1e6;
+
 // C++ worker errors -> the classes of simpler.errors (imported lazily: errors.py imports
 // this module).
 // By value: pybind11 takes a translator as void(*)(std::exception_ptr).
@@ -299,7 +302,12 @@ void bind_worker_classes(py::module_& m) {
       .def_property(
           "close_grace", [](const Worker& w) { return w.close_grace().count() / 1000.0; },
           [](Worker& w, double seconds) {
-            if (seconds < 0) throw py::value_error("close_grace must be >= 0 seconds");
+            // Bounded (close() must end) and finite: inf/nan would overflow the conversion.
+            if (!(seconds >= 0 && seconds <= kMaxCloseGraceSeconds)) {
+              throw py::value_error("close_grace must be a number of seconds in 0.." +
+                                    std::to_string(static_cast<int64_t>(kMaxCloseGraceSeconds)) +
+                                    ", got " + py::repr(py::float_(seconds)).cast<std::string>());
+            }
             w.set_close_grace(std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)));
           })
       .def("committed_device_memory", &Worker::committed_device_memory,

@@ -111,7 +111,7 @@ void finish_tensor(const PackTarget& t, uint32_t i, const ArgSpec& spec, PackedT
 // DLPack (0.6) carries no read-only flag, so writability is the producer's to decide.
 PackedTensor from_buffer(const PackTarget& t, uint32_t i, const ArgSpec& spec, py::handle obj,
                          bool dlpack_host = false) {
-  auto lease = std::make_shared<const HostBufferLease>(obj);
+  auto lease = std::make_shared<const HostBufferLease>(obj, dlpack_host);
   const Py_buffer& v = lease->view();
   if (v.format && (v.format[0] == '>' || v.format[0] == '!')) {
     bad_value(t, i, spec, "big-endian data; the chip is little-endian");
@@ -132,7 +132,7 @@ PackedTensor from_buffer(const PackTarget& t, uint32_t i, const ArgSpec& spec, p
                   std::to_string(CHIP_TENSOR_MAX_DIMS) + " are supported");
   }
   const bool writes = spec.direction != ArgDirection::IN;
-  if (writes && lease->readonly() && !dlpack_host) {
+  if (writes && lease->readonly()) {
     bad_value(t, i, spec, "a read-only buffer cannot be an output; pass a writable array");
   }
   std::vector<int64_t> shape(v.shape, v.shape + v.ndim);

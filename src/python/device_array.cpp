@@ -2,6 +2,7 @@
 
 #include <pybind11/stl.h>
 
+#include <cstdint>
 #include <string>
 
 #include "dlpack_bridge.h"
@@ -87,6 +88,21 @@ const char* buffer_format(DataType dtype) {
   return "B";
 }
 
+// shape's byte size (0 when a dimension is 0), or a ValueError when it exceeds 2^63 - 1.
+uint64_t tensor_nbytes_checked(const std::vector<int64_t>& shape, uint64_t element_bytes) {
+  for (int64_t d : shape) {
+    if (d == 0) return 0;
+  }
+  uint64_t bytes = element_bytes;
+  for (int64_t d : shape) {
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes) ||
+        bytes > static_cast<uint64_t>(INT64_MAX)) {
+      throw py::value_error("DeviceArray: the byte size of the shape overflows 63 bits");
+    }
+  }
+  return bytes;
+}
+
 py::tuple shape_tuple(const std::vector<int64_t>& shape) {
   py::tuple t(shape.size());
   for (size_t i = 0; i < shape.size(); ++i) t[i] = shape[i];
@@ -101,12 +117,11 @@ DeviceArray::DeviceArray(std::vector<int64_t> shape, DataType dtype, py::object 
     throw py::value_error("DeviceArray: shape needs 1.." + std::to_string(CHIP_TENSOR_MAX_DIMS) +
                           " dimensions, got " + std::to_string(shape_.size()));
   }
-  uint64_t numel = 1;
   for (int64_t d : shape_) {
     if (d < 0) throw py::value_error("DeviceArray: negative dimension " + std::to_string(d));
-    numel *= static_cast<uint64_t>(d);
   }
-  nbytes_ = numel * element_size(dtype_);
+  // An overflowing size would wrap to a small allocation behind a huge shape.
+  nbytes_ = tensor_nbytes_checked(shape_, element_size(dtype_));
   stream_handle_ = stream_of(stream_);
   if (int st = sim_get_device(&device_); st != SIMPLER_OK)
     raise_sim("DeviceArray: sim_get_device", st);

@@ -1,5 +1,7 @@
 #include "kernel_launch.h"
 
+#include <climits>
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -96,6 +98,29 @@ PyMethodDef g_launch_def = {
     "launch(*, caller_stream)\n--\n\nEnqueue the bound launch on caller_stream (int handle or "
     "object with .handle) and return. Same rules as Worker.kernel_launch."};
 
+// set_arg's index as any Python int: a negative or huge one is the same ArgumentError as
+// one past the signature, never pybind11's "incompatible function arguments".
+void set_arg_at(KernelLaunch& k, py::handle index, py::handle value) {
+  if (PyBool_Check(index.ptr()) || !PyIndex_Check(index.ptr())) {
+    throw CallArgError(-1, true,
+                       std::string("KernelLaunch.set_arg: index must be an int, got ") +
+                           Py_TYPE(index.ptr())->tp_name);
+  }
+  py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(index.ptr()));
+  if (!i) throw py::error_already_set();
+  int overflow = 0;
+  const long long n = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+  if (overflow != 0 || n < 0 || static_cast<unsigned long long>(n) >= k.arg_count()) {
+    const int named = (overflow == 0 && n >= 0 && n <= INT32_MAX) ? static_cast<int>(n) : -1;
+    const std::string text = py::repr(i).cast<std::string>();
+    throw CallArgError(named, false,
+                       "KernelLaunch.set_arg: argument index " + text +
+                           " is out of range (the signature has " + std::to_string(k.arg_count()) +
+                           " arguments)");
+  }
+  k.set_arg(static_cast<uint32_t>(n), value);
+}
+
 }  // namespace
 
 void bind_kernel_launch(py::module_& m) {
@@ -105,7 +130,7 @@ void bind_kernel_launch(py::module_& m) {
   PyObject* launch = PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(cls.ptr()), &g_launch_def);
   if (launch == nullptr) throw py::error_already_set();
   py::setattr(cls, "launch", py::reinterpret_steal<py::object>(launch));
-  cls.def("set_arg", &KernelLaunch::set_arg, py::arg("index"), py::arg("value"),
+  cls.def("set_arg", &set_arg_at, py::arg("index"), py::arg("value"),
           "Rebind argument `index` (a tensor or a scalar, checked like kernel_bind's).")
       .def_property_readonly("callable_id", &KernelLaunch::callable_id)
       .def("__len__", &KernelLaunch::arg_count)

@@ -30,16 +30,20 @@ class HostBufferLease {
  public:
   // Exports `obj`, writable when the exporter allows it, else read-only.
   // Throws pybind11::type_error when `obj` does not support the buffer protocol.
-  explicit HostBufferLease(pybind11::handle obj);
+  // producer_writable: `obj` is numpy's import of a DLPack host tensor, which numpy marks
+  // read-only although DLPack (0.6) carries no read-only flag: the producer's memory is
+  // writable (a torch CPU tensor), so the lease counts as writable.
+  explicit HostBufferLease(pybind11::handle obj, bool producer_writable = false);
   ~HostBufferLease();
   HostBufferLease(const HostBufferLease&) = delete;
   HostBufferLease& operator=(const HostBufferLease&) = delete;
 
   const Py_buffer& view() const { return view_; }
-  bool readonly() const { return view_.readonly != 0; }
+  bool readonly() const { return view_.readonly != 0 && !producer_writable_; }
 
  private:
   Py_buffer view_{};
+  bool producer_writable_ = false;
 };
 
 struct PyChipTensor {

@@ -68,12 +68,13 @@ def chunks(n: int, g: int) -> List[Tuple[int, int]]:
 class _Array:
     """One array argument: its host range, element count and dtype."""
 
-    def __init__(self, array: Any, what: str, dtype: Any, allow_empty: bool = False) -> None:
+    def __init__(self, array: Any, what: str, dtype: Any, allow_empty: bool = False,
+                 writes: bool = False) -> None:
         from simpler.task_interface import DataType
         if allow_empty and isinstance(array, np.ndarray) and array.size == 0:
             self.array, self.lo, self.hi = array, 0, 0   # an empty chunk: nothing to stage
         else:
-            self.array, self.lo, self.hi = host_range(array, what)
+            self.array, self.lo, self.hi = host_range(array, what, writes)
         if dtype is None:
             try:
                 dtype = DataType.from_numpy(self.array.dtype)
@@ -117,12 +118,13 @@ class Collective:
         """The algorithm: MPI's collective when the group maps onto the ranks, else ours."""
         return mpi(self.mpi) if self.mpi is not None else ring()
 
-    def arrays(self, values: Sequence[Any], name: str, dtype: Any,
-               allow_empty: bool = False) -> List[_Array]:
+    def arrays(self, values: Sequence[Any], name: str, dtype: Any, allow_empty: bool = False,
+               writes: Callable[[int], bool] = lambda i: False) -> List[_Array]:
+        """The group's arrays (``values[i]`` on chip i); ``writes(i)``: chip i's is written."""
         if not isinstance(values, (list, tuple)) or len(values) != self.g:
             raise SimplerValueError(f"{self.api}: {name} must be a list of {self.g} arrays (one per chip "
                                     f"of the group), got {_count(values)}")
-        out = [_Array(v, f"{self.api} {name}[{i}]", dtype, allow_empty)
+        out = [_Array(v, f"{self.api} {name}[{i}]", dtype, allow_empty, writes(i))
                for i, v in enumerate(values)]
         for i, a in enumerate(out):
             self.owner._check_fits(self.slots[i], a.hi - a.lo, f"{self.api} {name}[{i}]")
@@ -154,10 +156,14 @@ class Collective:
 
     @staticmethod
     def disjoint(*groups: Sequence[_Array]) -> None:
-        flat = [a for group in groups for a in group if a.hi > a.lo]
-        for i, a in enumerate(flat):
-            for b in flat[i + 1:]:
-                if a is not b and a.lo < b.hi and b.lo < a.hi and a.array is not b.array:
+        """Refuses overlapping arrays: of two chips always (the same array object given for
+        two chips too), of one chip unless they are the same array object."""
+        flat = [(chip, a) for group in groups for chip, a in enumerate(group) if a.hi > a.lo]
+        for i, (chip_a, a) in enumerate(flat):
+            for chip_b, b in flat[i + 1:]:
+                if not (a.lo < b.hi and b.lo < a.hi):
+                    continue
+                if chip_a != chip_b or a.array is not b.array:
                     raise SimplerValueError("collective: the arrays of different chips overlap in host "
                                             "memory; give every chip its own array")
 
@@ -348,7 +354,7 @@ def _count(values: Any) -> str:
 def submit_all_reduce(owner: Any, run: HostRun, tensors: Sequence[Any], op: str,
                       chips: Optional[Sequence[Any]], dtype: Any) -> int:
     c = Collective(owner, run, "all_reduce", chips)
-    arrays = c.arrays(tensors, "tensors", dtype)
+    arrays = c.arrays(tensors, "tensors", dtype, writes=lambda i: True)
     n = c.same_size(arrays, "tensors")
     code = c.reducible(arrays, op)
     c.disjoint(arrays)
@@ -364,7 +370,7 @@ def submit_reduce_scatter(owner: Any, run: HostRun, inputs: Sequence[Any], outpu
                           op: str, chips: Optional[Sequence[Any]], dtype: Any) -> int:
     c = Collective(owner, run, "reduce_scatter", chips)
     ins = c.arrays(inputs, "inputs", dtype)
-    outs = c.arrays(outputs, "outputs", dtype, allow_empty=True)
+    outs = c.arrays(outputs, "outputs", dtype, allow_empty=True, writes=lambda i: True)
     n = c.same_size(ins, "inputs")
     c.expect_sizes(outs, [size for _, size in chunks(n, c.g)], "outputs")
     code = c.reducible(ins, op)
@@ -378,7 +384,7 @@ def submit_all_gather(owner: Any, run: HostRun, inputs: Sequence[Any], outputs: 
                       chips: Optional[Sequence[Any]], dtype: Any) -> int:
     c = Collective(owner, run, "all_gather", chips)
     ins = c.arrays(inputs, "inputs", dtype)
-    outs = c.arrays(outputs, "outputs", dtype)
+    outs = c.arrays(outputs, "outputs", dtype, writes=lambda i: True)
     sizes = [a.n for a in ins]
     c.expect_sizes(outs, [sum(sizes)] * c.g, "outputs")
     c.disjoint(ins, outs)
@@ -390,10 +396,10 @@ def submit_all_gather(owner: Any, run: HostRun, inputs: Sequence[Any], outputs: 
 def submit_broadcast(owner: Any, run: HostRun, tensors: Sequence[Any], root: int,
                      chips: Optional[Sequence[Any]], dtype: Any) -> int:
     c = Collective(owner, run, "broadcast", chips)
-    arrays = c.arrays(tensors, "tensors", dtype)
-    n = c.same_size(arrays, "tensors")
-    if not isinstance(root, int) or not 0 <= root < c.g:
+    if not isinstance(root, int) or isinstance(root, bool) or not 0 <= root < c.g:
         raise SimplerValueError(f"{c.api}: root must be an index into the group 0..{c.g - 1}, got {root!r}")
+    arrays = c.arrays(tensors, "tensors", dtype, writes=lambda i: True)  # copied back, root too
+    n = c.same_size(arrays, "tensors")
     c.disjoint(arrays)
     from simpler.host import mpi_collectives as m
     return c.submit(arrays, [], True, c.choose(lambda: tree_broadcast(root, n),
@@ -404,7 +410,7 @@ def submit_all_to_all(owner: Any, run: HostRun, inputs: Sequence[Any], outputs: 
                       chips: Optional[Sequence[Any]], dtype: Any) -> int:
     c = Collective(owner, run, "all_to_all", chips)
     ins = c.arrays(inputs, "inputs", dtype)
-    outs = c.arrays(outputs, "outputs", dtype, allow_empty=True)
+    outs = c.arrays(outputs, "outputs", dtype, allow_empty=True, writes=lambda i: True)
     n = c.same_size(ins, "inputs")
     c.expect_sizes(outs, [c.g * size for _, size in chunks(n, c.g)], "outputs")
     c.disjoint(ins, outs)

@@ -86,7 +86,7 @@ class HostWorker(Worker):
                  runtime: str = "tensormap_and_ringbuffer", execution_mode: str = "program",
                  enable_sdma: bool = False, lib_dir: Any = None) -> None:
         api = f"Worker(level={level})"
-        check_mode(level, execution_mode)
+        check_mode(level, execution_mode, platform, runtime)
         if device_id is not None:
             raise SimplerValueError(f"{api}: takes device_ids=[...] (one chip worker per id), "
                                     "not device_id")
@@ -403,7 +403,13 @@ class HostRunHandle(RunHandle):
         self.wait(timeout)
 
 
-def check_mode(level: int, execution_mode: Any) -> None:
+def check_mode(level: int, execution_mode: Any, platform: Any = "a2a3sim",
+               runtime: Any = "tensormap_and_ringbuffer") -> None:
+    """The options every level checks before anything is taken (ValueError/TypeError)."""
+    for name, value in (("platform", platform), ("runtime", runtime)):
+        if not isinstance(value, str):
+            raise SimplerTypeError(f"Worker(level={level}): {name} must be a str, "
+                                   f"got {type(value).__name__}")
     if execution_mode == "kernel":
         raise SimplerValueError(f"Worker(level={level}, execution_mode='kernel'): kernel mode is level 2 "
                                 "only; use level=2 with one device, or program mode at this level")

@@ -550,7 +550,7 @@ class MpiWorker(HostWorker):
                  rank_timeout: float = 10.0, heartbeat: Optional[float] = None,
                  mpi_collectives: bool = True) -> None:
         api = "Worker(level=4)"
-        check_mode(level, execution_mode)
+        check_mode(level, execution_mode, platform, runtime)
         if device_id is not None:
             raise SimplerValueError(f"{api}: takes device_ids=[...] (this rank's chips), not device_id")
         if not isinstance(rank_timeout, (int, float)) or rank_timeout <= 0:

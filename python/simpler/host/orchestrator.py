@@ -28,10 +28,14 @@ from simpler.host.tensormap import HOST, DeviceBuffer, HostTensorMap, Residency
 from simpler.host.transport import ChipTransport
 
 
-def host_range(array: Any, what: str) -> Tuple[np.ndarray, int, int]:
-    """(array, lo, hi): the host byte range of a C-contiguous numpy array (no copy)."""
+def host_range(array: Any, what: str, writes: bool = False) -> Tuple[np.ndarray, int, int]:
+    """(array, lo, hi): the host byte range of a C-contiguous numpy array (no copy); one
+    the task ``writes`` must be writable (its results are copied back into it)."""
     if not isinstance(array, np.ndarray):
         raise SimplerTypeError(f"{what}: expected a numpy array, got {type(array).__name__}")
+    if writes and not array.flags.writeable:
+        raise SimplerValueError(f"{what}: the array is read-only but the task writes it; pass a "
+                                "writable array (e.g. numpy.array(x))")
     if not array.flags.c_contiguous:
         raise SimplerValueError(f"{what}: the array must be C-contiguous (got strides "
                                 f"{array.strides}); pass a contiguous view or np.ascontiguousarray()")
@@ -349,13 +353,13 @@ class HostOrchestrator:
             if direction == ArgDirection.SCALAR:
                 scalars.append(scalar_bits(value, what))
                 continue
-            array, lo, hi = host_range(value, what)
+            reads = direction in (ArgDirection.IN, ArgDirection.INOUT)
+            writes = direction in (ArgDirection.OUT, ArgDirection.INOUT)
+            array, lo, hi = host_range(value, what, writes)
             try:
                 dtypes.append(int(DataType.from_numpy(array.dtype)))
             except (ValueError, TypeError) as error:
                 raise SimplerValueError(f"{what}: unsupported dtype {array.dtype}: {error}") from None
-            reads = direction in (ArgDirection.IN, ArgDirection.INOUT)
-            writes = direction in (ArgDirection.OUT, ArgDirection.INOUT)
             tensors.append((array, lo, hi, reads, writes))
         run = self._run
         if slot is None:

@@ -1,0 +1,148 @@
+"""Hostile input to the documented Python API: every refusal is a typed SimplerError (or a
+subclass of the builtin the docs name) raised before anything happens, never pybind11's
+"incompatible function arguments", an AttributeError, or a wrapped-around size."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from simpler import Worker, sim
+from simpler.errors import ArgumentError, SimError, SimplerTypeError, SimplerValueError
+from simpler.task_interface import DataType
+
+
+@pytest.fixture
+def program_worker():
+    w = Worker(level=2, device_id=0)
+    w.init()
+    yield w
+    w.close()
+
+
+@pytest.mark.parametrize("call, kind, words", [
+    (lambda w: w.malloc(-1), SimplerValueError, "size must be >= 1"),
+    (lambda w: w.malloc(2 ** 64), SimplerValueError, "does not fit 64 bits"),
+    (lambda w: w.free(-1), SimplerValueError, "ptr"),
+    (lambda w: w.free(2 ** 70), SimplerValueError, "ptr"),
+    (lambda w: w.copy_to(w.malloc(16), b"x" * 16, -1), SimplerValueError, "nbytes"),
+    (lambda w: w.copy_from(bytearray(16), -5), SimplerValueError, "src"),
+    (lambda w: w.create_buffer(-1), SimplerValueError, "nbytes"),
+    (lambda w: w.create_buffer(2 ** 62), SimplerValueError, "host's memory"),
+    (lambda w: w.make_tensor_arg(w.create_buffer(64), shape=(3.5,), dtype=DataType.FLOAT32),
+     SimplerTypeError, "shape"),
+])
+def test_program_worker_sizes_and_pointers_out_of_range(program_worker, call, kind, words):
+    with pytest.raises(kind, match=words):
+        call(program_worker)
+    assert program_worker.state == "READY"
+
+
+@pytest.mark.parametrize("seconds", [-1, float("nan"), float("inf"), 1e300])
+def test_close_grace_must_be_finite_and_bounded(seconds):
+    w = Worker(level=2, device_id=0)
+    with pytest.raises(SimplerValueError, match="close_grace must be a number of seconds"):
+        w.close_grace = seconds
+    assert w.close_grace == 10.0
+
+
+def test_worker_options_out_of_range_or_of_the_wrong_type():
+    with pytest.raises(SimplerValueError, match="device_id .* out of range"):
+        Worker(level=2, device_id=2 ** 70)
+    with pytest.raises(SimplerTypeError, match="platform must be a str"):
+        Worker(level=3, device_ids=[0], platform=1)
+    with pytest.raises(SimplerTypeError, match="runtime must be a str"):
+        Worker(level=3, device_ids=[0], runtime=None)
+
+
+def test_sim_ids_pointers_and_sizes_out_of_range():
+    with pytest.raises(SimError) as e:
+        sim.set_device(2 ** 70)
+    assert e.value.status_name == "SIM_ERR_INVALID_DEVICE"
+    for ptr in (-1, 2 ** 70):
+        with pytest.raises(SimError) as e:
+            sim.free(ptr)
+        assert e.value.status_name == "SIM_ERR_INVALID_POINTER"
+    with pytest.raises(SimplerValueError, match="nbytes"):
+        sim.malloc(2 ** 64)
+    with pytest.raises(SimplerValueError, match="clusters_per_device"):
+        sim.configure(clusters_per_device=2 ** 40)
+
+
+def test_sim_streams_and_events_refuse_wrong_types():
+    sim.set_device(0)
+    with sim.Stream() as stream:
+        event = sim.Event()
+        with pytest.raises(SimplerTypeError, match="stream must be a simpler.sim.Stream"):
+            event.record(None)
+        with pytest.raises(SimplerTypeError, match="event must be a simpler.sim.Event"):
+            stream.wait_event(None)
+        with pytest.raises(SimplerTypeError, match="event must be a simpler.sim.Event"):
+            stream.record(5)
+        with pytest.raises(SimplerTypeError, match="source"):
+            stream.memcpy_htod_async(4096, None)
+        ptr = sim.malloc(64)
+        with pytest.raises(SimError) as e:
+            stream.memset_async(-1, 0, 4)
+        assert e.value.status_name == "SIM_ERR_INVALID_POINTER"
+        stream.synchronize()
+        sim.free(ptr)
+        event.destroy()
+
+
+def test_device_array_shape_cannot_wrap_its_byte_size():
+    sim.set_device(0)
+    # 2**62 x 4 float32 elements is 2**66 bytes: it once wrapped to a 0-byte allocation.
+    with pytest.raises(SimplerValueError, match="overflows"):
+        sim.DeviceArray((2 ** 62, 4), np.float32)
+    with pytest.raises(SimplerValueError, match="does not fit 64 bits"):
+        sim.DeviceArray((2 ** 64,), np.float32)
+    with pytest.raises(SimplerTypeError, match="shape"):
+        sim.DeviceArray((3.5,), np.float32)
+    with pytest.raises(SimplerTypeError, match="shape"):
+        sim.DeviceArray(None, np.float32)
+    with pytest.raises(SimplerTypeError, match="not a numpy dtype"):
+        sim.DeviceArray((4,), "no-such-dtype")
+    assert sim.DeviceArray((0, 2 ** 62), np.float32).nbytes == 0
+
+
+def test_program_mode_writes_torch_cpu_outputs(program_worker, add_scalar_callable):
+    torch = pytest.importorskip("torch")
+    handle = program_worker.register(add_scalar_callable)
+    x = torch.arange(64, dtype=torch.float32)
+    y = torch.zeros(64)
+    program_worker.run(handle, x, y, 2.5)  # a DLPack CPU tensor is writable, not read-only
+    assert torch.equal(y, x + 2.5)
+
+
+def test_descriptor_set_arg_index_out_of_range_is_an_argument_error(add_scalar_kernel_worker):
+    worker, cid, stream = add_scalar_kernel_worker
+    dx = sim.DeviceArray.from_numpy(np.arange(64, dtype=np.float32), stream=stream)
+    dy = sim.DeviceArray.zeros((64,), np.float32, stream=stream)
+    launch = worker.kernel_bind(cid, dx, dy, 1.0)
+    for index in (-1, 3, 2 ** 70):
+        with pytest.raises(ArgumentError, match=f"argument index {index} is out of range"):
+            launch.set_arg(index, 2.0)
+    with pytest.raises(ArgumentError, match="index must be an int"):
+        launch.set_arg("0", dx)
+    launch.launch(caller_stream=stream)
+    stream.synchronize()
+    assert (dy.numpy() == dx.numpy() + 1).all()
+
+
+def test_level3_refuses_read_only_outputs_and_shared_arrays(add_scalar_callable):
+    x = np.arange(64, dtype=np.float32)
+    read_only = np.frombuffer(bytes(x.nbytes), np.float32)
+    with Worker(level=3, device_ids=[0, 1]) as w:
+        h = w.register(add_scalar_callable)
+        w.init()
+        with pytest.raises(SimplerValueError, match=r"argument 1 \(OUT\): the array is read-only"):
+            w.run(lambda o, a: o.submit(h, x, read_only, 1.0))
+        with pytest.raises(SimplerValueError, match=r"tensors\[0\]: the array is read-only"):
+            w.run(lambda o, a: o.all_reduce([read_only, np.ones(64, np.float32)]))
+        shared = np.ones(8, np.float32)
+        with pytest.raises(SimplerValueError, match="overlap"):
+            w.run(lambda o, a: o.all_reduce([shared, shared]))
+        assert (shared == 1).all()
+        with pytest.raises(SimplerValueError, match=r"tensors\[0\]: the array is read-only"):
+            w.run(lambda o, a: o.broadcast([read_only, np.zeros(64, np.float32)], root=0))
+        w.run(lambda o, a: o.submit(h, x, np.zeros(64, np.float32), 1.0))  # still usable
