@@ -37,6 +37,12 @@ class Registry {
     if (it == live_.end()) refuse(handle);
     return it->second;
   }
+  ContextLease lease(const SimplerDeviceContext* handle) const {
+    std::shared_lock lock(mutex_);
+    auto it = live_.find(handle);
+    if (it == live_.end()) refuse(handle);
+    return ContextLease(std::move(lock), *it->second);
+  }
   void remove(const SimplerDeviceContext* handle, void (*check)(SimplerDeviceContext&)) {
     ContextRef doomed;  // destroyed after the lock is dropped
     std::unique_lock lock(mutex_);
@@ -71,6 +77,8 @@ SimplerDeviceContext* register_new_context(const BuildTraits& traits) {
 }
 
 ContextRef find_context(const SimplerDeviceContext* handle) { return registry().find(handle); }
+
+ContextLease lease_context(const SimplerDeviceContext* handle) { return registry().lease(handle); }
 
 void unregister_context(const SimplerDeviceContext* handle,
                         void (*check_may_destroy)(SimplerDeviceContext& context)) {

@@ -107,6 +107,9 @@ int64_t KernelMode::prepare(const void* image, size_t size) {
     const ResidentCallable& other = callables_[it->second];
     if (other.size == size && std::memcmp(other.bytes, image, size) == 0) same_image = &other;
   }
+  // The check cache's slot first: checked_args_ never lags callables_.
+  checked_args_.reserve(callables_.size() + 1);
+  auto checked = std::make_unique<CheckedArgs>();
   const CodeArena::Mark mark = arena_.mark();
   // A full arena grows by a device allocation: on this context's device, whatever device
   // (if any) is current on the calling thread (a prepare from another thread than init's).
@@ -114,6 +117,7 @@ int64_t KernelMode::prepare(const void* image, size_t size) {
   const uint8_t* uploaded = arena_.upload(image, size);
   try {
     callables_.push_back(make_resident(uploaded, size, same_image));
+    checked_args_.push_back(std::move(checked));  // reserved: cannot throw
   } catch (const AbiError&) {
     arena_.rollback(mark);
     phase_ = Phase::Poisoned;
@@ -125,15 +129,29 @@ int64_t KernelMode::prepare(const void* image, size_t size) {
 
 void KernelMode::launch(int64_t callable_id, const ChipStorageTaskArgs& args, sim_stream_t stream) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (const char* why = phase_refusal()) fail(PTO_RUNTIME_ERR_INVALID_STATE, why);
+  // Read before any check, so a free or reset after it is seen by the next launch.
+  uint64_t generation = 0;
+  const bool have_generation = sim_device_memory_generation(device_, &generation) == SIMPLER_OK;
+  if (phase_ != Phase::Open || !have_generation || !open_checked_ ||
+      generation != open_at_generation_) {
+    open_checked_ = false;
+    if (const char* why = phase_refusal()) fail(PTO_RUNTIME_ERR_INVALID_STATE, why);
+    open_checked_ = have_generation;
+    open_at_generation_ = generation;
+  }
   if (callable_id >= static_cast<int64_t>(callables_.size())) {
     fail(PTO_RUNTIME_ERR_CALLABLE_NOT_RESIDENT,
          "callable id " + std::to_string(callable_id) + " is not resident in this context (" +
              std::to_string(callables_.size()) + " prepared)");
   }
   check_stream(stream);
-  const ResidentCallable& callable = callables_[static_cast<size_t>(callable_id)];
-  check_call_args(args, callable.signature, device_, /*allow_host=*/false, callable.typed);
+  const auto index = static_cast<size_t>(callable_id);
+  const ResidentCallable& callable = callables_[index];
+  CheckedArgs& checked = *checked_args_[index];
+  if (!have_generation || !checked.matches(args, generation)) {
+    check_call_args(args, callable.signature, device_, /*allow_host=*/false, callable.typed);
+    if (have_generation) checked.remember(args, generation);
+  }
   if (engine_) {
     std::string why;
     const int sticky = engine_->sticky_error(&why);
@@ -238,6 +256,7 @@ int KernelMode::release_all() {
     }
   }
   callables_.clear();  // host side: unloads the programs that point into the arena
+  checked_args_.clear();
   ids_by_hash_.clear();
   int status = arena_.release();
   if (status != SIMPLER_OK) return status;

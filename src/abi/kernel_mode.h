@@ -20,6 +20,7 @@
 #include "abi/build_traits.h"
 
 #include "abi/callable.h"
+#include "abi/checked_args.h"
 #include "abi/code_arena.h"
 #include "abi/device_claims.h"
 #include "abi/error_slot.h"
@@ -87,6 +88,12 @@ class KernelMode {
   CodeArena arena_;
   std::unique_ptr<Engine> engine_;
   std::vector<ResidentCallable> callables_;  // index == id
+  // Per callable (index == id): the tensors of its latest launch that passed every check.
+  std::vector<std::unique_ptr<CheckedArgs>> checked_args_;
+  // The device memory generation at which a launch last found the context Open and its
+  // device not reset; while it reads the same, no reset happened since (a reset changes it).
+  uint64_t open_at_generation_ = 0;
+  bool open_checked_ = false;
   // Content hash -> ids with that hash, to share the loaded program of identical images.
   std::unordered_multimap<size_t, size_t> ids_by_hash_;
 

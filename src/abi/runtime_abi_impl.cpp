@@ -438,7 +438,9 @@ int kernel_mode_prepare_callable(SimplerKernelModePrepareCallableArgs* args) {
 int kernel_mode_launch(SimplerKernelModeLaunchArgs* args) {
   return guarded("kernel_mode_launch", args, SIMPLER_KERNEL_MODE_LAUNCH_ARGS_STRUCT_SIZE,
                  [&](SimplerKernelModeLaunchArgs& a) {
-                   ContextRef ref = find_context(a.ctx);
+                   // A lease, not a reference: a launch never blocks for long (it waits
+                   // at most for a prepare or finalize of this context).
+                   ContextLease ref = lease_context(a.ctx);
                    require(a.args != nullptr, "args->args is NULL");
                    require(a.stream != nullptr, "stream is NULL; pass the caller's sim_stream_t");
                    if (a.callable_id < 0 || a.callable_id >= KernelLimits::kMaxCallables) {

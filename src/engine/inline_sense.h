@@ -2,23 +2,32 @@
 //
 // Work-first (the orchestrator runs a ready block itself instead of waking a parked
 // scheduler) wins while kernels are short: a futex wake-up costs microseconds on a small
-// VM. With long kernels it serializes the chip: while the orchestrator is inside a 100 µs
+// VM. With longer kernels it serializes the chip: while the orchestrator is inside a
 // kernel, the next ready task waits for it although a parked scheduler could run it on
-// the other hardware thread (the decoder prefill ran at the serial floor on 2 threads).
+// the other hardware thread (the decoder prefill ran at the serial floor on 2 threads;
+// the decode loop's 4 µs kernels kept one thread busy of two).
 // The orchestrator therefore times one inline block in kSampleEvery (two clock reads per
-// eight blocks) and, while the last sampled block was long, hands ready work to a
-// scheduler (waking one) instead of taking it first.
+// eight blocks) and estimates the block time as the median of the last three samples: a
+// sample stretched by preemption, or one short kernel among long ones (a residual add
+// among matmul tiles), does not flip the policy on its own.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "support/clock.h"
 
 namespace simpler::rt {
 
-// A block at least this long is worth a wake-up (a futex wake plus the woken thread's
-// start is a few to tens of microseconds here).
+// A block at least this long is worth a wake-up by itself (a futex wake plus the woken
+// thread's start is a few to tens of microseconds here): the orchestrator hands it to a
+// scheduler instead of running it, and goes on submitting.
 inline constexpr int64_t kLongBlockNs = 10'000;
+// Blocks at least this long are worth a second thread: handing a block to an awake
+// scheduler costs a few cache-line transfers (well under a microsecond), so from here on
+// the orchestrator keeps a scheduler awake while it submits, and both threads run blocks.
+// Shorter ones (empty kernels, bench/task_overhead) run work-first on this thread.
+inline constexpr int64_t kSharedBlockNs = 2'000;
 
 class InlineSense {
  public:
@@ -28,16 +37,30 @@ class InlineSense {
     if ((count_++ & (kSampleEvery - 1)) != 0) return run_block();
     const int64_t start = support::steady_now_ns();
     const bool ran = run_block();
-    if (ran) long_blocks_ = support::steady_now_ns() - start >= kLongBlockNs;
+    if (ran) record(support::steady_now_ns() - start);
     return ran;
   }
-  // The last sampled inline block took at least kLongBlockNs.
-  bool long_blocks() const { return long_blocks_; }
+  // The estimated block time (ns): the median of the last three samples, 0 before any.
+  int64_t block_ns() const { return estimate_; }
+  // Blocks are long enough to wake a scheduler for any one of them.
+  bool long_blocks() const { return estimate_ >= kLongBlockNs; }
+  // Blocks are long enough that a second thread should run them while this one submits.
+  bool shared_blocks() const { return estimate_ >= kSharedBlockNs; }
+
+  // A sample of `ns` (tests; run() records its samples through it).
+  void record(int64_t ns) {
+    if (samples_ == 0) last_[0] = last_[1] = last_[2] = ns;  // the first one stands alone
+    last_[samples_++ % 3] = ns;
+    estimate_ =
+        std::max(std::min(last_[0], last_[1]), std::min(std::max(last_[0], last_[1]), last_[2]));
+  }
 
  private:
   static constexpr uint32_t kSampleEvery = 8;  // a power of two
   uint32_t count_ = 0;
-  bool long_blocks_ = false;
+  uint32_t samples_ = 0;
+  int64_t last_[3] = {0, 0, 0};
+  int64_t estimate_ = 0;
 };
 
 }  // namespace simpler::rt

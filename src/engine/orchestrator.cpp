@@ -567,19 +567,36 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
 // the submitting thread runs one itself: no hand-off, no wake-up, no cache line crossing
 // cores. One block per submit keeps the queues short without starving the orchestration.
 // The watchdog is not polled here (it costs a clock read): the waits poll it.
-// Long kernels (inline_sense.h) go to a scheduler instead: the orchestration goes on
-// submitting while they run, and the awake scheduler and this thread share the chip.
+// Blocks worth a second thread (inline_sense.h) also call a scheduler; long ones are left
+// to it: the orchestration goes on submitting while they run, and the awake scheduler and
+// this thread share the chip.
 void Orchestrator::run_ready_inline() {
   if (!chip_.has_ready()) return;
-  if (inline_sense_.long_blocks() && wake_for_long_blocks()) return;
+  if (inline_sense_.shared_blocks() && call_scheduler() && inline_sense_.long_blocks()) return;
   if (!inline_now()) return;
   if (inline_sense_.run([this] { return dispatcher_.run_one(); })) bump_progress();
 }
 
-bool Orchestrator::wake_for_long_blocks() {
+bool Orchestrator::call_scheduler() {
   if (chip_.awake_schedulers() >= chip_.max_awake.load(std::memory_order_relaxed)) return false;
-  chip_.wake_schedulers(1);
+  // A woken scheduler takes tens of µs to start here: one wake-up per such interval, not a
+  // system call per submit until it shows up.
+  const int64_t now = support::steady_now_ns();
+  if (now - called_ns_ >= kSchedulerStartNs) {
+    called_ns_ = now;
+    chip_.wake_schedulers(1);
+  }
   return true;
+}
+
+bool Orchestrator::take_released_here() {
+  if (!inline_sense_.shared_blocks()) return inline_now();
+  // Long blocks go through the queue (run_ready_inline calls a scheduler for them).
+  if (inline_sense_.long_blocks()) return false;
+  // A stream of blocks worth a second thread: one is called for the ones to come, and
+  // this one still runs here unless an awake scheduler takes it.
+  (void)call_scheduler();
+  return inline_now();
 }
 
 bool Orchestrator::inline_now() const {
@@ -614,8 +631,7 @@ bool Orchestrator::drop_guard(TaskSlot& task, bool wake, bool run_here) {
     // with no ready-queue round trip, under the same rules as run_ready_inline (short
     // kernels; nobody awake to take it, or the awake ones are behind).
     if (run_here && task.block_num == 1 && task.core_type != SIMPLER_CORE_MIX &&
-        !inline_sense_.long_blocks() && inline_now() &&
-        inline_sense_.run([&] { return dispatcher_.run_now(task); })) {
+        take_released_here() && inline_sense_.run([&] { return dispatcher_.run_now(task); })) {
       bump_progress();
       return true;
     }
@@ -719,9 +735,14 @@ bool Orchestrator::help_once() {
   // The watchdog must still see a kernel that runs too long on this thread: poll before
   // (starts the no-progress interval) and after (before the block counts as progress).
   if (options_.watchdog != nullptr) options_.watchdog->poll();
-  // More ready work than the block this thread takes, and long kernels: a parked
-  // scheduler runs the rest meanwhile (inline_sense.h).
-  if (inline_sense_.long_blocks() && chip_.ready_depth() >= 2) (void)wake_for_long_blocks();
+  // More ready work than the block this thread takes, enough to be worth a wake-up: a
+  // parked scheduler runs the rest meanwhile (inline_sense.h).
+  if (inline_sense_.shared_blocks()) {
+    const uint64_t depth = chip_.ready_depth();
+    if (depth >= 2 && static_cast<int64_t>(depth - 1) * inline_sense_.block_ns() >= kLongBlockNs) {
+      (void)call_scheduler();
+    }
+  }
   if (!inline_sense_.run([this] { return dispatcher_.run_one(); })) return false;
   if (options_.watchdog != nullptr) options_.watchdog->poll();
   bump_progress();

@@ -139,7 +139,11 @@ class Orchestrator {
   bool help_once();
   void run_ready_inline();
   bool inline_now() const;  // the work-first rule: run a ready block on this thread now?
-  bool wake_for_long_blocks();
+  // Wakes a parked scheduler while the awake budget has room (at most one per
+  // kSchedulerStartNs); true when one is woken or on its way, false when the budget is full.
+  bool call_scheduler();
+  // May the task a submit just released run on this thread at once (work-first)?
+  bool take_released_here();
   void advance_done_cursor();
   // `run_here` (a submit): the released task may run on this thread at once (work-first,
   // under the rules of run_ready_inline); true when it did.
@@ -172,6 +176,7 @@ class Orchestrator {
   uint64_t run_first_ = 1;        // first id of this run
   TaskSlot* deferred_ = nullptr;  // TMR: the latest task, guard still held
   uint64_t last_wake_head_ = 0;   // head_ when a submit last woke a parked scheduler
+  int64_t called_ns_ = 0;         // when call_scheduler last woke one
 
   ByteRing arena_;
   std::unique_ptr<uint8_t[]> arena_mem_;

@@ -43,6 +43,8 @@ class DeviceArena {
   // whether its free is pending. SIM_ERR_INVALID_POINTER when none holds it.
   int find(const void* ptr, uint64_t* base, uint64_t* size, bool* free_pending) const;
 
+  // Bumped whenever an allocation stops being live or changes state (see generation_).
+  uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
   uint64_t capacity() const { return capacity_; }
   uint64_t used() const;
 

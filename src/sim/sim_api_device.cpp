@@ -75,6 +75,19 @@ int sim_device_reset_epoch(int32_t device, uint64_t* out_epoch) {
   });
 }
 
+int sim_device_memory_generation(int32_t device, uint64_t* out_generation) {
+  return guarded([&] {
+    if (out_generation == nullptr) return SIM_ERR_INVALID_VALUE;
+    return on_device(Driver::instance(), device, [&](Device& target) {
+      // Both only grow, so the sum changes when either does. The reset epoch is in it
+      // because a reset of a never-used arena bumps only the epoch.
+      *out_generation =
+          target.arena.generation() + target.reset_epoch.load(std::memory_order_acquire);
+      return SIMPLER_OK;
+    });
+  });
+}
+
 int sim_device_reset(int32_t device) {
   return guarded([&] {
     Driver& driver = simpler::sim::counted(Operation::kDeviceReset);

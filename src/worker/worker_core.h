@@ -72,10 +72,43 @@ struct WorkerCore {
   // `typed`: the signature declares a dtype somewhere, so a launch checks the args against
   // it (one lookup per launch finds both).
   struct Minted {
-    std::shared_ptr<const std::vector<ArgSpec>> specs;
+    std::shared_ptr<const std::vector<ArgSpec>> specs;  // never null for a minted id
     bool typed = false;
   };
-  std::unordered_map<int64_t, Minted> minted_ids;
+  // Runtimes mint small sequential ids (0, 1, ...), so those index a vector: a launch's
+  // lookup is one bounds check and a load, not a hash and a bucket walk. Any other id an
+  // unusual runtime returns goes to the map.
+  class MintedIds {
+   public:
+    void add(int64_t id, Minted minted) {
+      if (id >= 0 && id < kDense) {
+        if (static_cast<size_t>(id) >= dense_.size()) dense_.resize(static_cast<size_t>(id) + 1);
+        dense_[static_cast<size_t>(id)] = std::move(minted);
+      } else {
+        sparse_.insert_or_assign(id, std::move(minted));
+      }
+    }
+    // nullptr unless this Worker's prepare returned `id`.
+    const Minted* find(int64_t id) const {
+      if (id >= 0 && static_cast<uint64_t>(id) < dense_.size()) {
+        const Minted& m = dense_[static_cast<size_t>(id)];
+        return m.specs ? &m : nullptr;
+      }
+      if (sparse_.empty()) return nullptr;
+      const auto it = sparse_.find(id);
+      return it == sparse_.end() ? nullptr : &it->second;
+    }
+    void clear() {
+      dense_.clear();
+      sparse_.clear();
+    }
+
+   private:
+    static constexpr int64_t kDense = int64_t{1} << 16;
+    std::vector<Minted> dense_;  // index == id; specs == nullptr: not minted
+    std::unordered_map<int64_t, Minted> sparse_;
+  };
+  MintedIds minted_ids;
 
   // Both modes: a forked child must make no native call on the parent's context.
   void refuse_if_forked(const char* api) const;

@@ -57,7 +57,7 @@ int64_t Worker::kernel_prepare_callable(const ChipCallable& callable) {
   auto specs = std::make_shared<const std::vector<ArgSpec>>(callable.arg_specs());
   const bool typed =
       std::any_of(specs->begin(), specs->end(), [](const ArgSpec& s) { return s.typed(); });
-  c.minted_ids.emplace(id, WorkerCore::Minted{std::move(specs), typed});
+  c.minted_ids.add(id, WorkerCore::Minted{std::move(specs), typed});
   return id;
 }
 
@@ -79,9 +79,9 @@ std::shared_ptr<const std::vector<ArgSpec>> Worker::kernel_arg_specs(int64_t cal
   require_kernel_ready(api);
   std::unique_lock lock(c.kernel_mu, std::try_to_lock);
   if (!lock.owns_lock()) refuse_busy(api);
-  const auto it = c.minted_ids.find(callable_id);
-  if (it == c.minted_ids.end()) refuse_foreign_id(callable_id, api);
-  return it->second.specs;
+  const WorkerCore::Minted* minted = c.minted_ids.find(callable_id);
+  if (minted == nullptr) refuse_foreign_id(callable_id, api);
+  return minted->specs;
 }
 
 void Worker::kernel_launch(int64_t callable_id, const ChipStorageTaskArgs& args,
@@ -100,11 +100,9 @@ void Worker::kernel_launch(int64_t callable_id, const ChipStorageTaskArgs& args,
   if (!lock.owns_lock()) refuse_busy("kernel_launch");
   state = c.state.load(std::memory_order_acquire);
   if (state != WorkerState::READY) refuse_not_ready(state, "kernel_launch");
-  const auto minted = c.minted_ids.find(callable_id);
-  if (minted == c.minted_ids.end()) refuse_foreign_id(callable_id, "kernel_launch");
-  if (minted->second.typed) {
-    detail::check_signature_types(args, *minted->second.specs, "kernel_launch");
-  }
+  const WorkerCore::Minted* minted = c.minted_ids.find(callable_id);
+  if (minted == nullptr) refuse_foreign_id(callable_id, "kernel_launch");
+  if (minted->typed) detail::check_signature_types(args, *minted->specs, "kernel_launch");
   c.chip->kernel_launch(callable_id, args, caller_stream);
 }
 

@@ -84,5 +84,23 @@ TEST(FaultGuard, EveryKindOfFaultIsCaughtAgainOnTheSameThread) {
   }).join();
 }
 
+// A stack overflow is caught only on an alternate signal stack: every thread gets one on
+// its first guarded call (the set-up is per thread, checked inline on every call), and the
+// first guarded call of a fresh thread may already be the one that faults.
+TEST(FaultGuard, EveryThreadGetsItsAlternateStackOnItsFirstGuardedCall) {
+  FaultInfo fault;
+  ASSERT_TRUE(guarded_call([] {}, &fault));  // this thread is set up
+  for (int thread = 0; thread < 2; ++thread) {
+    std::thread([] {
+      FaultInfo first;
+      ASSERT_FALSE(guarded_call([] { store_through_null(); }, &first));
+      EXPECT_EQ(first.signo, SIGSEGV);
+      stack_t stack{};
+      ASSERT_EQ(sigaltstack(nullptr, &stack), 0);
+      EXPECT_EQ(stack.ss_flags & SS_DISABLE, 0) << "no alternate signal stack on this thread";
+    }).join();
+  }
+}
+
 }  // namespace
 }  // namespace simpler::rt

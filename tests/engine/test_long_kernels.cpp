@@ -3,6 +3,7 @@
 // tens of microseconds or more, that left every ready task waiting behind the one it ran
 // (a decoder layer ran at the serial floor on 2 hardware threads). Independent long
 // tasks must run at once: the probe kernel counts how many of its blocks overlap.
+#include "engine/inline_sense.h"
 #include "engine_test_support.h"
 
 namespace simpler::rt::testing {
@@ -24,6 +25,53 @@ TEST_P(LongKernelTest, IndependentLongTasksRunAtOnce) {
   const auto c = counts.download<int32_t>();
   EXPECT_EQ(c[0], 0);  // every block left
   EXPECT_GE(c[1], 2) << "the 8 independent 20 ms tasks never overlapped: one thread ran them";
+}
+
+// Kernels of a few microseconds, each ready the moment it is submitted: work-first alone
+// runs every one on the orchestrating thread (the decode loop kept 1 of 2 threads busy).
+// From kSharedBlockNs on, the orchestrator keeps a scheduler awake for the stream, so a
+// queued task is taken by the scheduler while the orchestrator submits or runs another.
+// (TMR: a host-built graph, HBG, wakes every scheduler when it is complete.)
+TEST_F(EngineTest, AStreamOfFewMicrosecondTasksIsSharedWithAScheduler) {
+  auto engine = make_engine(default_config(), /*host_build_graph=*/false);
+  auto program = load(test_programs::fan_out());
+  DeviceBuffer counts(2 * sizeof(int32_t));
+  counts.upload(std::vector<int32_t>{0, 0});
+  std::string error;
+  // 20,000 tasks of 5 µs: 100 ms on one thread, time enough for a woken scheduler to
+  // start even on a loaded machine.
+  ASSERT_EQ(
+      run(*engine, *program,
+          make_args({counts.tensor({2}, DataType::INT32)}, {20000, static_cast<uint64_t>(-5)}),
+          &error),
+      0)
+      << error;
+  const auto c = counts.download<int32_t>();
+  EXPECT_EQ(c[0], 0);
+  EXPECT_GE(c[1], 2) << "no two 5 us tasks ever overlapped: the orchestrator ran them all";
+}
+
+// The block-time estimate is the median of the last three samples: one preempted sample
+// among short blocks, or one short block among long ones, does not flip the policy.
+TEST(InlineSenseTest, OneOddSampleDoesNotFlipTheEstimate) {
+  InlineSense sense;
+  EXPECT_FALSE(sense.shared_blocks());  // no sample yet: work-first
+  sense.record(500);
+  EXPECT_EQ(sense.block_ns(), 500);
+  sense.record(5'000'000);  // preempted
+  EXPECT_FALSE(sense.shared_blocks());
+  EXPECT_FALSE(sense.long_blocks());
+  sense.record(400);
+  EXPECT_FALSE(sense.shared_blocks());
+
+  InlineSense tiles;
+  tiles.record(145'000);
+  tiles.record(145'000);
+  tiles.record(8'000);  // a residual add among matmul tiles
+  EXPECT_TRUE(tiles.long_blocks());
+  tiles.record(6'000);  // two in a row: the kernels did get shorter
+  EXPECT_FALSE(tiles.long_blocks());
+  EXPECT_TRUE(tiles.shared_blocks());
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, LongKernelTest, ::testing::Values(false, true),

@@ -44,7 +44,8 @@
 //                     SCALAR block_num]               singles sleep tasks, a cluster task
 //                                                    (y = 2x+1), singles more sleep tasks
 //   fan_out()        [INOUT c(int32, >= 2), SCALAR n, SCALAR ms]  n independent tasks
-//                                                    (AIC, AIV alternately) each sleeping ms;
+//                                                    (AIC, AIV alternately) each sleeping ms
+//                                                    (ms < 0: busy for -ms µs);
 //                                                    c[1] = the most that ran at once
 //   cluster_then()   [IN x, OUT y, SCALAR mode]     a cluster task (cluster_exchange in
 //                                                    `mode`; 4: y = 2x+1 after 50 ms), then

@@ -1,6 +1,7 @@
 // Kernel mode with real programs (TMR): launches on the caller's stream, what a launch
 // may and may not do, refusals that enqueue nothing, errors reported on the stream,
 // finalize refusing while launches are unfinished, and the arena limits.
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -8,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "abi_test_support.h"
@@ -185,6 +187,91 @@ TEST_F(KernelLaunch, AStreamDestroyedAfterALaunchIsRefused) {
   // The context is still usable on a live stream.
   ASSERT_STATUS(SIMPLER_OK, tmr.kernel_launch(ctx(), id, &args, stream_));
   ASSERT_STATUS(SIMPLER_OK, sim_stream_synchronize(stream_));
+}
+
+// A launch with the tensors of the callable's previous checked launch skips the argument
+// checks only while the device's memory is unchanged (CheckedArgs): after a free (also a
+// stream-ordered one) the same args are refused again, before anything is enqueued.
+TEST_F(KernelLaunch, TheSameArgsAreCheckedAgainAfterAFree) {
+  const int64_t id = prepare(programs::add_scalar());
+  DeviceBuffer x(kBytes);
+  void* y = nullptr;
+  void* z = nullptr;
+  ASSERT_STATUS(SIMPLER_OK, sim_malloc(&y, kBytes));
+  ASSERT_STATUS(SIMPLER_OK, sim_malloc(&z, kBytes));
+  ChipStorageTaskArgs args{};
+  args_add_tensor(args, x.f32({int64_t{kN}}));
+  args_add_tensor(args,
+                  f32_tensor(reinterpret_cast<uint64_t>(y), {int64_t{kN}}, AddressSpace::DEVICE));
+  args_add_scalar(args, scalar_bits_from_f32(1.0f));
+  ChipStorageTaskArgs into_z = args;
+  into_z.tensors[1].buffer.addr = reinterpret_cast<uint64_t>(z);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_STATUS(SIMPLER_OK, tmr.kernel_launch(ctx(), id, &args, stream_))
+        << last_error(tmr, ctx());
+  }
+  ASSERT_STATUS(SIMPLER_OK, tmr.kernel_launch(ctx(), id, &into_z, stream_));
+  ASSERT_STATUS(SIMPLER_OK, sim_stream_synchronize(stream_));
+  // A plain free of y: the remembered args name freed memory.
+  ASSERT_STATUS(SIMPLER_OK, tmr.kernel_launch(ctx(), id, &args, stream_));
+  ASSERT_STATUS(SIMPLER_OK, sim_stream_synchronize(stream_));
+  ASSERT_STATUS(SIMPLER_OK, sim_free(y));
+  sim_reset_counters();
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, tmr.kernel_launch(ctx(), id, &args, stream_));
+  EXPECT_NE(last_error(tmr, ctx()).find("argument 1"), std::string::npos) << last_error(tmr, ctx());
+  EXPECT_NE(last_error(tmr, ctx()).find("not inside one live device allocation"),
+            std::string::npos);
+  EXPECT_EQ(call_count("launch"), 0u);
+  // A stream-ordered free of z (the stream still runs earlier work): refused at once too.
+  ASSERT_STATUS(SIMPLER_OK, tmr.kernel_launch(ctx(), id, &into_z, stream_));
+  ASSERT_STATUS(SIMPLER_OK, tmr.kernel_launch(ctx(), id, &into_z, stream_));
+  std::atomic<bool> open{false};
+  ASSERT_STATUS(SIMPLER_OK, sim_launch_host_func(
+                                stream_,
+                                [](void* flag) {
+                                  auto* f = static_cast<std::atomic<bool>*>(flag);
+                                  while (!f->load()) std::this_thread::yield();
+                                },
+                                &open));
+  ASSERT_STATUS(SIMPLER_OK, sim_free(z));
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, tmr.kernel_launch(ctx(), id, &into_z, stream_));
+  EXPECT_EQ(call_count("launch"), 2u);
+  open.store(true);
+  ASSERT_STATUS(SIMPLER_OK, sim_stream_synchronize(stream_));
+}
+
+// A device reset after launches whose args were remembered: the next launch with the same
+// args is refused INVALID_STATE (the context's arena is gone), and finalize still works.
+TEST_F(KernelLaunch, ALaunchAfterADeviceResetIsRefusedEvenWithRememberedArgs) {
+  ASSERT_STATUS(SIMPLER_OK, sim_set_device(2));
+  Context other(tmr);
+  SimplerCallConfig config = default_config();
+  ASSERT_STATUS(SIMPLER_OK, tmr.kernel_init(other, 2, nullptr, 0, nullptr, 0, &config, 43))
+      << last_error(tmr, other);
+  std::vector<uint8_t> image = image_of(programs::add_scalar());
+  int64_t id = -1;
+  ASSERT_STATUS(SIMPLER_OK, tmr.kernel_prepare(other, image.data(), image.size(), &id));
+  sim_stream_t stream = nullptr;
+  ASSERT_STATUS(SIMPLER_OK, sim_stream_create(&stream));
+  void* x = nullptr;
+  ASSERT_STATUS(SIMPLER_OK, sim_malloc(&x, kBytes));
+  ChipStorageTaskArgs args{};
+  const auto addr = reinterpret_cast<uint64_t>(x);
+  args_add_tensor(args, f32_tensor(addr, {int64_t{kN}}, AddressSpace::DEVICE));
+  args_add_tensor(args, f32_tensor(addr, {int64_t{kN}}, AddressSpace::DEVICE));
+  args_add_scalar(args, scalar_bits_from_f32(1.0f));
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_STATUS(SIMPLER_OK, tmr.kernel_launch(other, id, &args, stream))
+        << last_error(tmr, other);
+  }
+  ASSERT_STATUS(SIMPLER_OK, sim_stream_synchronize(stream));
+  ASSERT_STATUS(SIMPLER_OK, sim_device_reset(2));  // frees x, destroys the stream
+  ASSERT_STATUS(SIMPLER_OK, sim_stream_create(&stream));
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_STATE, tmr.kernel_launch(other, id, &args, stream));
+  EXPECT_NE(last_error(tmr, other).find("was reset"), std::string::npos) << last_error(tmr, other);
+  EXPECT_STATUS(SIMPLER_OK, tmr.finalize(other));
+  EXPECT_STATUS(SIMPLER_OK, sim_stream_destroy(stream));
+  ASSERT_STATUS(SIMPLER_OK, sim_set_device(0));
 }
 
 TEST_F(KernelLaunch, AFailureDuringExecutionIsReportedOnTheCallersStream) {

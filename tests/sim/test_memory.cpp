@@ -244,5 +244,55 @@ TEST_F(MemoryTest, ConcurrentAllocationIsThreadSafe) {
   EXPECT_EQ(free_bytes_now(), free_before);
 }
 
+// The memory generation a launch trusts its earlier range checks by: every way an
+// allocation stops being valid for new work changes it, an allocation does not.
+TEST_F(MemoryTest, MemoryGenerationChangesOnEveryFreeAndResetButNotOnMalloc) {
+  ASSERT_SIM_OK(sim_set_device(1));
+  uint64_t g0 = 0;
+  uint64_t g = 0;
+  ASSERT_SIM_OK(sim_device_memory_generation(1, &g0));
+  EXPECT_STATUS(SIM_ERR_INVALID_VALUE, sim_device_memory_generation(1, nullptr));
+  EXPECT_NE(SIMPLER_OK, sim_device_memory_generation(-1, &g));
+  void* a = nullptr;
+  void* b = nullptr;
+  ASSERT_SIM_OK(sim_malloc(&a, 4096));
+  ASSERT_SIM_OK(sim_malloc(&b, 4096));
+  ASSERT_SIM_OK(sim_device_memory_generation(1, &g));
+  EXPECT_EQ(g, g0) << "an allocation cannot invalidate an earlier range check";
+  ASSERT_SIM_OK(sim_free(a));
+  uint64_t after_free = 0;
+  ASSERT_SIM_OK(sim_device_memory_generation(1, &after_free));
+  EXPECT_NE(after_free, g0);
+  // A stream-ordered free changes it at once (the pointer is invalid for new work), and
+  // again when its memory is released.
+  sim_stream_t stream = nullptr;
+  ASSERT_SIM_OK(sim_stream_create(&stream));
+  std::atomic<bool> release{false};
+  ASSERT_SIM_OK(sim_launch_host_func(
+      stream,
+      [](void* flag) {
+        while (!static_cast<std::atomic<bool>*>(flag)->load()) std::this_thread::yield();
+      },
+      &release));
+  ASSERT_SIM_OK(sim_free(b));
+  uint64_t after_pending = 0;
+  ASSERT_SIM_OK(sim_device_memory_generation(1, &after_pending));
+  EXPECT_NE(after_pending, after_free);
+  release.store(true);
+  ASSERT_SIM_OK(sim_stream_synchronize(stream));
+  ASSERT_SIM_OK(sim_stream_destroy(stream));
+  // A reset changes it, even of a device whose memory was never touched.
+  ASSERT_SIM_OK(sim_device_memory_generation(1, &g));
+  ASSERT_SIM_OK(sim_device_reset(1));
+  uint64_t after_reset = 0;
+  ASSERT_SIM_OK(sim_device_memory_generation(1, &after_reset));
+  EXPECT_NE(after_reset, g);
+  ASSERT_SIM_OK(sim_device_memory_generation(3, &g));
+  ASSERT_SIM_OK(sim_device_reset(3));
+  ASSERT_SIM_OK(sim_device_memory_generation(3, &after_reset));
+  EXPECT_NE(after_reset, g);
+  ASSERT_SIM_OK(sim_set_device(0));
+}
+
 }  // namespace
 }  // namespace simpler::sim::test

@@ -64,6 +64,12 @@ int sim_device_reset(int32_t device);
 /* How many times the device was reset so far. A library that holds memory or streams of
  * the device records it and, when it changed, knows they are gone (frees nothing twice). */
 int sim_device_reset_epoch(int32_t device, uint64_t* out_epoch);
+/* Changes whenever an allocation of the device stops being valid for new work or changes
+ * state (sim_free, the release of a stream-ordered free, a device reset); allocations leave
+ * it unchanged. A library that found [ptr, ptr+size) valid (sim_pointer_device) after
+ * reading generation g may reuse that answer without asking again while it still reads g
+ * (an acquire load: a free that happened-before the read has changed it). */
+int sim_device_memory_generation(int32_t device, uint64_t* out_generation);
 
 /* ---- memory (current device) ------------------------------------------------------- */
 int sim_malloc(void** out_ptr, size_t size); /* >= 1024-byte aligned */
