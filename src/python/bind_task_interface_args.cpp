@@ -2,6 +2,7 @@
 // is kept alive by the args object.
 #include <pybind11/stl.h>
 
+#include <cstdint>
 #include <string>
 
 #include "task_interface_types.h"
@@ -50,7 +51,12 @@ void bind_task_interface_args(py::module_& m) {
       .def(py::init<>())
       .def(
           "add_tensor",
-          [](PyChipStorageTaskArgs& a, const PyChipTensor& t) {
+          [](PyChipStorageTaskArgs& a, py::handle tensor) {
+            if (!py::isinstance<PyChipTensor>(tensor)) {
+              throw py::type_error(std::string("add_tensor: expected a ChipTensor, got ") +
+                                   Py_TYPE(tensor.ptr())->tp_name);
+            }
+            const auto& t = tensor.cast<const PyChipTensor&>();
             args_add_tensor(a.args, t.tensor);  // throws, leaving `a` unchanged
             a.host.resize(a.args.tensor_count - 1);
             a.host.push_back(t.host);
@@ -65,24 +71,28 @@ void bind_task_interface_args(py::module_& m) {
           py::arg("value"), "Append an int as a 64-bit pattern (negative: two's complement).")
       .def(
           "add_scalar_i64",
-          [](PyChipStorageTaskArgs& a, int64_t v) {
+          [](PyChipStorageTaskArgs& a, py::handle value) {
+            const int64_t v = int_arg(value, "add_scalar_i64", INT64_MIN, INT64_MAX);
             args_add_scalar(a.args, scalar_bits_from_i64(v));
           },
           py::arg("value"))
       .def(
           "add_scalar_u64",
-          [](PyChipStorageTaskArgs& a, uint64_t v) { args_add_scalar(a.args, v); },
+          [](PyChipStorageTaskArgs& a, py::handle value) {
+            args_add_scalar(a.args, u64_arg(value, "add_scalar_u64"));
+          },
           py::arg("value"))
       .def(
           "add_scalar_f32",
-          [](PyChipStorageTaskArgs& a, float v) {
+          [](PyChipStorageTaskArgs& a, py::handle value) {
+            const auto v = static_cast<float>(float_arg(value, "add_scalar_f32"));
             args_add_scalar(a.args, scalar_bits_from_f32(v));
           },
           py::arg("value"), "Append a float as IEEE single in the low 32 bits.")
       .def(
           "add_scalar_f64",
-          [](PyChipStorageTaskArgs& a, double v) {
-            args_add_scalar(a.args, scalar_bits_from_f64(v));
+          [](PyChipStorageTaskArgs& a, py::handle value) {
+            args_add_scalar(a.args, scalar_bits_from_f64(float_arg(value, "add_scalar_f64")));
           },
           py::arg("value"), "Append a float as IEEE double.")
       .def("clear",

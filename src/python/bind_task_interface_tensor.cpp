@@ -2,6 +2,7 @@
 // zero-copy views. Every rule lives in the C++ task interface; this file only converts.
 #include <pybind11/stl.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -62,6 +63,82 @@ std::optional<DataType> dtype_of_format(const char* format, size_t itemsize) {
     default:
       return std::nullopt;
   }
+}
+
+namespace {
+
+// value as a Python int object (bool refused), or a TypeError naming `what`.
+py::object index_of(py::handle value, const char* what) {
+  if (!PyBool_Check(value.ptr()) && PyIndex_Check(value.ptr())) {
+    py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr()));
+    if (index) return index;
+    PyErr_Clear();
+  }
+  throw py::type_error(std::string(what) + ": expected an int, got " +
+                       Py_TYPE(value.ptr())->tp_name);
+}
+
+[[noreturn]] void out_of_range(const py::object& index, const char* what,
+                               const std::string& range) {
+  throw py::value_error(std::string(what) + ": " + py::str(index).cast<std::string>() +
+                        " is out of range (" + range + ")");
+}
+
+}  // namespace
+
+int64_t int_arg(py::handle value, const char* what, int64_t lo, int64_t hi) {
+  const py::object index = index_of(value, what);
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  if (overflow != 0 || v < lo || v > hi) {
+    out_of_range(index, what, std::to_string(lo) + ".." + std::to_string(hi));
+  }
+  return v;
+}
+
+uint64_t u64_arg(py::handle value, const char* what) {
+  const py::object index = index_of(value, what);
+  const unsigned long long v = PyLong_AsUnsignedLongLong(index.ptr());
+  if (PyErr_Occurred()) {  // a TypeError, as pybind11's own uint64_t refusal always was
+    PyErr_Clear();
+    throw py::type_error(std::string(what) +
+                         ": expected an unsigned 64-bit int (0..2**64-1), got " +
+                         py::str(index).cast<std::string>());
+  }
+  return v;
+}
+
+std::vector<int64_t> ints_arg(py::handle value, const char* what) {
+  if (!PySequence_Check(value.ptr()) || PyUnicode_Check(value.ptr()) ||
+      PyBytes_Check(value.ptr())) {
+    throw py::type_error(std::string(what) + ": expected a sequence of ints, got " +
+                         Py_TYPE(value.ptr())->tp_name);
+  }
+  std::vector<int64_t> out;
+  for (py::handle item : py::reinterpret_borrow<py::sequence>(value)) {
+    const std::string name = std::string(what) + "[" + std::to_string(out.size()) + "]";
+    out.push_back(int_arg(item, name.c_str(), INT64_MIN, INT64_MAX));
+  }
+  return out;
+}
+
+DataType data_type_arg(py::handle value, const char* what) {
+  if (!py::isinstance<DataType>(value)) {
+    throw py::type_error(std::string(what) + ": expected a DataType (e.g. DataType.FLOAT32), got " +
+                         Py_TYPE(value.ptr())->tp_name);
+  }
+  return value.cast<DataType>();
+}
+
+double float_arg(py::handle value, const char* what) {
+  if (PyBool_Check(value.ptr()) || !(PyFloat_Check(value.ptr()) || PyIndex_Check(value.ptr()) ||
+                                     py::hasattr(value, "__float__"))) {
+    throw py::type_error(std::string(what) + ": expected a number, got " +
+                         Py_TYPE(value.ptr())->tp_name);
+  }
+  const double v = PyFloat_AsDouble(value.ptr());
+  if (PyErr_Occurred()) throw py::error_already_set();
+  return v;
 }
 
 namespace {
@@ -134,35 +211,52 @@ void bind_task_interface_tensor(py::module_& m) {
                            "ChipTensor.make (device memory) or ChipTensor.from_array (host).")
       .def_static(
           "make",
-          [](uint64_t ptr, const std::vector<int64_t>& shape, DataType dtype,
-             uint64_t buffer_bytes) {
-            return PyChipTensor{make_tensor(ptr, shape, dtype, AddressSpace::DEVICE, buffer_bytes),
+          [](py::handle ptr, py::handle shape, py::handle dtype, py::handle buffer_bytes) {
+            return PyChipTensor{make_tensor(u64_arg(ptr, "ptr"), ints_arg(shape, "shape"),
+                                            data_type_arg(dtype, "dtype"), AddressSpace::DEVICE,
+                                            u64_arg(buffer_bytes, "buffer_bytes")),
                                 {}};
           },
           py::arg("ptr"), py::arg("shape"), py::arg("dtype"), py::arg("buffer_bytes") = 0,
           "A contiguous row-major DEVICE tensor over [ptr, ptr + buffer_bytes) (0 = exactly "
           "the tensor's bytes). The caller keeps the device memory alive.")
-      .def_static("from_array", &from_array, py::arg("array"), py::arg("dtype") = py::none(),
-                  "A HOST tensor over the memory of a numpy array or any buffer-protocol object "
-                  "(zero-copy; the tensor keeps the object's buffer alive). dtype= reinterprets "
-                  "items of the same size, e.g. uint16 data as BFLOAT16.")
+      .def_static(
+          "from_array",
+          [](py::handle array, py::handle dtype) {
+            return from_array(array, dtype.is_none()
+                                         ? std::nullopt
+                                         : std::optional(data_type_arg(dtype, "dtype")));
+          },
+          py::arg("array"), py::arg("dtype") = py::none(),
+          "A HOST tensor over the memory of a numpy array or any buffer-protocol object "
+          "(zero-copy; the tensor keeps the object's buffer alive). dtype= reinterprets "
+          "items of the same size, e.g. uint16 data as BFLOAT16.")
       .def(
           "slice",
-          [](const PyChipTensor& t, uint32_t dim, int64_t start, int64_t stop) {
-            return view_of(t, tensor_slice(t.tensor, dim, start, stop));
+          [](const PyChipTensor& t, py::handle dim, py::handle start, py::handle stop) {
+            return view_of(
+                t, tensor_slice(t.tensor,
+                                static_cast<uint32_t>(int_arg(dim, "slice: dim", 0, UINT32_MAX)),
+                                int_arg(start, "slice: start", 0, INT64_MAX),
+                                int_arg(stop, "slice: stop", 0, INT64_MAX)));
           },
           py::arg("dim"), py::arg("start"), py::arg("stop"),
           "Elements [start, stop) of `dim`: a view (start_offset moves, strides stay).")
       .def(
           "reshape",
-          [](const PyChipTensor& t, const std::vector<int64_t>& shape) {
+          [](const PyChipTensor& t, py::handle shape_arg) {
+            const std::vector<int64_t> shape = ints_arg(shape_arg, "reshape shape");
             return view_of(t, tensor_reshape(t.tensor, shape));
           },
           py::arg("shape"), "A view with a new shape (contiguous tensors only, same numel).")
       .def(
           "transpose",
-          [](const PyChipTensor& t, uint32_t dim0, uint32_t dim1) {
-            return view_of(t, tensor_transpose(t.tensor, dim0, dim1));
+          [](const PyChipTensor& t, py::handle dim0, py::handle dim1) {
+            return view_of(
+                t, tensor_transpose(
+                       t.tensor,
+                       static_cast<uint32_t>(int_arg(dim0, "transpose: dim0", 0, UINT32_MAX)),
+                       static_cast<uint32_t>(int_arg(dim1, "transpose: dim1", 0, UINT32_MAX))));
           },
           py::arg("dim0"), py::arg("dim1"), "A view with two dimensions swapped.")
       .def(

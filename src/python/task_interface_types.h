@@ -62,6 +62,16 @@ namespace detail {
 // The DataType of a struct-module (buffer protocol) format code with the given item size.
 std::optional<DataType> dtype_of_format(const char* format, size_t itemsize);
 
+// Python arguments of the task-interface bindings, converted with errors that name them
+// (SimplerTypeError for a wrong type, SimplerValueError out of range) instead of pybind11's
+// "incompatible function arguments": an int (not bool, numpy integers too) in [lo, hi];
+// an int in 0..2**64-1; a sequence of ints; a DataType; a float.
+int64_t int_arg(pybind11::handle value, const char* what, int64_t lo, int64_t hi);
+uint64_t u64_arg(pybind11::handle value, const char* what);
+std::vector<int64_t> ints_arg(pybind11::handle value, const char* what);
+DataType data_type_arg(pybind11::handle value, const char* what);
+double float_arg(pybind11::handle value, const char* what);
+
 // The parts of bind_task_interface(), one file each.
 void bind_task_interface_enums(pybind11::module_& m);
 void bind_task_interface_tensor(pybind11::module_& m);

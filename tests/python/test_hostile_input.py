@@ -8,7 +8,7 @@ import pytest
 
 from simpler import Worker, sim
 from simpler.errors import ArgumentError, SimError, SimplerTypeError, SimplerValueError
-from simpler.task_interface import DataType
+from simpler.task_interface import ChipStorageTaskArgs, ChipTensor, DataType
 
 
 @pytest.fixture
@@ -146,3 +146,35 @@ def test_level3_refuses_read_only_outputs_and_shared_arrays(add_scalar_callable)
         with pytest.raises(SimplerValueError, match=r"tensors\[0\]: the array is read-only"):
             w.run(lambda o, a: o.broadcast([read_only, np.zeros(64, np.float32)], root=0))
         w.run(lambda o, a: o.submit(h, x, np.zeros(64, np.float32), 1.0))  # still usable
+
+
+@pytest.mark.parametrize("call, kind, words", [
+    (lambda: ChipTensor.make(-1, [4], DataType.FLOAT32), SimplerTypeError, "ptr: expected an unsigned"),
+    (lambda: ChipTensor.make(4096, [2 ** 64], DataType.FLOAT32), SimplerValueError, r"shape\[0\]"),
+    (lambda: ChipTensor.make(4096, [3.5], DataType.FLOAT32), SimplerTypeError, r"shape\[0\]"),
+    (lambda: ChipTensor.make(4096, [4], 0), SimplerTypeError, "dtype: expected a DataType"),
+    (lambda: ChipTensor.make(4096, [4], DataType.FLOAT32, -1), SimplerTypeError, "buffer_bytes"),
+    (lambda: ChipTensor.make(4096, [4], DataType.FLOAT32).slice(-1, 0, 1), SimplerValueError, "dim"),
+    (lambda: ChipTensor.make(4096, [4], DataType.FLOAT32).slice(0, 0, 2 ** 70), SimplerValueError,
+     "stop"),
+    (lambda: ChipTensor.from_array(np.zeros(4, np.float32), dtype="FLOAT32"), SimplerTypeError,
+     "dtype"),
+    (lambda: ChipStorageTaskArgs().add_tensor(None), SimplerTypeError, "expected a ChipTensor"),
+    (lambda: ChipStorageTaskArgs().add_scalar_u64(-1), SimplerTypeError, "add_scalar_u64"),
+    (lambda: ChipStorageTaskArgs().add_scalar_i64(2 ** 63), SimplerValueError, "add_scalar_i64"),
+    (lambda: ChipStorageTaskArgs().add_scalar_f32("x"), SimplerTypeError, "add_scalar_f32"),
+])
+def test_task_interface_arguments_out_of_range_or_of_the_wrong_type(call, kind, words):
+    with pytest.raises(kind, match=words):
+        call()
+
+
+def test_task_interface_numbers_still_convert():
+    args = ChipStorageTaskArgs()
+    args.add_scalar_u64(np.uint64(2 ** 64 - 1))
+    args.add_scalar_i64(-1)
+    args.add_scalar_f32(np.float32(0.5))
+    args.add_scalar_f64(2)
+    assert args.scalar_count == 4
+    t = ChipTensor.make(np.int64(4096), (2, np.int64(3)), DataType.FLOAT32)
+    assert t.shape == (2, 3) and t.slice(np.int64(1), 0, 2).shape == (2, 2)
