@@ -124,6 +124,7 @@ class RunHandle:
         """Waits for the run. ``timeout`` in seconds (None = forever): TimeoutError when it
         expires (the run is not cancelled). Raises the run's error; repeatable. Ctrl-C
         raises KeyboardInterrupt within ~50 ms; the run keeps running (wait again)."""
+        _require_timeout(timeout, "RunHandle.wait")
         try:
             self._native.wait(timeout)
         finally:
@@ -421,6 +422,24 @@ def _require_int(value: Any, api: str, name: str, low: Optional[int] = None) -> 
     if low is not None and value >= _U64:
         raise SimplerValueError(f"Worker.{api}: {name} {value} does not fit 64 bits")
     return value
+
+
+def _require_timeout(timeout: Any, api: str) -> None:
+    """None, or a number of seconds >= 0: else a typed error naming ``timeout``."""
+    if timeout is None:
+        return
+    seconds = None
+    if not isinstance(timeout, (bool, str, bytes)):
+        try:
+            seconds = float(timeout)  # Python and numpy numbers
+        except (TypeError, ValueError):
+            pass
+    if seconds is None:
+        raise SimplerTypeError(f"{api}: timeout must be a number of seconds or None, "
+                               f"got {type(timeout).__name__}")
+    if not seconds >= 0:  # NaN too
+        raise SimplerValueError(f"{api}: timeout must be >= 0 seconds (or None to wait "
+                                f"forever), got {timeout!r}")
 
 
 def _require_config(value: Any, api: str, name: str) -> Any:

@@ -178,3 +178,24 @@ def test_task_interface_numbers_still_convert():
     assert args.scalar_count == 4
     t = ChipTensor.make(np.int64(4096), (2, np.int64(3)), DataType.FLOAT32)
     assert t.shape == (2, 3) and t.slice(np.int64(1), 0, 2).shape == (2, 2)
+
+
+def test_run_handle_wait_refuses_bad_timeouts(program_worker, add_scalar_callable):
+    handle = program_worker.register(add_scalar_callable)
+    x = np.arange(64, dtype=np.float32)
+    y = np.zeros_like(x)
+    run = program_worker.submit(handle, x, y, 1.0)
+    for timeout, kind in (("1", SimplerTypeError), (True, SimplerTypeError),
+                          (float("nan"), SimplerValueError), (-1, SimplerValueError)):
+        with pytest.raises(kind, match="timeout"):
+            run.wait(timeout)
+    run.wait(np.float64(60))
+    assert (y == x + 1).all()
+    with Worker(level=3, device_ids=[1]) as w:  # device 0 belongs to program_worker
+        w.init()
+        host_run = w.submit(lambda o, a: None)
+        with pytest.raises(SimplerTypeError, match="timeout"):
+            host_run.wait("soon")
+        with pytest.raises(SimplerValueError, match="timeout"):
+            host_run.wait(-1)
+        host_run.wait()

@@ -28,7 +28,7 @@ from simpler.errors import (SimplerRuntimeError, SimplerTypeError, SimplerValueE
 from simpler.host.errors import ChipGroupError
 from simpler.host.orchestrator import HostOrchestrator, HostRun
 from simpler.host.transport import ChipTransport, LocalTransport
-from simpler.worker import RunHandle, Worker
+from simpler.worker import RunHandle, Worker, _require_timeout
 
 _L2_ONLY = ("kernel_prepare_callable", "kernel_launch", "create_buffer", "make_tensor_arg",
             "release_buffer")
@@ -394,6 +394,7 @@ class HostRunHandle(RunHandle):
     def wait(self, timeout: Optional[float] = None) -> None:
         """Waits for the run (None = forever); TimeoutError on expiry (not cancelled);
         raises the run's error; repeatable."""
+        _require_timeout(timeout, "HostRunHandle.wait")
         if not self._finished.wait(timeout):
             raise WorkerTimeoutError(f"host run not finished after {timeout} s (still running)")
         if self._error is not None:
