@@ -95,3 +95,34 @@ def test_stub_matches_the_module(stub):
         runtime, declared = _runtime_members(cls), _stub_members(node)
         assert sorted(runtime - declared) == [], f"{name}: members missing from {stub.name}"
         assert sorted(declared - runtime) == [], f"{name}: {stub.name} declares what it lacks"
+
+
+def _native_parameter_lists(obj) -> list[list[str]]:
+    """The parameter names of each overload in a pybind11 docstring signature line."""
+    out = []
+    for line in (getattr(obj, "__doc__", None) or "").splitlines():
+        m = re.match(r"^(?:\d+\. )?\w+\((.*)\) ->", line.strip())
+        if m:
+            out.append([p for p in re.findall(r"(\w+):", m.group(1)) if p != "self"])
+    return out
+
+
+@pytest.mark.parametrize("stub", STUBS, ids=[s.stem for s in STUBS])
+def test_stub_parameter_names_match_the_bindings(stub):
+    """Keyword callers follow the stub: its parameter names are the bindings' own."""
+    module = importlib.import_module(f"simpler.{stub.stem}")
+    checked = 0
+    for node in ast.parse(stub.read_text()).body:
+        if not isinstance(node, ast.ClassDef) or not hasattr(module, node.name):
+            continue
+        for item in node.body:
+            if not isinstance(item, ast.FunctionDef) or item.name.startswith("_"):
+                continue
+            native = _native_parameter_lists(getattr(getattr(module, node.name), item.name))
+            if not native:
+                continue  # a Python-level member: its signature is the stub's by construction
+            declared = [a.arg for a in item.args.args + item.args.kwonlyargs
+                        if a.arg not in ("self", "cls")]
+            assert declared in native, f"{node.name}.{item.name}: stub {declared}, bound {native}"
+            checked += 1
+    assert checked >= 10
