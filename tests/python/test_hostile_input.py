@@ -199,3 +199,15 @@ def test_run_handle_wait_refuses_bad_timeouts(program_worker, add_scalar_callabl
         with pytest.raises(SimplerValueError, match="timeout"):
             host_run.wait(-1)
         host_run.wait()
+
+
+@pytest.mark.parametrize("kwargs, kind, words", [
+    ({"rank_timeout": float("nan")}, SimplerValueError, "rank_timeout"),
+    ({"rank_timeout": float("inf")}, SimplerValueError, "rank_timeout"),
+    ({"heartbeat": -1}, SimplerValueError, "heartbeat"),
+    ({"comm": 5}, SimplerTypeError, "comm must be an mpi4py intracommunicator"),
+])
+def test_level4_options_are_checked_before_anything_is_taken(kwargs, kind, words):
+    pytest.importorskip("mpi4py")
+    with pytest.raises(kind, match=words):
+        Worker(level=4, device_ids=[0], **kwargs)

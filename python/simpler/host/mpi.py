@@ -35,7 +35,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from simpler.errors import (PTO_RUNTIME_ERR_TIMEOUT, ChipWorkerError, SimplerRuntimeError,
-                            SimplerValueError)
+                            SimplerTypeError, SimplerValueError)
 from simpler.host.errors import ChipGroupError, RankError
 from simpler.host.host_worker import CallableHandle, HostWorker, check_mode, validate_device_ids
 from simpler.host.transport import ChipTransport, LocalTransport, TensorRef
@@ -553,11 +553,19 @@ class MpiWorker(HostWorker):
         check_mode(level, execution_mode, platform, runtime)
         if device_id is not None:
             raise SimplerValueError(f"{api}: takes device_ids=[...] (this rank's chips), not device_id")
-        if not isinstance(rank_timeout, (int, float)) or rank_timeout <= 0:
-            raise SimplerValueError(f"{api}: rank_timeout must be a positive number of seconds, got "
-                                    f"{rank_timeout!r}")
+        # Finite: an infinite (or NaN) timeout would wait for a dead rank forever.
+        for name, value in (("rank_timeout", rank_timeout), ("heartbeat", heartbeat)):
+            if value is None and name == "heartbeat":
+                continue
+            if (isinstance(value, bool) or not isinstance(value, (int, float))
+                    or not 0 < value < float("inf")):
+                raise SimplerValueError(f"{api}: {name} must be a positive number of seconds, "
+                                        f"got {value!r}")
         ids = validate_device_ids(device_ids, platform, api)
         MPI = _mpi()
+        if comm is not None and not isinstance(comm, MPI.Intracomm):
+            raise SimplerTypeError(f"{api}: comm must be an mpi4py intracommunicator (e.g. "
+                                   f"MPI.COMM_WORLD), got {type(comm).__name__}")
         self._comm = comm if comm is not None else MPI.COMM_WORLD
         self._rank = self._comm.Get_rank()
         self._size = self._comm.Get_size()
