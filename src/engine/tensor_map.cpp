@@ -172,12 +172,47 @@ struct SetIndex {
 // grid turns the buffer into a general one (its entries move into lanes) until it empties.
 // A tile that empties stays (re-opening it would cost a hash insert and erase) until
 // the grid's empty tiles outnumber its live ones by far, or the grid has no entry left.
+// The descriptor of the view that opened a grid, but for its start. A view with the same
+// dtype, extents and strides is that view moved by whole elements, so the tile it would be
+// starts at opener's first byte + (start - opener's start) * element size: a lookup by
+// that byte finds it without describing the view.
+struct RawShape {
+  uint32_t dtype;
+  uint32_t ndims;
+  int64_t start;
+  int64_t lo;  // the opener's first byte
+  int64_t shapes[CHIP_TENSOR_MAX_DIMS];
+  int64_t strides[CHIP_TENSOR_MAX_DIMS];
+
+  void set(const ChipTensor& v, int64_t first_byte) {
+    dtype = v.dtype;
+    ndims = v.ndims;
+    start = v.start_offset;
+    lo = first_byte;
+    for (uint32_t k = 0; k < ndims; ++k) {
+      shapes[k] = v.shapes[k];
+      strides[k] = v.strides[k];
+    }
+  }
+  // The first byte of `v` when it has this shape; false otherwise (or on int64 overflow).
+  bool first_byte(const ChipTensor& v, uint32_t elem_size, int64_t& out) const {
+    if (v.dtype != dtype || v.ndims != ndims) return false;
+    for (uint32_t k = 0; k < ndims; ++k)
+      if (v.shapes[k] != shapes[k] || v.strides[k] != strides[k]) return false;
+    int64_t delta;
+    return !__builtin_sub_overflow(v.start_offset, start, &delta) &&
+           !__builtin_mul_overflow(delta, static_cast<int64_t>(elem_size), &delta) &&
+           !__builtin_add_overflow(lo, delta, &out);
+  }
+};
+
 struct Grid {
   uint64_t addr;
   uint32_t tiles;       // list of its tiles (Tile::next); the free-list link of a free grid
   uint32_t tile_count;  // tiles on the list
   uint32_t live_tiles;  // tiles with an entry
   ViewGeometry shape;   // the view that opened the buffer
+  RawShape raw;         // and its descriptor
 };
 
 struct Tile {
@@ -275,12 +310,13 @@ struct TensorMap::Impl {
 
   std::vector<TaskRecord> tasks;
   uint32_t free_task = kNil;
-  FlatIndex task_index;  // task id -> TaskRecord
+  TaskIndex task_index;  // task id -> TaskRecord
   uint32_t recent_task_rec = kNil;
 
   // Scratch of access(): the new view, a dense entry's rebuilt box form, and the entries
   // the new write hides.
   ViewGeometry probe;
+  const ChipTensor* probe_view = nullptr;  // its descriptor, during access()
   ColumnBand probe_band;
   ViewGeometry dense_scratch;
   std::vector<uint32_t> covered;
@@ -615,6 +651,7 @@ struct TensorMap::Impl {
     gr.tile_count = 0;
     gr.live_tiles = 0;
     copy_geometry(probe, gr.shape);
+    gr.raw.set(*probe_view, probe.lo);
     return gi;
   }
 
@@ -884,18 +921,39 @@ struct TensorMap::Impl {
   }
 
   bool access(uint64_t task, const ChipTensor& view, AccessKind kind, std::vector<uint64_t>& deps) {
-    ViewGeometry& g = probe;
-    describe_view(view, g);
-    if (g.empty) return true;  // touches no byte: orders nothing
     const bool write = kind != AccessKind::Read;
     const size_t deps_before = deps.size();
     const uint64_t addr = view.buffer.addr;
-    if (g.dense) {  // a known tile of a grid of intervals: no need to look at the grid
+    // A known tile of a grid buffer needs no geometry: a contiguous view is looked up by
+    // its byte range (without the grid), another one by its start if it has the shape of
+    // the view that opened the grid.
+    const uint32_t elem_size = chip_dtype_size(view.dtype);
+    int64_t lo, hi;
+    const bool contiguous = elem_size != 0 && contiguous_bytes(view, elem_size, lo, hi);
+    uint32_t head;
+    if (contiguous) {
+      const uint32_t ti = find_tile(addr, lo);
+      if (ti != kNil && tiles[ti].dense_hi == hi)
+        return grid_access(addr, tiles[ti].grid, ti, task, write, deps, deps_before);
+      head = buffer_index.find(addr);
+    } else {
+      head = buffer_index.find(addr);
+      if (head != FlatIndex::kNone && (head & kGridTag) != 0 && elem_size != 0 &&
+          grids[head & ~kGridTag].raw.first_byte(view, elem_size, lo)) {
+        const uint32_t ti = find_tile(addr, lo);
+        if (ti != kNil)
+          return grid_access(addr, head & ~kGridTag, ti, task, write, deps, deps_before);
+      }
+    }
+    ViewGeometry& g = probe;
+    describe_view(view, g);
+    if (g.empty) return true;  // touches no byte: orders nothing
+    probe_view = &view;
+    if (g.dense && !contiguous) {  // a known tile of a grid of intervals
       const uint32_t ti = find_tile(addr, g.lo);
       if (ti != kNil && tiles[ti].dense_hi == g.hi)
         return grid_access(addr, tiles[ti].grid, ti, task, write, deps, deps_before);
     }
-    uint32_t head = buffer_index.find(addr);
     if (head != FlatIndex::kNone && (head & kGridTag) != 0) {
       const uint32_t gi = head & ~kGridTag;
       const Grid& gr = grids[gi];

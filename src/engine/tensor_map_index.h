@@ -4,6 +4,7 @@
 // number of live keys stops growing.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <new>
@@ -11,24 +12,31 @@
 
 namespace simpler::rt {
 
-class FlatIndex {
+// Robin Hood ordering (a key never sits further from its home slot than the key it
+// passed), so that a lookup stops at the first key closer to its home than the probe is
+// and a deletion shifts back only the displaced keys behind it.
+//
+// kSequentialKeys: keys are mostly consecutive integers (task ids). Each then sits at
+// its own value modulo the table size, so that new and retiring keys touch a few adjacent
+// cache lines instead of random ones. Should keys pile up (one kMaxProbe slots from its
+// home), the index rehashes them with Fibonacci hashing until it is cleared.
+template <bool kSequentialKeys>
+class BasicFlatIndex {
  public:
   static constexpr uint32_t kNone = UINT32_MAX;
 
-  FlatIndex() { reset_slots(kMinSlots); }
+  BasicFlatIndex() { reset_slots(kMinSlots); }
 
   uint32_t find(uint64_t key) const {
-    for (size_t i = home(key);; i = (i + 1) & mask_) {
-      const Slot& slot = slots_[i];
-      if (slot.value == kNone) return kNone;
-      if (slot.key == key) return slot.value;
-    }
+    const size_t i = position(key);
+    return i == kAbsent ? kNone : slots_[i].value;
   }
 
-  // `key` must be absent; `value` must not be kNone.
+  // `key` must be absent; `value` must not be kNone. May throw std::bad_alloc when it
+  // grows, changing nothing.
   void insert(uint64_t key, uint32_t value) {
     if ((count_ + 1) * 2 > slots_.size()) grow();
-    place(key, value);
+    settle(place(slots_, key, value));
     ++count_;
   }
 
@@ -38,38 +46,29 @@ class FlatIndex {
   uint32_t find_or_insert(uint64_t key, uint32_t value) {
     if ((count_ + 1) * 2 > slots_.size()) grow();
     size_t i = home(key);
-    for (;; i = (i + 1) & mask_) {
+    for (size_t d = 0;; i = (i + 1) & mask_, ++d) {
       const Slot& slot = slots_[i];
-      if (slot.value == kNone) break;
-      if (slot.key == key) return slot.value;
+      if (slot.value != kNone) {
+        if (slot.key == key) return slot.value;
+        if (distance(slot, i) >= d) continue;
+      }
+      settle(carry(slots_, i, d, Slot{key, value}));
+      ++count_;
+      return kNone;
     }
-    slots_[i] = Slot{key, value};
-    ++count_;
-    return kNone;
   }
 
   // Sets the value of `key`, which must be present; never allocates.
-  void assign(uint64_t key, uint32_t value) {
-    size_t i = home(key);
-    while (slots_[i].key != key || slots_[i].value == kNone) i = (i + 1) & mask_;
-    slots_[i].value = value;
-  }
+  void assign(uint64_t key, uint32_t value) { slots_[position(key)].value = value; }
 
   // Removes `key` if present.
   void erase(uint64_t key) {
-    size_t i = home(key);
-    while (slots_[i].value != kNone && slots_[i].key != key) i = (i + 1) & mask_;
-    if (slots_[i].value == kNone) return;
-    // Backward shift: pull later members of the probe run into the hole when their home
-    // position does not lie cyclically in (hole, j].
-    size_t hole = i;
-    for (size_t j = (i + 1) & mask_; slots_[j].value != kNone; j = (j + 1) & mask_) {
-      const size_t h = home(slots_[j].key);
-      const bool stays = hole <= j ? (hole < h && h <= j) : (hole < h || h <= j);
-      if (!stays) {
-        slots_[hole] = slots_[j];
-        hole = j;
-      }
+    size_t hole = position(key);
+    if (hole == kAbsent) return;
+    for (size_t j = (hole + 1) & mask_; slots_[j].value != kNone && distance(slots_[j], j) != 0;
+         j = (j + 1) & mask_) {
+      slots_[hole] = slots_[j];
+      hole = j;
     }
     slots_[hole].value = kNone;
     --count_;
@@ -78,9 +77,12 @@ class FlatIndex {
   void clear() {
     for (Slot& slot : slots_) slot.value = kNone;
     count_ = 0;
+    identity_ = kSequentialKeys;
   }
 
   size_t size() const { return count_; }
+  // False once a sequential-key index has fallen back to Fibonacci hashing (for tests).
+  bool keys_in_place() const { return identity_; }
 
  private:
   struct Slot {
@@ -88,39 +90,101 @@ class FlatIndex {
     uint32_t value;
   };
   static constexpr size_t kMinSlots = 64;
+  static constexpr size_t kMaxProbe = 32;
+  static constexpr size_t kAbsent = SIZE_MAX;
 
   // Fibonacci hashing: the high bits of key * 2^64/phi spread aligned addresses and
-  // consecutive ids evenly.
+  // consecutive ids evenly. Sequential keys: the key modulo the table size.
   size_t home(uint64_t key) const {
+    if (kSequentialKeys && identity_) return static_cast<size_t>(key) & mask_;
     return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_);
   }
+  // How far the key in slot `i` sits from its home.
+  size_t distance(const Slot& slot, size_t i) const { return (i - home(slot.key)) & mask_; }
 
-  void place(uint64_t key, uint32_t value) {
+  // The slot of `key`, or kAbsent.
+  size_t position(uint64_t key) const {
     size_t i = home(key);
-    while (slots_[i].value != kNone) i = (i + 1) & mask_;
-    slots_[i] = Slot{key, value};
+    for (size_t d = 0;; i = (i + 1) & mask_, ++d) {
+      const Slot& slot = slots_[i];
+      if (slot.value == kNone) return kAbsent;
+      if (slot.key == key) return i;
+      if (distance(slot, i) < d) return kAbsent;
+    }
+  }
+
+  // Puts `cur` (absent from `slots`), whose probe reached slot `i` at distance `d` from
+  // its home, there, moving richer keys on. Returns the largest distance it left a key at.
+  size_t carry(std::vector<Slot>& slots, size_t i, size_t d, Slot cur) const {
+    size_t worst = d;
+    for (;; i = (i + 1) & mask_, ++d) {
+      Slot& slot = slots[i];
+      if (slot.value == kNone) {
+        slot = cur;
+        return std::max(worst, d);
+      }
+      const size_t own = distance(slot, i);
+      if (own < d) {
+        std::swap(cur, slot);
+        worst = std::max(worst, d);
+        d = own;
+      }
+    }
+  }
+  size_t place(std::vector<Slot>& slots, uint64_t key, uint32_t value) const {
+    return carry(slots, home(key), 0, Slot{key, value});
+  }
+
+  // After an insert: sequential keys that pile up are scattered. Best effort: should that
+  // allocation fail, the index stays correct, only slower.
+  void settle(size_t worst) {
+    if (!kSequentialKeys || worst < kMaxProbe || !identity_) return;
+    try {
+      rebuild(slots_.size(), /*scatter=*/true);
+    } catch (const std::bad_alloc&) {
+    }
   }
 
   void reset_slots(size_t n) {
     slots_.assign(n, Slot{0, kNone});
+    set_size(n);
+  }
+
+  void set_size(size_t n) {
     mask_ = n - 1;
     shift_ = 64;
     for (size_t v = n; v > 1; v >>= 1) --shift_;
   }
 
-  void grow() {
-    std::vector<Slot> old;
-    old.swap(slots_);
-    reset_slots(old.size() * 2);
-    for (const Slot& slot : old)
-      if (slot.value != kNone) place(slot.key, slot.value);
+  void grow() { rebuild(slots_.size() * 2, /*scatter=*/false); }
+
+  // Re-places every key in `n` slots, with Fibonacci hashing from now on if `scatter` or
+  // if sequential keys still pile up. May throw std::bad_alloc, changing nothing.
+  void rebuild(size_t n, bool scatter) {
+    std::vector<Slot> fresh(n, Slot{0, kNone});  // the only allocation
+    set_size(n);
+    if (scatter) identity_ = false;
+    for (const Slot& slot : slots_) {
+      if (slot.value == kNone || place(fresh, slot.key, slot.value) < kMaxProbe || !identity_)
+        continue;
+      identity_ = false;
+      std::fill(fresh.begin(), fresh.end(), Slot{0, kNone});
+      for (const Slot& again : slots_)
+        if (again.value != kNone) place(fresh, again.key, again.value);
+      break;
+    }
+    slots_.swap(fresh);
   }
 
   std::vector<Slot> slots_;
   size_t mask_ = 0;
   unsigned shift_ = 64;
   size_t count_ = 0;
+  bool identity_ = kSequentialKeys;
 };
+
+using FlatIndex = BasicFlatIndex<false>;  // keys spread by Fibonacci hashing (addresses)
+using TaskIndex = BasicFlatIndex<true>;   // consecutive ids in place
 
 // An index of records that hold their own keys (the tiles of grid buffers, keyed by
 // buffer address and first byte): 8-byte slots of a 32-bit hash and a record number, so
