@@ -398,12 +398,16 @@ struct TensorMap::Impl {
     }
   }
 
-  uint32_t task_record(uint64_t task) {
+  inline __attribute__((always_inline)) uint32_t task_record(uint64_t task) {
     // A task's accesses arrive one after another: remember the last record.
     if (recent_task_rec != kNil && tasks[recent_task_rec].task == task &&
         tasks[recent_task_rec].head != kNil)
       return recent_task_rec;
-    // A new record's number, filed at once if the task has none (one probe).
+    return file_task(task);
+  }
+
+  // The record of `task`, found or filed (one probe).
+  __attribute__((noinline)) uint32_t file_task(uint64_t task) {
     const bool reuse = free_task != kNil;
     if (!reuse) tasks.emplace_back();
     const uint32_t fresh = reuse ? free_task : static_cast<uint32_t>(tasks.size() - 1);
@@ -431,14 +435,15 @@ struct TensorMap::Impl {
   }
 
   // Grows the side arrays first, so that a throw leaves the entry pool untouched.
-  uint32_t take_entry(bool needs_geometry) {
+  inline __attribute__((always_inline)) uint32_t take_entry(bool needs_geometry) {
     const uint32_t n = free_entry != kNil ? free_entry : static_cast<uint32_t>(entries.size());
     if (needs_geometry && geometry.size() <= n) geometry.resize(n + 1);
-    ranges.reserve_nodes(n + 1);
-    if (n == free_entry)
+    if (n == free_entry) {
       free_entry = entries[n].task_next;
-    else
+    } else {
+      ranges.reserve_nodes(n + 1);  // a tree node per entry number
       entries.emplace_back();
+    }
     return n;
   }
 
@@ -749,7 +754,7 @@ struct TensorMap::Impl {
   // grid), which is tile `ti` (kNil: a tile with no entries yet). Its entries are exactly
   // the bytes of the probe: a read waits for the writer, a write for the writer and the
   // readers, and hides them all.
-  bool grid_access(uint64_t addr, uint32_t gi, uint32_t ti, uint64_t task, bool write,
+  inline __attribute__((always_inline)) bool grid_access(uint64_t addr, uint32_t gi, uint32_t ti, uint64_t task, bool write,
                    std::vector<uint64_t>& deps, size_t deps_before) {
     size_t hidden = 0;
     if (ti != kNil) {
@@ -930,21 +935,19 @@ struct TensorMap::Impl {
     const uint32_t elem_size = chip_dtype_size(view.dtype);
     int64_t lo, hi;
     const bool contiguous = elem_size != 0 && contiguous_bytes(view, elem_size, lo, hi);
-    uint32_t head;
+    uint32_t head = FlatIndex::kNone;
+    uint32_t ti = kNil;
     if (contiguous) {
-      const uint32_t ti = find_tile(addr, lo);
-      if (ti != kNil && tiles[ti].dense_hi == hi)
-        return grid_access(addr, tiles[ti].grid, ti, task, write, deps, deps_before);
-      head = buffer_index.find(addr);
+      ti = find_tile(addr, lo);
+      if (ti != kNil && tiles[ti].dense_hi != hi) ti = kNil;
     } else {
       head = buffer_index.find(addr);
       if (head != FlatIndex::kNone && (head & kGridTag) != 0 && elem_size != 0 &&
-          grids[head & ~kGridTag].raw.first_byte(view, elem_size, lo)) {
-        const uint32_t ti = find_tile(addr, lo);
-        if (ti != kNil)
-          return grid_access(addr, head & ~kGridTag, ti, task, write, deps, deps_before);
-      }
+          grids[head & ~kGridTag].raw.first_byte(view, elem_size, lo))
+        ti = find_tile(addr, lo);
     }
+    if (ti != kNil) return grid_access(addr, tiles[ti].grid, ti, task, write, deps, deps_before);
+    if (contiguous) head = buffer_index.find(addr);
     ViewGeometry& g = probe;
     describe_view(view, g);
     if (g.empty) return true;  // touches no byte: orders nothing
