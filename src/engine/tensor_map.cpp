@@ -215,7 +215,7 @@ struct Grid {
   RawShape raw;         // and its descriptor
 };
 
-struct Tile {
+struct alignas(64) Tile {  // one cache line per tile
   uint64_t addr;  // the buffer's address and the tile's first byte: its key
   int64_t lo;
   // The end of its bytes in a grid of dense intervals, so that a dense view is known to
