@@ -16,10 +16,10 @@ namespace simpler::rt {
 // passed), so that a lookup stops at the first key closer to its home than the probe is
 // and a deletion shifts back only the displaced keys behind it.
 //
-// kSequentialKeys: keys are mostly consecutive integers (task ids). Each then sits at
-// its own value modulo the table size, so that new and retiring keys touch a few adjacent
-// cache lines instead of random ones. Should keys pile up (one kMaxProbe slots from its
-// home), the index rehashes them with Fibonacci hashing until it is cleared.
+// kSequentialKeys: keys are mostly consecutive integers (task ids). Each aligned group of
+// four consecutive keys then shares four adjacent slots (one cache line), placed by
+// Fibonacci hashing of the group, so that new and retiring keys touch a cache line per
+// four keys instead of one each; keys of any other pattern spread like hashed ones.
 template <bool kSequentialKeys>
 class BasicFlatIndex {
  public:
@@ -36,7 +36,7 @@ class BasicFlatIndex {
   // grows, changing nothing.
   void insert(uint64_t key, uint32_t value) {
     if ((count_ + 1) * 2 > slots_.size()) grow();
-    settle(place(slots_, key, value));
+    place(slots_, key, value);
     ++count_;
   }
 
@@ -52,7 +52,7 @@ class BasicFlatIndex {
         if (slot.key == key) return slot.value;
         if (distance(slot, i) >= d) continue;
       }
-      settle(carry(slots_, i, d, Slot{key, value}));
+      carry(slots_, i, d, Slot{key, value});
       ++count_;
       return kNone;
     }
@@ -77,12 +77,9 @@ class BasicFlatIndex {
   void clear() {
     for (Slot& slot : slots_) slot.value = kNone;
     count_ = 0;
-    identity_ = kSequentialKeys;
   }
 
   size_t size() const { return count_; }
-  // False once a sequential-key index has fallen back to Fibonacci hashing (for tests).
-  bool keys_in_place() const { return identity_; }
 
  private:
   struct Slot {
@@ -90,14 +87,15 @@ class BasicFlatIndex {
     uint32_t value;
   };
   static constexpr size_t kMinSlots = 64;
-  static constexpr size_t kMaxProbe = 32;
   static constexpr size_t kAbsent = SIZE_MAX;
+  static constexpr unsigned kGroupBits = kSequentialKeys ? 2 : 0;
 
   // Fibonacci hashing: the high bits of key * 2^64/phi spread aligned addresses and
-  // consecutive ids evenly. Sequential keys: the key modulo the table size.
+  // consecutive ids evenly (for sequential keys, groups of keys, each in order).
   size_t home(uint64_t key) const {
-    if (kSequentialKeys && identity_) return static_cast<size_t>(key) & mask_;
-    return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_);
+    const uint64_t group = key >> kGroupBits;
+    const size_t at = static_cast<size_t>((group * 0x9E3779B97F4A7C15ull) >> (shift_ + kGroupBits));
+    return (at << kGroupBits) | (static_cast<size_t>(key) & ((size_t{1} << kGroupBits) - 1));
   }
   // How far the key in slot `i` sits from its home.
   size_t distance(const Slot& slot, size_t i) const { return (i - home(slot.key)) & mask_; }
@@ -114,35 +112,23 @@ class BasicFlatIndex {
   }
 
   // Puts `cur` (absent from `slots`), whose probe reached slot `i` at distance `d` from
-  // its home, there, moving richer keys on. Returns the largest distance it left a key at.
-  size_t carry(std::vector<Slot>& slots, size_t i, size_t d, Slot cur) const {
-    size_t worst = d;
+  // its home, there, moving richer keys on.
+  void carry(std::vector<Slot>& slots, size_t i, size_t d, Slot cur) const {
     for (;; i = (i + 1) & mask_, ++d) {
       Slot& slot = slots[i];
       if (slot.value == kNone) {
         slot = cur;
-        return std::max(worst, d);
+        return;
       }
       const size_t own = distance(slot, i);
       if (own < d) {
         std::swap(cur, slot);
-        worst = std::max(worst, d);
         d = own;
       }
     }
   }
-  size_t place(std::vector<Slot>& slots, uint64_t key, uint32_t value) const {
-    return carry(slots, home(key), 0, Slot{key, value});
-  }
-
-  // After an insert: sequential keys that pile up are scattered. Best effort: should that
-  // allocation fail, the index stays correct, only slower.
-  void settle(size_t worst) {
-    if (!kSequentialKeys || worst < kMaxProbe || !identity_) return;
-    try {
-      rebuild(slots_.size(), /*scatter=*/true);
-    } catch (const std::bad_alloc&) {
-    }
+  void place(std::vector<Slot>& slots, uint64_t key, uint32_t value) const {
+    carry(slots, home(key), 0, Slot{key, value});
   }
 
   void reset_slots(size_t n) {
@@ -156,23 +142,12 @@ class BasicFlatIndex {
     for (size_t v = n; v > 1; v >>= 1) --shift_;
   }
 
-  void grow() { rebuild(slots_.size() * 2, /*scatter=*/false); }
-
-  // Re-places every key in `n` slots, with Fibonacci hashing from now on if `scatter` or
-  // if sequential keys still pile up. May throw std::bad_alloc, changing nothing.
-  void rebuild(size_t n, bool scatter) {
-    std::vector<Slot> fresh(n, Slot{0, kNone});  // the only allocation
-    set_size(n);
-    if (scatter) identity_ = false;
-    for (const Slot& slot : slots_) {
-      if (slot.value == kNone || place(fresh, slot.key, slot.value) < kMaxProbe || !identity_)
-        continue;
-      identity_ = false;
-      std::fill(fresh.begin(), fresh.end(), Slot{0, kNone});
-      for (const Slot& again : slots_)
-        if (again.value != kNone) place(fresh, again.key, again.value);
-      break;
-    }
+  // Re-places every key in twice the slots. May throw std::bad_alloc, changing nothing.
+  void grow() {
+    std::vector<Slot> fresh(slots_.size() * 2, Slot{0, kNone});  // the only allocation
+    set_size(fresh.size());
+    for (const Slot& slot : slots_)
+      if (slot.value != kNone) place(fresh, slot.key, slot.value);
     slots_.swap(fresh);
   }
 
@@ -180,11 +155,10 @@ class BasicFlatIndex {
   size_t mask_ = 0;
   unsigned shift_ = 64;
   size_t count_ = 0;
-  bool identity_ = kSequentialKeys;
 };
 
 using FlatIndex = BasicFlatIndex<false>;  // keys spread by Fibonacci hashing (addresses)
-using TaskIndex = BasicFlatIndex<true>;   // consecutive ids in place
+using TaskIndex = BasicFlatIndex<true>;   // consecutive ids four to a cache line
 
 // An index of records that hold their own keys (the tiles of grid buffers, keyed by
 // buffer address and first byte): 8-byte slots of a 32-bit hash and a record number, so

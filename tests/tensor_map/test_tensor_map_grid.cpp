@@ -179,8 +179,8 @@ TEST(TensorMapGrid, TheOpenersShapeAtAnotherStartIsThatTileOrNone) {
             (Ids{10, 11, 12, 13}));
 }
 
-// Task ids need not be consecutive: ids that pile up in the task index (all equal modulo
-// its size) make it fall back to hashing; the answers stay the same.
+// Task ids need not be consecutive (the task index groups consecutive ones): ids far apart
+// answer as consecutive ones.
 TEST(TensorMapGrid, TaskIdsThatPileUpAnswerAsConsecutiveOnes) {
   TensorMap consecutive(1024), piled(1024);
   auto id = [](uint64_t t, bool pile) { return pile ? (t << 32) | 7 : t; };
