@@ -25,8 +25,7 @@ inline uint32_t chip_dtype_size(uint32_t dtype) {
 // A row-major contiguous view (a whole tensor, a block of full rows; every extent >= 1)
 // of elements of `elem_size` bytes (not 0) touches exactly the bytes [lo, hi): true and
 // sets them, as describe_view would; false for any other view (or int64 overflow).
-inline bool contiguous_bytes(const ChipTensor& view, uint32_t elem_size, int64_t& lo,
-                             int64_t& hi) {
+inline bool contiguous_bytes(const ChipTensor& view, uint32_t elem_size, int64_t& lo, int64_t& hi) {
   if (view.ndims < 1 || view.ndims > CHIP_TENSOR_MAX_DIMS) return false;
   int64_t numel = 1;  // also the stride dimension k must have to continue the run
   for (int k = static_cast<int>(view.ndims) - 1; k >= 0; --k) {

@@ -216,7 +216,7 @@ struct Grid {
 };
 
 struct alignas(64) Tile {  // one cache line per tile
-  uint64_t addr;  // the buffer's address and the tile's first byte: its key
+  uint64_t addr;           // the buffer's address and the tile's first byte: its key
   int64_t lo;
   // The end of its bytes in a grid of dense intervals, so that a dense view is known to
   // be this tile from the tile alone; INT64_MIN (no view's end) in a grid of boxes.
@@ -754,8 +754,10 @@ struct TensorMap::Impl {
   // grid), which is tile `ti` (kNil: a tile with no entries yet). Its entries are exactly
   // the bytes of the probe: a read waits for the writer, a write for the writer and the
   // readers, and hides them all.
-  inline __attribute__((always_inline)) bool grid_access(uint64_t addr, uint32_t gi, uint32_t ti, uint64_t task, bool write,
-                   std::vector<uint64_t>& deps, size_t deps_before) {
+  inline __attribute__((always_inline)) bool grid_access(uint64_t addr, uint32_t gi, uint32_t ti,
+                                                         uint64_t task, bool write,
+                                                         std::vector<uint64_t>& deps,
+                                                         size_t deps_before) {
     size_t hidden = 0;
     if (ti != kNil) {
       const Tile& t = tiles[ti];

@@ -49,7 +49,8 @@ void check_against_reference(Index& index, KeyOf key_of, uint64_t seed) {
 
 TEST(FlatIndex, AddressesAnswerLikeAMap) {
   FlatIndex index;
-  check_against_reference(index, [](uint64_t k) { return 0x10000000 + k * 4096; }, 1);
+  check_against_reference(
+      index, [](uint64_t k) { return 0x10000000 + k * 4096; }, 1);
 }
 
 TEST(TaskIndex, AWindowOfConsecutiveIds) {
@@ -67,10 +68,14 @@ TEST(TaskIndex, AWindowOfConsecutiveIds) {
 // dense, strided (all in the same slot of their group), sparse and in a few runs.
 TEST(TaskIndex, AnyIdsAnswerLikeAMap) {
   TaskIndex dense, strided, sparse, runs;
-  check_against_reference(dense, [](uint64_t k) { return 200000 + k; }, 2);
-  check_against_reference(strided, [](uint64_t k) { return k * 4; }, 3);
-  check_against_reference(sparse, [](uint64_t k) { return k << 20; }, 4);
-  check_against_reference(runs, [](uint64_t k) { return (k % 7) << 40 | k; }, 5);
+  check_against_reference(
+      dense, [](uint64_t k) { return 200000 + k; }, 2);
+  check_against_reference(
+      strided, [](uint64_t k) { return k * 4; }, 3);
+  check_against_reference(
+      sparse, [](uint64_t k) { return k << 20; }, 4);
+  check_against_reference(
+      runs, [](uint64_t k) { return (k % 7) << 40 | k; }, 5);
 }
 
 }  // namespace

@@ -171,8 +171,7 @@ TEST(TensorMapGrid, TheOpenersShapeAtAnotherStartIsThatTileOrNone) {
   EXPECT_EQ(deps_of(map, 7, reversed(15), AccessKind::Read), (Ids{5, 6}));
   // Tiles of a matrix opened by a transposed descriptor, found again by that descriptor.
   EXPECT_EQ(deps_of(map, 10, tile_transposed(kB, 64, 0, 0, 16, 16), AccessKind::Write), Ids{});
-  EXPECT_EQ(deps_of(map, 11, tile_transposed(kB, 64, 16, 16, 16, 16), AccessKind::Write),
-            Ids{});
+  EXPECT_EQ(deps_of(map, 11, tile_transposed(kB, 64, 16, 16, 16, 16), AccessKind::Write), Ids{});
   EXPECT_EQ(deps_of(map, 12, tile_transposed(kB, 64, 16, 16, 16, 16), AccessKind::Read), Ids{11});
   EXPECT_EQ(deps_of(map, 13, tile(kB, 64, 0, 0, 16, 16), AccessKind::Read), Ids{10});
   EXPECT_EQ(deps_of(map, 14, tile_transposed(kB, 64, 8, 8, 16, 16), AccessKind::Write),
@@ -185,7 +184,8 @@ TEST(TensorMapGrid, TaskIdsThatPileUpAnswerAsConsecutiveOnes) {
   TensorMap consecutive(1024), piled(1024);
   auto id = [](uint64_t t, bool pile) { return pile ? (t << 32) | 7 : t; };
   for (uint64_t t = 1; t <= 600; ++t) {
-    const ChipTensor v = slice1d(kA, 16 * static_cast<int64_t>(t % 50), 16 * static_cast<int64_t>(t % 50) + 16);
+    const ChipTensor v =
+        slice1d(kA, 16 * static_cast<int64_t>(t % 50), 16 * static_cast<int64_t>(t % 50) + 16);
     const AccessKind kind = t % 3 == 0 ? AccessKind::Write : AccessKind::Read;
     std::vector<uint64_t> dc, dp;
     ASSERT_TRUE(consecutive.access(id(t, false), v, kind, dc));
