@@ -145,7 +145,8 @@ struct ChipState {
   int32_t awake_schedulers() const { return awake.load(std::memory_order_seq_cst); }
   // Awake schedulers running blocks (a hint: the two counts are read one after the other).
   int32_t working_schedulers() const {
-    return std::max(0, awake.load(std::memory_order_relaxed) - idle.load(std::memory_order_relaxed));
+    return std::max(0,
+                    awake.load(std::memory_order_relaxed) - idle.load(std::memory_order_relaxed));
   }
   // After publishing ready work: wakes up to `count` parked schedulers, but only while the
   // awake budget has room (a scheduler woken beyond it would go straight back to sleep;

@@ -604,8 +604,8 @@ bool Orchestrator::take_released_here() {
 // threads (each later task links an edge to a producer still running over there).
 // Blocks worth a second thread (inline_sense.h) do go to it.
 bool Orchestrator::inline_now() const {
-  const int32_t takers = inline_sense_.shared_blocks() ? chip_.awake_schedulers()
-                                                       : chip_.working_schedulers();
+  const int32_t takers =
+      inline_sense_.shared_blocks() ? chip_.awake_schedulers() : chip_.working_schedulers();
   return takers == 0 || chip_.ready_depth() >= kInlineDepth;
 }
 
