@@ -72,6 +72,20 @@ def test_device_array_free_is_idempotent_and_a_freed_array_is_refused(kernel):
     assert_nothing_enqueued(stream)
 
 
+def test_a_device_array_launched_then_freed_is_refused(kernel):
+    # The array's tensor is made once; every launch still checks the array is live.
+    w, cid, stream, x, dx, dy = kernel
+    a = sim.DeviceArray(N, np.float32)
+    w.kernel_launch(cid, a, dy, 1.0, caller_stream=stream)
+    stream.synchronize()
+    a.free()
+    sim.reset_counters()
+    with pytest.raises(ArgumentError, match="argument 0 .*freed") as err:
+        w.kernel_launch(cid, a, dy, 1.0, caller_stream=stream)
+    assert err.value.index == 0
+    assert_nothing_enqueued(stream)
+
+
 def test_device_array_tied_to_a_stream_is_freed_in_stream_order():
     sim.set_device(0)
     stream = sim.Stream()
