@@ -273,10 +273,12 @@ def value_order_callable(compiler):
         (PROGRAMS / "wait_flag_kernel.cpp").read_text(), "aiv"))
     add = CoreCallable.build([D.IN, D.OUT, D.SCALAR], compiler.compile_kernel(
         (PROGRAMS / "add_scalar_kernel.cpp").read_text(), "aiv"))
+    cluster_wait = CoreCallable.build([D.INOUT, D.OUT], compiler.compile_kernel(
+        (PROGRAMS / "cluster_wait_flag_kernel.cpp").read_text(), "mix"))
     orch = compiler.compile_orchestration((PROGRAMS / "value_order_orch.cpp").read_text(),
                                           entry="value_order_entry")
     sig = [D.INOUT, D.OUT, D.IN, D.OUT, D.OUT, D.SCALAR]
-    return ChipCallable.build(sig, "value_order_entry", orch, children=[(0, wait), (1, add)])
+    return ChipCallable.build(sig, "value_order_entry", orch, children=[(0, wait), (1, add), (2, cluster_wait)])
 
 
 @pytest.mark.parametrize("case", [0, 1], ids=["read_value_sees_its_writer",

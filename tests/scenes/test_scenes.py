@@ -17,8 +17,11 @@ CASES = [(scene, runtime, mode, dtype) for scene in SCENES for runtime, mode in 
 
 @pytest.mark.parametrize("scene,runtime,mode,dtype", CASES,
                          ids=[f"{s.name}-{r}-{m}-{d}" for s, r, m, d in CASES])
-def test_scene_matches_numpy(scene: Scene, runtime: str, mode: str, dtype: str) -> None:
-    inputs, outputs, _ = run_scene(scene, runtime, mode, dtype)
+def test_scene_matches_numpy(scene: Scene, runtime: str, mode: str, dtype: str, rounds: int,
+                             record_round_times) -> None:
+    inputs, outputs, seconds = run_scene(scene, runtime, mode, dtype, rounds)
+    assert len(seconds) == rounds
+    record_round_times(seconds)
     reports = check_outputs(scene, inputs, outputs, dtype)
     assert not reports, "\n".join(reports)
 
@@ -65,3 +68,21 @@ def test_layer_task_count_is_what_a_run_records(name: str, tmp_path) -> None:
         worker.run(handle, _host_args(scene, arrays, "float32"),
                    config=CallConfig(enable_profiling=True, output_prefix=str(tmp_path)))
     assert json.loads((tmp_path / "profile.json").read_text())["tasks"] == scene.tasks
+
+
+def test_rounds_option_runs_each_scene_that_often_and_lists_the_times() -> None:
+    # `pytest tests/scenes --rounds N`, as docs/model-layers.md says; 0 is a usage error.
+    import os
+    import subprocess
+    here = pathlib.Path(__file__).resolve().parent
+    command = [sys.executable, "-m", "pytest", str(here / "test_scenes.py"), "-q",
+               "-p", "no:cacheprovider", "-k", "decode_loop-tmr-program-float32"]
+    done = subprocess.run(command + ["--rounds", "2"], capture_output=True, text=True,
+                          env=os.environ, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    row = next(line for line in done.stdout.splitlines()
+               if line.startswith("test_scene_matches_numpy[decode_loop-tmr-program-float32]"))
+    assert row.split()[1] == "2", row
+    refused = subprocess.run(command + ["--rounds", "0"], capture_output=True, text=True,
+                             env=os.environ, timeout=300)
+    assert refused.returncode != 0 and "--rounds must be at least 1" in refused.stdout + refused.stderr

@@ -1,12 +1,15 @@
 // Entry [INOUT flag(int32), OUT out(int32), IN x, OUT y, OUT z (float32, same length),
 // SCALAR case]. Children: 0 wait_flag [INOUT, OUT] (holds until flag != 0), 1 add_scalar
-// [IN, OUT, SCALAR].
+// [IN, OUT, SCALAR], 2 cluster_wait_flag (MIX: the same, on a whole cluster).
 //   case 0: read_value(y) after y = x + 1 sees the task's result (it waits for the task that
 //           writes y); write_value(out, 42) into a tensor no task touches.
-//   case 1: task A waits for the flag, which only the orchestration sets, last;
+//   case 1: cluster task A waits for the flag, which only the orchestration sets, last;
 //           add_dependency(t0, B) where B is an older task still waiting for A (B is not
 //           the latest task) is accepted; then write_value(flag, 42) (A and B pass flag
 //           NODEP: nothing to wait for) releases A, and B writes 42 into out after it.
+//           A is a cluster task because its parts run on helper threads: a single-core
+//           task could be run by this thread itself (work-first), which would then wait
+//           for its own write_value (docs/kernels.md).
 #include "simpler/orch/orchestration_api.h"
 
 namespace {
@@ -16,7 +19,7 @@ int submit(const SimplerOrchApi* api, int32_t func, const ChipTensor& a, uint32_
            uint64_t* task_id) {
   SimplerTaskDesc task = {};
   task.func_id = func;
-  task.core_type = SIMPLER_CORE_AIV;
+  task.core_type = func == 2 ? SIMPLER_CORE_MIX : SIMPLER_CORE_AIV;
   task.block_num = 1;
   task.tensor_count = 2;
   task.tensors[0].tensor = a;
@@ -57,9 +60,9 @@ extern "C" int value_order_entry(const ChipStorageTaskArgs* args, const SimplerO
     uint64_t t0 = 0, b = 0;
     if ((rc = submit(api, 1, x, SIMPLER_TENSOR_IN, z, SIMPLER_TENSOR_OUT, 2.0f, true, &t0)))
       return rc;
-    if ((rc = submit(api, 0, flag, SIMPLER_TENSOR_NODEP, out, SIMPLER_TENSOR_OUT, 0, false,
+    if ((rc = submit(api, 2, flag, SIMPLER_TENSOR_NODEP, out, SIMPLER_TENSOR_OUT, 0, false,
                      nullptr)))
-      return rc;
+      return rc;  // A
     if ((rc = submit(api, 0, flag, SIMPLER_TENSOR_NODEP, out, SIMPLER_TENSOR_OUT, 0, false, &b)))
       return rc;  // B: waits for A (both write out)
     if ((rc = submit(api, 1, x, SIMPLER_TENSOR_IN, y, SIMPLER_TENSOR_OUT, 1.0f, true, nullptr)))
