@@ -30,6 +30,20 @@ std::string where(const PackTarget& t, uint32_t i, const ArgSpec& spec) {
   throw CallArgError(static_cast<int>(i), true, where(t, i, spec) + ": " + why);
 }
 
+// A heap type's tp_name is bare ("Tensor"): name its module too ("torch.Tensor"), but not
+// for builtins or simpler's own classes, whose names are already plain.
+std::string type_name(py::handle obj) {
+  PyTypeObject* type = Py_TYPE(obj.ptr());
+  std::string name = type->tp_name;
+  if (name.find('.') != std::string::npos) return name;
+  const py::object module =
+      py::getattr(reinterpret_cast<PyObject*>(type), "__module__", py::none());
+  if (!py::isinstance<py::str>(module)) return name;
+  const auto prefix = module.cast<std::string>();
+  if (prefix == "builtins" || prefix.rfind("simpler", 0) == 0) return name;
+  return prefix + "." + name;
+}
+
 }  // namespace detail
 
 namespace {
@@ -37,10 +51,9 @@ namespace {
 using detail::bad_type;
 using detail::bad_value;
 using detail::pack_scalar;
+using detail::type_name;
 
 bool is_tensor_direction(ArgDirection d) { return d != ArgDirection::SCALAR; }
-
-const char* type_name(py::handle obj) { return Py_TYPE(obj.ptr())->tp_name; }
 
 // ---- tensors -------------------------------------------------------------------------
 
@@ -109,8 +122,9 @@ void finish_tensor(const PackTarget& t, uint32_t i, const ArgSpec& spec, PackedT
 // lie in a sim allocation, else host memory (program mode only).
 // dlpack_host: a numpy import of a DLPack host tensor; numpy marks those read-only, but
 // DLPack (0.6) carries no read-only flag, so writability is the producer's to decide.
+// shown: what the caller passed (a DLPack producer such as a torch tensor), for messages.
 PackedTensor from_buffer(const PackTarget& t, uint32_t i, const ArgSpec& spec, py::handle obj,
-                         bool dlpack_host = false) {
+                         bool dlpack_host = false, py::handle shown = py::handle()) {
   auto lease = std::make_shared<const HostBufferLease>(obj, dlpack_host);
   const Py_buffer& v = lease->view();
   if (v.format && (v.format[0] == '>' || v.format[0] == '!')) {
@@ -145,7 +159,7 @@ PackedTensor from_buffer(const PackTarget& t, uint32_t i, const ArgSpec& spec, p
     check_device(t, i, spec, owner);
     p.tensor = make_tensor(addr, shape, *dtype, AddressSpace::DEVICE, bytes);
   } else {
-    if (t.mode == CallMode::KERNEL) refuse_host(t, i, spec, obj);
+    if (t.mode == CallMode::KERNEL) refuse_host(t, i, spec, shown ? shown : obj);
     p.tensor = make_tensor(addr, shape, *dtype, AddressSpace::HOST, bytes == 0 ? 1 : bytes);
     p.host = std::move(lease);
   }
@@ -159,7 +173,7 @@ PackedTensor from_dlpack(const PackTarget& t, uint32_t i, const ArgSpec& spec, p
     // Host memory or a CPU view of sim memory: numpy imports it zero-copy, then the buffer
     // rules apply (the numpy array keeps the producer's export alive).
     py::object array = py::module_::import("numpy").attr("from_dlpack")(obj);
-    return from_buffer(t, i, spec, array, /*dlpack_host=*/true);
+    return from_buffer(t, i, spec, array, /*dlpack_host=*/true, obj);
   }
   if (device_type != kSimDLDeviceType) {
     bad_value(t, i, spec,

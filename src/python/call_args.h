@@ -73,6 +73,8 @@ namespace detail {
 // scalar as its own type; typed: converted, range-checked, a numpy scalar of another type
 // refused).
 uint64_t pack_scalar(const PackTarget& t, uint32_t i, const ArgSpec& spec, pybind11::handle value);
+// The caller's type for a message: "str", "numpy.ndarray", "torch.Tensor", "DeviceArray".
+std::string type_name(pybind11::handle obj);
 }  // namespace detail
 
 // Registers the CallArgError translator (simpler.errors classes, imported lazily).

@@ -11,8 +11,6 @@ namespace py = pybind11;
 namespace simpler::python::detail {
 namespace {
 
-const char* type_name(py::handle obj) { return Py_TYPE(obj.ptr())->tp_name; }
-
 uint16_t half_bits(float value) {
   uint32_t x = 0;
   std::memcpy(&x, &value, 4);
