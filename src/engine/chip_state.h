@@ -2,6 +2,7 @@
 // Engine::execute (internal).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -84,6 +85,9 @@ struct ChipState {
   int32_t awake_orchestrating = 1;
   int32_t awake_unattended = 1;
   std::atomic<int32_t> awake{0};
+  // Awake schedulers that found nothing to run and spin for work (a subset of `awake`):
+  // they run nothing in parallel with the orchestrator until it hands them a block.
+  std::atomic<int32_t> idle{0};
   // Per core type, indexed by core id: kCoreBusy while a dispatcher (dispatcher.h) runs a
   // block on that core, so no core ever runs two blocks at once (values above).
   std::unique_ptr<std::atomic<uint32_t>[]> core_claimed[kCoreTypeCount];
@@ -139,6 +143,11 @@ struct ChipState {
   }
   void leave_awake() { awake.fetch_sub(1, std::memory_order_seq_cst); }
   int32_t awake_schedulers() const { return awake.load(std::memory_order_seq_cst); }
+  // Awake schedulers running blocks (a hint: the two counts are read one after the other).
+  int32_t working_schedulers() const {
+    return std::max(0,
+                    awake.load(std::memory_order_relaxed) - idle.load(std::memory_order_relaxed));
+  }
   // After publishing ready work: wakes up to `count` parked schedulers, but only while the
   // awake budget has room (a scheduler woken beyond it would go straight back to sleep;
   // the awake ones re-check the queues before they park).

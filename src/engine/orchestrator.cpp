@@ -599,8 +599,14 @@ bool Orchestrator::take_released_here() {
   return inline_now();
 }
 
+// A scheduler that merely spins for work takes a short block only to lose: the hand-off
+// costs more than the block, and a chain handed over once stays split between the
+// threads (each later task links an edge to a producer still running over there).
+// Blocks worth a second thread (inline_sense.h) do go to it.
 bool Orchestrator::inline_now() const {
-  return chip_.awake_schedulers() == 0 || chip_.ready_depth() >= kInlineDepth;
+  const int32_t takers =
+      inline_sense_.shared_blocks() ? chip_.awake_schedulers() : chip_.working_schedulers();
+  return takers == 0 || chip_.ready_depth() >= kInlineDepth;
 }
 
 bool Orchestrator::link(TaskSlot& producer, TaskSlot& consumer) {

@@ -47,17 +47,8 @@ void set_interval(ViewGeometry& g, int64_t lo, int64_t hi, uint32_t elem_size) {
 // Fast path for row-major contiguous views (whole tensors, blocks of full rows): fills
 // `g` and returns true, or returns false and leaves the view to the general path.
 bool describe_contiguous(const ChipTensor& view, uint32_t elem_size, ViewGeometry& g) {
-  int64_t numel = 1;  // also the stride dimension k must have to continue the run
-  for (int k = static_cast<int>(view.ndims) - 1; k >= 0; --k) {
-    const int64_t n = view.shapes[k];
-    if (n <= 0 || (n != 1 && view.strides[k] != numel)) return false;
-    if (__builtin_mul_overflow(numel, n, &numel)) return false;
-  }
-  const int64_t es = elem_size;
-  int64_t end, lo, hi;
-  if (__builtin_add_overflow(view.start_offset, numel, &end) ||
-      __builtin_mul_overflow(view.start_offset, es, &lo) || __builtin_mul_overflow(end, es, &hi))
-    return false;
+  int64_t lo, hi;
+  if (!contiguous_bytes(view, elem_size, lo, hi)) return false;
   set_interval(g, lo, hi, elem_size);
   return true;
 }
@@ -247,25 +238,6 @@ bool canonical_dims(const ChipTensor& view, ViewGeometry& g) {
 }
 
 }  // namespace
-
-uint32_t chip_dtype_size(uint32_t dtype) {
-  static constexpr uint8_t kSizes[CHIP_DT_COUNT] = {
-      4,  // FLOAT32
-      2,  // FLOAT16
-      2,  // BFLOAT16
-      1,  // INT8
-      2,  // INT16
-      4,  // INT32
-      8,  // INT64
-      1,  // UINT8
-      2,  // UINT16
-      4,  // UINT32
-      8,  // UINT64
-      1,  // BOOL
-      8,  // FLOAT64
-  };
-  return dtype < CHIP_DT_COUNT ? kSizes[dtype] : 0;
-}
 
 void describe_view(const ChipTensor& view, ViewGeometry& g) {
   const uint32_t elem_size = chip_dtype_size(view.dtype);

@@ -15,7 +15,30 @@
 namespace simpler::rt {
 
 // Element size in bytes of a ChipDataType value; 0 when the value names no type.
-uint32_t chip_dtype_size(uint32_t dtype);
+inline uint32_t chip_dtype_size(uint32_t dtype) {
+  // FLOAT32, FLOAT16, BFLOAT16, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64,
+  // BOOL, FLOAT64
+  static constexpr uint8_t kSizes[CHIP_DT_COUNT] = {4, 2, 2, 1, 2, 4, 8, 1, 2, 4, 8, 1, 8};
+  return dtype < CHIP_DT_COUNT ? kSizes[dtype] : 0;
+}
+
+// A row-major contiguous view (a whole tensor, a block of full rows; every extent >= 1)
+// of elements of `elem_size` bytes (not 0) touches exactly the bytes [lo, hi): true and
+// sets them, as describe_view would; false for any other view (or int64 overflow).
+inline bool contiguous_bytes(const ChipTensor& view, uint32_t elem_size, int64_t& lo, int64_t& hi) {
+  if (view.ndims < 1 || view.ndims > CHIP_TENSOR_MAX_DIMS) return false;
+  int64_t numel = 1;  // also the stride dimension k must have to continue the run
+  for (int k = static_cast<int>(view.ndims) - 1; k >= 0; --k) {
+    const int64_t n = view.shapes[k];
+    if (n <= 0 || (n != 1 && view.strides[k] != numel)) return false;
+    if (__builtin_mul_overflow(numel, n, &numel)) return false;
+  }
+  const int64_t es = elem_size;
+  int64_t end;
+  return !__builtin_add_overflow(view.start_offset, numel, &end) &&
+         !__builtin_mul_overflow(view.start_offset, es, &lo) &&
+         !__builtin_mul_overflow(end, es, &hi);
+}
 
 struct ViewGeometry {
   static constexpr int kMaxDims = CHIP_TENSOR_MAX_DIMS + 1;  // + the unit-stride dimension

@@ -25,22 +25,37 @@ void Scheduler::run() {
       park();
       continue;
     }
-    for (;;) {
-      if (dispatcher_.run_one()) continue;
-      if (!spin_for_work()) break;
-    }
+    dispatch_until_idle();
     chip_.leave_awake();
     park();
   }
 }
 
-bool Scheduler::spin_for_work() {
+// Runs blocks while there are any, then spins within one budget and returns to park. Ready
+// work it cannot take (every core of the type claimed, a push still in progress) spends
+// the same budget: it pauses and yields instead of looping hot, so the thread that holds
+// the cores (or is inside the push) gets this hardware thread.
+void Scheduler::dispatch_until_idle() {
   Backoff backoff(kSchedulerSpinBudget);
-  while (backoff.spin()) {
-    if (chip_.has_ready()) return true;
-    if (chip_.shutdown.load(std::memory_order_relaxed)) return false;
+  bool idle = false;
+  for (;;) {
+    if (dispatcher_.run_one()) {
+      if (idle) {
+        idle = false;
+        chip_.idle.fetch_sub(1, std::memory_order_relaxed);
+        backoff = Backoff(kSchedulerSpinBudget);
+      }
+      continue;
+    }
+    if (!idle) {
+      // Spinning, not working: the orchestrator does not count on this thread for short
+      // blocks (Orchestrator::inline_now).
+      idle = true;
+      chip_.idle.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (chip_.shutdown.load(std::memory_order_relaxed) || !backoff.spin()) break;
   }
-  return false;
+  chip_.idle.fetch_sub(1, std::memory_order_relaxed);
 }
 
 void Scheduler::park() {

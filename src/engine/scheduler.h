@@ -8,8 +8,8 @@
 //
 // No more runnable threads than hardware threads: at most ChipState::max_awake
 // schedulers are awake (running or spinning) at once; the others stay parked on
-// ChipState::scheduler_parker, and a scheduler that finds no work spins briefly, gives
-// its awake slot back and parks.
+// ChipState::scheduler_parker, and a scheduler that finds no work spins briefly (counted
+// in ChipState::idle meanwhile), gives its awake slot back and parks.
 #pragma once
 
 #include <atomic>
@@ -34,7 +34,7 @@ class Scheduler {
   uint64_t progress() const { return dispatcher_.blocks(); }
 
  private:
-  bool spin_for_work();  // bounded spin; true when work showed up
+  void dispatch_until_idle();  // the dispatch loop while awake; returns to park
   void park();
 
   ChipState& chip_;

@@ -172,16 +172,51 @@ struct SetIndex {
 // grid turns the buffer into a general one (its entries move into lanes) until it empties.
 // A tile that empties stays (re-opening it would cost a hash insert and erase) until
 // the grid's empty tiles outnumber its live ones by far, or the grid has no entry left.
+// The descriptor of the view that opened a grid, but for its start. A view with the same
+// dtype, extents and strides is that view moved by whole elements, so the tile it would be
+// starts at opener's first byte + (start - opener's start) * element size: a lookup by
+// that byte finds it without describing the view.
+struct RawShape {
+  uint32_t dtype;
+  uint32_t ndims;
+  int64_t start;
+  int64_t lo;  // the opener's first byte
+  int64_t shapes[CHIP_TENSOR_MAX_DIMS];
+  int64_t strides[CHIP_TENSOR_MAX_DIMS];
+
+  void set(const ChipTensor& v, int64_t first_byte) {
+    dtype = v.dtype;
+    ndims = v.ndims;
+    start = v.start_offset;
+    lo = first_byte;
+    for (uint32_t k = 0; k < ndims; ++k) {
+      shapes[k] = v.shapes[k];
+      strides[k] = v.strides[k];
+    }
+  }
+  // The first byte of `v` when it has this shape; false otherwise (or on int64 overflow).
+  bool first_byte(const ChipTensor& v, uint32_t elem_size, int64_t& out) const {
+    if (v.dtype != dtype || v.ndims != ndims) return false;
+    for (uint32_t k = 0; k < ndims; ++k)
+      if (v.shapes[k] != shapes[k] || v.strides[k] != strides[k]) return false;
+    int64_t delta;
+    return !__builtin_sub_overflow(v.start_offset, start, &delta) &&
+           !__builtin_mul_overflow(delta, static_cast<int64_t>(elem_size), &delta) &&
+           !__builtin_add_overflow(lo, delta, &out);
+  }
+};
+
 struct Grid {
   uint64_t addr;
   uint32_t tiles;       // list of its tiles (Tile::next); the free-list link of a free grid
   uint32_t tile_count;  // tiles on the list
   uint32_t live_tiles;  // tiles with an entry
   ViewGeometry shape;   // the view that opened the buffer
+  RawShape raw;         // and its descriptor
 };
 
-struct Tile {
-  uint64_t addr;  // the buffer's address and the tile's first byte: its key
+struct alignas(64) Tile {  // one cache line per tile
+  uint64_t addr;           // the buffer's address and the tile's first byte: its key
   int64_t lo;
   // The end of its bytes in a grid of dense intervals, so that a dense view is known to
   // be this tile from the tile alone; INT64_MIN (no view's end) in a grid of boxes.
@@ -275,12 +310,13 @@ struct TensorMap::Impl {
 
   std::vector<TaskRecord> tasks;
   uint32_t free_task = kNil;
-  FlatIndex task_index;  // task id -> TaskRecord
+  TaskIndex task_index;  // task id -> TaskRecord
   uint32_t recent_task_rec = kNil;
 
   // Scratch of access(): the new view, a dense entry's rebuilt box form, and the entries
   // the new write hides.
   ViewGeometry probe;
+  const ChipTensor* probe_view = nullptr;  // its descriptor, during access()
   ColumnBand probe_band;
   ViewGeometry dense_scratch;
   std::vector<uint32_t> covered;
@@ -362,12 +398,16 @@ struct TensorMap::Impl {
     }
   }
 
-  uint32_t task_record(uint64_t task) {
+  inline __attribute__((always_inline)) uint32_t task_record(uint64_t task) {
     // A task's accesses arrive one after another: remember the last record.
     if (recent_task_rec != kNil && tasks[recent_task_rec].task == task &&
         tasks[recent_task_rec].head != kNil)
       return recent_task_rec;
-    // A new record's number, filed at once if the task has none (one probe).
+    return file_task(task);
+  }
+
+  // The record of `task`, found or filed (one probe).
+  __attribute__((noinline)) uint32_t file_task(uint64_t task) {
     const bool reuse = free_task != kNil;
     if (!reuse) tasks.emplace_back();
     const uint32_t fresh = reuse ? free_task : static_cast<uint32_t>(tasks.size() - 1);
@@ -395,14 +435,15 @@ struct TensorMap::Impl {
   }
 
   // Grows the side arrays first, so that a throw leaves the entry pool untouched.
-  uint32_t take_entry(bool needs_geometry) {
+  inline __attribute__((always_inline)) uint32_t take_entry(bool needs_geometry) {
     const uint32_t n = free_entry != kNil ? free_entry : static_cast<uint32_t>(entries.size());
     if (needs_geometry && geometry.size() <= n) geometry.resize(n + 1);
-    ranges.reserve_nodes(n + 1);
-    if (n == free_entry)
+    if (n == free_entry) {
       free_entry = entries[n].task_next;
-    else
+    } else {
+      ranges.reserve_nodes(n + 1);  // a tree node per entry number
       entries.emplace_back();
+    }
     return n;
   }
 
@@ -615,6 +656,7 @@ struct TensorMap::Impl {
     gr.tile_count = 0;
     gr.live_tiles = 0;
     copy_geometry(probe, gr.shape);
+    gr.raw.set(*probe_view, probe.lo);
     return gi;
   }
 
@@ -712,8 +754,10 @@ struct TensorMap::Impl {
   // grid), which is tile `ti` (kNil: a tile with no entries yet). Its entries are exactly
   // the bytes of the probe: a read waits for the writer, a write for the writer and the
   // readers, and hides them all.
-  bool grid_access(uint64_t addr, uint32_t gi, uint32_t ti, uint64_t task, bool write,
-                   std::vector<uint64_t>& deps, size_t deps_before) {
+  inline __attribute__((always_inline)) bool grid_access(uint64_t addr, uint32_t gi, uint32_t ti,
+                                                         uint64_t task, bool write,
+                                                         std::vector<uint64_t>& deps,
+                                                         size_t deps_before) {
     size_t hidden = 0;
     if (ti != kNil) {
       const Tile& t = tiles[ti];
@@ -884,18 +928,37 @@ struct TensorMap::Impl {
   }
 
   bool access(uint64_t task, const ChipTensor& view, AccessKind kind, std::vector<uint64_t>& deps) {
-    ViewGeometry& g = probe;
-    describe_view(view, g);
-    if (g.empty) return true;  // touches no byte: orders nothing
     const bool write = kind != AccessKind::Read;
     const size_t deps_before = deps.size();
     const uint64_t addr = view.buffer.addr;
-    if (g.dense) {  // a known tile of a grid of intervals: no need to look at the grid
+    // A known tile of a grid buffer needs no geometry: a contiguous view is looked up by
+    // its byte range (without the grid), another one by its start if it has the shape of
+    // the view that opened the grid.
+    const uint32_t elem_size = chip_dtype_size(view.dtype);
+    int64_t lo, hi;
+    const bool contiguous = elem_size != 0 && contiguous_bytes(view, elem_size, lo, hi);
+    uint32_t head = FlatIndex::kNone;
+    uint32_t ti = kNil;
+    if (contiguous) {
+      ti = find_tile(addr, lo);
+      if (ti != kNil && tiles[ti].dense_hi != hi) ti = kNil;
+    } else {
+      head = buffer_index.find(addr);
+      if (head != FlatIndex::kNone && (head & kGridTag) != 0 && elem_size != 0 &&
+          grids[head & ~kGridTag].raw.first_byte(view, elem_size, lo))
+        ti = find_tile(addr, lo);
+    }
+    if (ti != kNil) return grid_access(addr, tiles[ti].grid, ti, task, write, deps, deps_before);
+    if (contiguous) head = buffer_index.find(addr);
+    ViewGeometry& g = probe;
+    describe_view(view, g);
+    if (g.empty) return true;  // touches no byte: orders nothing
+    probe_view = &view;
+    if (g.dense && !contiguous) {  // a known tile of a grid of intervals
       const uint32_t ti = find_tile(addr, g.lo);
       if (ti != kNil && tiles[ti].dense_hi == g.hi)
         return grid_access(addr, tiles[ti].grid, ti, task, write, deps, deps_before);
     }
-    uint32_t head = buffer_index.find(addr);
     if (head != FlatIndex::kNone && (head & kGridTag) != 0) {
       const uint32_t gi = head & ~kGridTag;
       const Grid& gr = grids[gi];

@@ -4,6 +4,7 @@
 // number of live keys stops growing.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <new>
@@ -11,24 +12,31 @@
 
 namespace simpler::rt {
 
-class FlatIndex {
+// Robin Hood ordering (a key never sits further from its home slot than the key it
+// passed), so that a lookup stops at the first key closer to its home than the probe is
+// and a deletion shifts back only the displaced keys behind it.
+//
+// kSequentialKeys: keys are mostly consecutive integers (task ids). Each aligned group of
+// four consecutive keys then shares four adjacent slots (one cache line), placed by
+// Fibonacci hashing of the group, so that new and retiring keys touch a cache line per
+// four keys instead of one each; keys of any other pattern spread like hashed ones.
+template <bool kSequentialKeys>
+class BasicFlatIndex {
  public:
   static constexpr uint32_t kNone = UINT32_MAX;
 
-  FlatIndex() { reset_slots(kMinSlots); }
+  BasicFlatIndex() { reset_slots(kMinSlots); }
 
   uint32_t find(uint64_t key) const {
-    for (size_t i = home(key);; i = (i + 1) & mask_) {
-      const Slot& slot = slots_[i];
-      if (slot.value == kNone) return kNone;
-      if (slot.key == key) return slot.value;
-    }
+    const size_t i = position(key);
+    return i == kAbsent ? kNone : slots_[i].value;
   }
 
-  // `key` must be absent; `value` must not be kNone.
+  // `key` must be absent; `value` must not be kNone. May throw std::bad_alloc when it
+  // grows, changing nothing.
   void insert(uint64_t key, uint32_t value) {
     if ((count_ + 1) * 2 > slots_.size()) grow();
-    place(key, value);
+    place(slots_, key, value);
     ++count_;
   }
 
@@ -38,38 +46,29 @@ class FlatIndex {
   uint32_t find_or_insert(uint64_t key, uint32_t value) {
     if ((count_ + 1) * 2 > slots_.size()) grow();
     size_t i = home(key);
-    for (;; i = (i + 1) & mask_) {
+    for (size_t d = 0;; i = (i + 1) & mask_, ++d) {
       const Slot& slot = slots_[i];
-      if (slot.value == kNone) break;
-      if (slot.key == key) return slot.value;
+      if (slot.value != kNone) {
+        if (slot.key == key) return slot.value;
+        if (distance(slot, i) >= d) continue;
+      }
+      carry(slots_, i, d, Slot{key, value});
+      ++count_;
+      return kNone;
     }
-    slots_[i] = Slot{key, value};
-    ++count_;
-    return kNone;
   }
 
   // Sets the value of `key`, which must be present; never allocates.
-  void assign(uint64_t key, uint32_t value) {
-    size_t i = home(key);
-    while (slots_[i].key != key || slots_[i].value == kNone) i = (i + 1) & mask_;
-    slots_[i].value = value;
-  }
+  void assign(uint64_t key, uint32_t value) { slots_[position(key)].value = value; }
 
   // Removes `key` if present.
   void erase(uint64_t key) {
-    size_t i = home(key);
-    while (slots_[i].value != kNone && slots_[i].key != key) i = (i + 1) & mask_;
-    if (slots_[i].value == kNone) return;
-    // Backward shift: pull later members of the probe run into the hole when their home
-    // position does not lie cyclically in (hole, j].
-    size_t hole = i;
-    for (size_t j = (i + 1) & mask_; slots_[j].value != kNone; j = (j + 1) & mask_) {
-      const size_t h = home(slots_[j].key);
-      const bool stays = hole <= j ? (hole < h && h <= j) : (hole < h || h <= j);
-      if (!stays) {
-        slots_[hole] = slots_[j];
-        hole = j;
-      }
+    size_t hole = position(key);
+    if (hole == kAbsent) return;
+    for (size_t j = (hole + 1) & mask_; slots_[j].value != kNone && distance(slots_[j], j) != 0;
+         j = (j + 1) & mask_) {
+      slots_[hole] = slots_[j];
+      hole = j;
     }
     slots_[hole].value = kNone;
     --count_;
@@ -88,32 +87,68 @@ class FlatIndex {
     uint32_t value;
   };
   static constexpr size_t kMinSlots = 64;
+  static constexpr size_t kAbsent = SIZE_MAX;
+  static constexpr unsigned kGroupBits = kSequentialKeys ? 2 : 0;
 
   // Fibonacci hashing: the high bits of key * 2^64/phi spread aligned addresses and
-  // consecutive ids evenly.
+  // consecutive ids evenly (for sequential keys, groups of keys, each in order).
   size_t home(uint64_t key) const {
-    return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_);
+    const uint64_t group = key >> kGroupBits;
+    const size_t at = static_cast<size_t>((group * 0x9E3779B97F4A7C15ull) >> (shift_ + kGroupBits));
+    return (at << kGroupBits) | (static_cast<size_t>(key) & ((size_t{1} << kGroupBits) - 1));
+  }
+  // How far the key in slot `i` sits from its home.
+  size_t distance(const Slot& slot, size_t i) const { return (i - home(slot.key)) & mask_; }
+
+  // The slot of `key`, or kAbsent.
+  size_t position(uint64_t key) const {
+    size_t i = home(key);
+    for (size_t d = 0;; i = (i + 1) & mask_, ++d) {
+      const Slot& slot = slots_[i];
+      if (slot.value == kNone) return kAbsent;
+      if (slot.key == key) return i;
+      if (distance(slot, i) < d) return kAbsent;
+    }
   }
 
-  void place(uint64_t key, uint32_t value) {
-    size_t i = home(key);
-    while (slots_[i].value != kNone) i = (i + 1) & mask_;
-    slots_[i] = Slot{key, value};
+  // Puts `cur` (absent from `slots`), whose probe reached slot `i` at distance `d` from
+  // its home, there, moving richer keys on.
+  void carry(std::vector<Slot>& slots, size_t i, size_t d, Slot cur) const {
+    for (;; i = (i + 1) & mask_, ++d) {
+      Slot& slot = slots[i];
+      if (slot.value == kNone) {
+        slot = cur;
+        return;
+      }
+      const size_t own = distance(slot, i);
+      if (own < d) {
+        std::swap(cur, slot);
+        d = own;
+      }
+    }
+  }
+  void place(std::vector<Slot>& slots, uint64_t key, uint32_t value) const {
+    carry(slots, home(key), 0, Slot{key, value});
   }
 
   void reset_slots(size_t n) {
     slots_.assign(n, Slot{0, kNone});
+    set_size(n);
+  }
+
+  void set_size(size_t n) {
     mask_ = n - 1;
     shift_ = 64;
     for (size_t v = n; v > 1; v >>= 1) --shift_;
   }
 
+  // Re-places every key in twice the slots. May throw std::bad_alloc, changing nothing.
   void grow() {
-    std::vector<Slot> old;
-    old.swap(slots_);
-    reset_slots(old.size() * 2);
-    for (const Slot& slot : old)
-      if (slot.value != kNone) place(slot.key, slot.value);
+    std::vector<Slot> fresh(slots_.size() * 2, Slot{0, kNone});  // the only allocation
+    set_size(fresh.size());
+    for (const Slot& slot : slots_)
+      if (slot.value != kNone) place(fresh, slot.key, slot.value);
+    slots_.swap(fresh);
   }
 
   std::vector<Slot> slots_;
@@ -121,6 +156,9 @@ class FlatIndex {
   unsigned shift_ = 64;
   size_t count_ = 0;
 };
+
+using FlatIndex = BasicFlatIndex<false>;  // keys spread by Fibonacci hashing (addresses)
+using TaskIndex = BasicFlatIndex<true>;   // consecutive ids four to a cache line
 
 // An index of records that hold their own keys (the tiles of grid buffers, keyed by
 // buffer address and first byte): 8-byte slots of a 32-bit hash and a record number, so

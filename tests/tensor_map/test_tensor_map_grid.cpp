@@ -153,6 +153,54 @@ TEST(TensorMapGrid, RefusalWhenFullChangesNothing) {
   EXPECT_EQ(map.live_entries(), 1u);
 }
 
+// A view with the descriptor of the grid's opener (but its start) is looked up by its
+// first byte without being described: whatever its strides, it must meet exactly the tile
+// it is, and a start off the grid must still see every tile it touches.
+TEST(TensorMapGrid, TheOpenersShapeAtAnotherStartIsThatTileOrNone) {
+  TensorMap map(256);
+  // Elements 15, 14, .., 0 (a reversed 16-element slice): the grid's tiles are 16-element
+  // intervals, found again below from reversed views of the same shape.
+  auto reversed = [](int64_t last) { return make_view(kA, 1u << 20, last, {16}, {-1}); };
+  EXPECT_EQ(deps_of(map, 1, reversed(15), AccessKind::Write), Ids{});
+  EXPECT_EQ(deps_of(map, 2, reversed(31), AccessKind::Write), Ids{});
+  EXPECT_EQ(deps_of(map, 3, reversed(31), AccessKind::Read), Ids{2});
+  EXPECT_EQ(deps_of(map, 4, slice1d(kA, 16, 32), AccessKind::Read), Ids{2});
+  EXPECT_EQ(deps_of(map, 5, reversed(15), AccessKind::ReadWrite), Ids{1});
+  // Same descriptor, start 8 elements on: half of each tile, so off the grid.
+  EXPECT_EQ(deps_of(map, 6, reversed(23), AccessKind::Write), (Ids{2, 3, 4, 5}));
+  EXPECT_EQ(deps_of(map, 7, reversed(15), AccessKind::Read), (Ids{5, 6}));
+  // Tiles of a matrix opened by a transposed descriptor, found again by that descriptor.
+  EXPECT_EQ(deps_of(map, 10, tile_transposed(kB, 64, 0, 0, 16, 16), AccessKind::Write), Ids{});
+  EXPECT_EQ(deps_of(map, 11, tile_transposed(kB, 64, 16, 16, 16, 16), AccessKind::Write), Ids{});
+  EXPECT_EQ(deps_of(map, 12, tile_transposed(kB, 64, 16, 16, 16, 16), AccessKind::Read), Ids{11});
+  EXPECT_EQ(deps_of(map, 13, tile(kB, 64, 0, 0, 16, 16), AccessKind::Read), Ids{10});
+  EXPECT_EQ(deps_of(map, 14, tile_transposed(kB, 64, 8, 8, 16, 16), AccessKind::Write),
+            (Ids{10, 11, 12, 13}));
+}
+
+// Task ids need not be consecutive (the task index groups consecutive ones): ids far apart
+// answer as consecutive ones.
+TEST(TensorMapGrid, TaskIdsThatPileUpAnswerAsConsecutiveOnes) {
+  TensorMap consecutive(1024), piled(1024);
+  auto id = [](uint64_t t, bool pile) { return pile ? (t << 32) | 7 : t; };
+  for (uint64_t t = 1; t <= 600; ++t) {
+    const ChipTensor v =
+        slice1d(kA, 16 * static_cast<int64_t>(t % 50), 16 * static_cast<int64_t>(t % 50) + 16);
+    const AccessKind kind = t % 3 == 0 ? AccessKind::Write : AccessKind::Read;
+    std::vector<uint64_t> dc, dp;
+    ASSERT_TRUE(consecutive.access(id(t, false), v, kind, dc));
+    ASSERT_TRUE(piled.access(id(t, true), v, kind, dp));
+    Ids expected;
+    for (uint64_t d : dc) expected.insert(id(d, true));
+    ASSERT_EQ(Ids(dp.begin(), dp.end()), expected) << "task " << t;
+    if (t > 200) {
+      consecutive.retire(id(t - 200, false));
+      piled.retire(id(t - 200, true));
+    }
+    ASSERT_EQ(consecutive.live_entries(), piled.live_entries()) << "task " << t;
+  }
+}
+
 // Random streams over a few buffers, mostly tiles of a few grids (so grids open, take
 // accesses, turn general and reopen), with some views off any grid: a map with grids must
 // answer exactly as one without, access by access.

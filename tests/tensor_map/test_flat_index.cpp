@@ -1,0 +1,82 @@
+// Tests of the tensor map's hash indexes (engine/tensor_map_index.h): the address index and
+// the task index (consecutive ids four to a cache line) must find, insert and erase exactly
+// like a std::unordered_map.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/tensor_map_index.h"
+
+namespace simpler::rt {
+namespace {
+
+// Random inserts, finds and erases of keys from `key_of`, checked against a reference map.
+template <typename Index, typename KeyOf>
+void check_against_reference(Index& index, KeyOf key_of, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::unordered_map<uint64_t, uint32_t> ref;
+  for (uint32_t step = 0; step < 20000; ++step) {
+    const uint64_t key = key_of(rng() % 3000);
+    switch (rng() % 4) {
+      case 0:
+        if (ref.count(key) == 0) {
+          index.insert(key, step);
+          ref[key] = step;
+        }
+        break;
+      case 1: {
+        const uint32_t got = index.find_or_insert(key, step);
+        const auto it = ref.find(key);
+        ASSERT_EQ(got, it == ref.end() ? Index::kNone : it->second);
+        if (it == ref.end()) ref[key] = step;
+        break;
+      }
+      case 2:
+        index.erase(key);
+        ref.erase(key);
+        break;
+      default: {
+        const auto it = ref.find(key);
+        ASSERT_EQ(index.find(key), it == ref.end() ? Index::kNone : it->second);
+      }
+    }
+    ASSERT_EQ(index.size(), ref.size());
+  }
+  for (const auto& [key, value] : ref) ASSERT_EQ(index.find(key), value);
+}
+
+TEST(FlatIndex, AddressesAnswerLikeAMap) {
+  FlatIndex index;
+  check_against_reference(
+      index, [](uint64_t k) { return 0x10000000 + k * 4096; }, 1);
+}
+
+TEST(TaskIndex, AWindowOfConsecutiveIds) {
+  TaskIndex index;
+  for (uint64_t id = 0; id < 100000; ++id) {
+    index.insert(id, static_cast<uint32_t>(id % 1000));
+    if (id >= 3000) index.erase(id - 3000);  // a window of live tasks, retired in order
+  }
+  EXPECT_EQ(index.size(), 3000u);
+  for (uint64_t id = 97000; id < 100000; ++id) ASSERT_EQ(index.find(id), id % 1000);
+  EXPECT_EQ(index.find(96999), TaskIndex::kNone);
+}
+
+// Ids grouped four to a cache line must still answer like a map whatever their pattern:
+// dense, strided (all in the same slot of their group), sparse and in a few runs.
+TEST(TaskIndex, AnyIdsAnswerLikeAMap) {
+  TaskIndex dense, strided, sparse, runs;
+  check_against_reference(
+      dense, [](uint64_t k) { return 200000 + k; }, 2);
+  check_against_reference(
+      strided, [](uint64_t k) { return k * 4; }, 3);
+  check_against_reference(
+      sparse, [](uint64_t k) { return k << 20; }, 4);
+  check_against_reference(
+      runs, [](uint64_t k) { return (k % 7) << 40 | k; }, 5);
+}
+
+}  // namespace
+}  // namespace simpler::rt
