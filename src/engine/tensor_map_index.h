@@ -15,17 +15,11 @@ namespace simpler::rt {
 // Robin Hood ordering (a key never sits further from its home slot than the key it
 // passed), so that a lookup stops at the first key closer to its home than the probe is
 // and a deletion shifts back only the displaced keys behind it.
-//
-// kSequentialKeys: keys are mostly consecutive integers (task ids). Each aligned group of
-// four consecutive keys then shares four adjacent slots (one cache line), placed by
-// Fibonacci hashing of the group, so that new and retiring keys touch a cache line per
-// four keys instead of one each; keys of any other pattern spread like hashed ones.
-template <bool kSequentialKeys>
-class BasicFlatIndex {
+class FlatIndex {
  public:
   static constexpr uint32_t kNone = UINT32_MAX;
 
-  BasicFlatIndex() { reset_slots(kMinSlots); }
+  FlatIndex() { reset_slots(kMinSlots); }
 
   uint32_t find(uint64_t key) const {
     const size_t i = position(key);
@@ -88,14 +82,11 @@ class BasicFlatIndex {
   };
   static constexpr size_t kMinSlots = 64;
   static constexpr size_t kAbsent = SIZE_MAX;
-  static constexpr unsigned kGroupBits = kSequentialKeys ? 2 : 0;
 
   // Fibonacci hashing: the high bits of key * 2^64/phi spread aligned addresses and
-  // consecutive ids evenly (for sequential keys, groups of keys, each in order).
+  // consecutive ids evenly.
   size_t home(uint64_t key) const {
-    const uint64_t group = key >> kGroupBits;
-    const size_t at = static_cast<size_t>((group * 0x9E3779B97F4A7C15ull) >> (shift_ + kGroupBits));
-    return (at << kGroupBits) | (static_cast<size_t>(key) & ((size_t{1} << kGroupBits) - 1));
+    return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_);
   }
   // How far the key in slot `i` sits from its home.
   size_t distance(const Slot& slot, size_t i) const { return (i - home(slot.key)) & mask_; }
@@ -157,8 +148,88 @@ class BasicFlatIndex {
   size_t count_ = 0;
 };
 
-using FlatIndex = BasicFlatIndex<false>;  // keys spread by Fibonacci hashing (addresses)
-using TaskIndex = BasicFlatIndex<true>;   // consecutive ids four to a cache line
+// Task id -> record number. Task ids are mostly consecutive (the engine numbers its tasks
+// and retires them in order): each id has one direct slot, at the id modulo the table size
+// (four or more slots per live id), so filing, finding and dropping a task is one load or
+// store, and consecutive tasks share cache lines. An id whose slot another live id holds
+// goes to a hashed overflow index, so any pattern of ids works, at FlatIndex's cost.
+class TaskIndex {
+ public:
+  static constexpr uint32_t kNone = UINT32_MAX;
+
+  TaskIndex() : direct_(kMinSlots, Slot{0, kNone}), mask_(kMinSlots - 1) {}
+
+  uint32_t find(uint64_t key) const {
+    const Slot& slot = direct_[key & mask_];
+    if (slot.value != kNone && slot.key == key) return slot.value;
+    return overflow_.size() == 0 ? kNone : overflow_.find(key);
+  }
+
+  // As FlatIndex::find_or_insert. May throw std::bad_alloc, changing nothing.
+  uint32_t find_or_insert(uint64_t key, uint32_t value) {
+    if ((count_ + 1) * 4 > direct_.size()) grow();
+    Slot& slot = direct_[key & mask_];
+    if (slot.value != kNone && slot.key == key) return slot.value;
+    if (overflow_.size() != 0) {
+      const uint32_t found = overflow_.find(key);
+      if (found != kNone) return found;
+    }
+    if (slot.value == kNone)
+      slot = Slot{key, value};
+    else
+      overflow_.insert(key, value);
+    ++count_;
+    return kNone;
+  }
+
+  // `key` must be absent; `value` must not be kNone.
+  void insert(uint64_t key, uint32_t value) { find_or_insert(key, value); }
+
+  // Removes `key` if present.
+  void erase(uint64_t key) {
+    Slot& slot = direct_[key & mask_];
+    if (slot.value != kNone && slot.key == key) {
+      slot.value = kNone;
+      --count_;
+    } else if (overflow_.size() != 0 && overflow_.find(key) != kNone) {
+      overflow_.erase(key);
+      --count_;
+    }
+  }
+
+  void clear() {
+    for (Slot& slot : direct_) slot.value = kNone;
+    overflow_.clear();
+    count_ = 0;
+  }
+
+  size_t size() const { return count_; }
+  size_t overflowed() const { return overflow_.size(); }  // (for tests)
+
+ private:
+  struct Slot {
+    uint64_t key;
+    uint32_t value;
+  };
+  static constexpr size_t kMinSlots = 64;
+
+  // Twice the direct slots: ids apart modulo n are apart modulo 2n, so every direct id
+  // keeps a slot of its own (overflowed ids stay where they are). May throw
+  // std::bad_alloc, changing nothing.
+  void grow() {
+    std::vector<Slot> fresh(direct_.size() * 2, Slot{0, kNone});
+    const size_t mask = fresh.size() - 1;
+    for (const Slot& slot : direct_)
+      if (slot.value != kNone) fresh[slot.key & mask] = slot;
+    direct_.swap(fresh);
+    mask_ = mask;
+  }
+
+  std::vector<Slot> direct_;
+  size_t mask_;
+  FlatIndex overflow_;
+  size_t count_ = 0;
+};
 
 // An index of records that hold their own keys (the tiles of grid buffers, keyed by
 // buffer address and first byte): 8-byte slots of a 32-bit hash and a record number, so

@@ -1,6 +1,6 @@
 // Tests of the tensor map's hash indexes (engine/tensor_map_index.h): the address index and
-// the task index (consecutive ids four to a cache line) must find, insert and erase exactly
-// like a std::unordered_map.
+// the task index (a direct slot per id, a hashed overflow for ids whose slot is taken) must
+// find, insert and erase exactly like a std::unordered_map.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -60,12 +60,13 @@ TEST(TaskIndex, AWindowOfConsecutiveIds) {
     if (id >= 3000) index.erase(id - 3000);  // a window of live tasks, retired in order
   }
   EXPECT_EQ(index.size(), 3000u);
+  EXPECT_EQ(index.overflowed(), 0u);  // in-order tasks all keep their direct slots
   for (uint64_t id = 97000; id < 100000; ++id) ASSERT_EQ(index.find(id), id % 1000);
   EXPECT_EQ(index.find(96999), TaskIndex::kNone);
 }
 
-// Ids grouped four to a cache line must still answer like a map whatever their pattern:
-// dense, strided (all in the same slot of their group), sparse and in a few runs.
+// Whatever the pattern of ids (dense, strided, sparse — all in one direct slot, so all but
+// one overflow —, in a few runs), the index answers like a map.
 TEST(TaskIndex, AnyIdsAnswerLikeAMap) {
   TaskIndex dense, strided, sparse, runs;
   check_against_reference(
