@@ -71,7 +71,9 @@ TEST_F(EngineTest, AChainOfShortTasksComesBackToTheOrchestratingThread) {
         << error;
     const auto counts = c.download<int32_t>();
     EXPECT_EQ(counts[0], static_cast<int32_t>(kTasks));
-    EXPECT_LE(counts[1], static_cast<int32_t>(kTasks / 4))
+    // Room for one preempted sample that reads as a long block (a few hundred tasks go to
+    // the scheduler then); a chain left split runs thousands there.
+    EXPECT_LE(counts[1], static_cast<int32_t>(kTasks / 10))
         << "round " << round << ": " << counts[1] << " chain tasks ran on a scheduler";
   }
 }
