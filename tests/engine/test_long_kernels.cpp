@@ -56,6 +56,11 @@ TEST_F(EngineTest, AStreamOfFewMicrosecondTasksIsSharedWithAScheduler) {
 // producer still running over there: 2-3x the per-task cost, docs/performance.md
 // section 1). A task the scheduler takes is taken back at the next submit.
 TEST_F(EngineTest, AChainOfShortTasksComesBackToTheOrchestratingThread) {
+#if defined(__SANITIZE_THREAD__)
+  // Instrumented, an empty block takes longer than kTakeBackBlockNs: the scheduler then
+  // runs part of the chain by design, which is not what this test is about.
+  GTEST_SKIP() << "blocks are not short under TSan";
+#endif
   auto engine = make_engine(default_config(), /*host_build_graph=*/false);
   auto program = load(test_programs::chain_tally());
   DeviceBuffer y(48 * sizeof(int32_t)), c(2 * sizeof(int32_t));
