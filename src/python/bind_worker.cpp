@@ -6,6 +6,7 @@
 #include <pybind11/chrono.h>
 #include <pybind11/stl.h>
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -416,8 +417,10 @@ void bind_worker_classes(py::module_& m) {
              // launch); a launch re-entered from a __dlpack__ call packs into its own.
              thread_local PyChipStorageTaskArgs scratch;
              thread_local bool scratch_busy = false;
-             std::optional<PyChipStorageTaskArgs> own;
-             PyChipStorageTaskArgs& packed = scratch_busy ? own.emplace() : scratch;
+             // Not std::optional: its empty state still zeroed the 4 KiB payload per launch.
+             std::unique_ptr<PyChipStorageTaskArgs> own;
+             if (scratch_busy) own = std::make_unique<PyChipStorageTaskArgs>();
+             PyChipStorageTaskArgs& packed = own ? *own : scratch;
              const bool borrowed_scratch = &packed == &scratch;
              scratch_busy = scratch_busy || borrowed_scratch;
              struct Release {

@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include <cstdint>
+#include <exception>
 #include <string>
 
 #include "dlpack_bridge.h"
@@ -142,6 +143,12 @@ DeviceArray::DeviceArray(std::vector<int64_t> shape, DataType dtype, py::object 
   if (int st = sim_malloc(&p, nbytes_ == 0 ? 1 : nbytes_); st != SIMPLER_OK)
     raise_sim("DeviceArray: sim_malloc(" + std::to_string(nbytes_) + ")", st);
   ptr_ = reinterpret_cast<uint64_t>(p);
+  try {
+    tensor_ = make_tensor(ptr_, shape_, dtype_, AddressSpace::DEVICE, nbytes_ == 0 ? 1 : nbytes_);
+    tensor_made_ = true;
+  } catch (const std::exception&) {
+    // Not cached: tensor_if_live makes it again and reports the refusal where it is used.
+  }
 }
 
 DeviceArray::~DeviceArray() { free(); }
@@ -168,7 +175,9 @@ void DeviceArray::free() {
 
 bool DeviceArray::tensor_if_live(ChipTensor* out) const {
   if (!live()) return false;
-  *out = make_tensor(ptr_, shape_, dtype_, AddressSpace::DEVICE, nbytes_ == 0 ? 1 : nbytes_);
+  *out = tensor_made_
+             ? tensor_
+             : make_tensor(ptr_, shape_, dtype_, AddressSpace::DEVICE, nbytes_ == 0 ? 1 : nbytes_);
   return true;
 }
 

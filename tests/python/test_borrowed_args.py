@@ -72,6 +72,20 @@ def test_device_array_free_is_idempotent_and_a_freed_array_is_refused(kernel):
     assert_nothing_enqueued(stream)
 
 
+def test_a_device_array_launched_then_freed_is_refused(kernel):
+    # The array's tensor is made once; every launch still checks the array is live.
+    w, cid, stream, x, dx, dy = kernel
+    a = sim.DeviceArray(N, np.float32)
+    w.kernel_launch(cid, a, dy, 1.0, caller_stream=stream)
+    stream.synchronize()
+    a.free()
+    sim.reset_counters()
+    with pytest.raises(ArgumentError, match="argument 0 .*freed") as err:
+        w.kernel_launch(cid, a, dy, 1.0, caller_stream=stream)
+    assert err.value.index == 0
+    assert_nothing_enqueued(stream)
+
+
 def test_device_array_tied_to_a_stream_is_freed_in_stream_order():
     sim.set_device(0)
     stream = sim.Stream()
@@ -152,6 +166,29 @@ def test_kernel_launch_borrows_dlpack_tensors_and_host_views_of_device_memory(ke
     stream.synchronize()
     np.testing.assert_array_equal(dy.numpy(), x + 4)
     assert sim.pointer_device(dx.ptr) == 0  # borrowed: nothing freed or copied
+
+
+def test_a_launch_from_inside_dlpack_packs_apart_from_the_outer_launch(kernel):
+    # The outer launch packs into a per-thread scratch; a launch made while it packs
+    # (from a producer's __dlpack__) must pack elsewhere and leave the outer args intact.
+    w, cid, stream, x, dx, dy = kernel
+    x2 = np.arange(N, dtype=np.float32)
+    dw = sim.DeviceArray.from_numpy(x2, stream=stream)
+    dz = sim.DeviceArray.zeros(N, np.float32, stream=stream)
+
+    class Reentrant:
+        def __dlpack__(self, stream=None):
+            w.kernel_launch(cid, dw, dy, 1.0, caller_stream=caller)
+            return dx.__dlpack__()
+
+        def __dlpack_device__(self):
+            return dx.__dlpack_device__()
+
+    caller = stream  # (__dlpack__'s own parameter is named stream)
+    w.kernel_launch(cid, Reentrant(), dz, 4.0, caller_stream=caller)
+    stream.synchronize()
+    np.testing.assert_array_equal(dy.numpy(), x2 + 1)
+    np.testing.assert_array_equal(dz.numpy(), x + 4)
 
 
 def test_kernel_launch_refusals_are_typed_name_the_argument_and_enqueue_nothing(kernel):

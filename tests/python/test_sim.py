@@ -386,6 +386,8 @@ def test_device_array_after_device_reset_never_frees_a_reused_address(with_strea
     """A reset frees all of the device's memory; the next allocation may reuse the old
     array's address. Collecting the old array must not free the new owner's memory."""
     sim.set_device(2)
+    sim.device_reset(2)  # an empty device: what earlier tests left there would move the reuse
+    sim.set_device(2)
     stream = sim.Stream() if with_stream else None
     old = sim.DeviceArray.zeros((4096,), "float32", stream=stream)
     old_ptr = old.ptr
