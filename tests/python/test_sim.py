@@ -369,12 +369,16 @@ def test_stream_keeps_async_callables_alive_until_a_successful_synchronize():
     alive = weakref.ref(callback)
     stream.host_func(callback)
     del callback
+    gc.collect()
+    assert alive() is not None  # queued behind the gate: the stream keeps it
     sim.inject_fault("stream_synchronize")
+    # synchronize() first waits in slices (Ctrl-C), so the injected refusal comes once the
+    # queue drained: open the gate meanwhile (else the wait is the gate's 30 s).
+    threading.Timer(0.1, gate.set).start()
     with pytest.raises(SimError):
-        stream.synchronize()  # refused without waiting: the callback is still queued
+        stream.synchronize()  # refused: not a successful wait, so nothing is released
     gc.collect()
     assert alive() is not None
-    gate.set()
     stream.synchronize()
     gc.collect()
     assert alive() is None
