@@ -30,6 +30,9 @@ inline constexpr uint64_t kWakeDepth = 8;
 // scheduler is awake (work-first; below it, the awake schedulers take them).
 inline constexpr uint64_t kInlineDepth = 4;
 inline constexpr uint64_t kWakeStride = 64;
+// How long a submit waits (pauses) for the latest task's short producer to finish on a
+// scheduler, to run the latest task itself (Orchestrator::submit).
+inline constexpr uint32_t kTakeBackSpins = 128;
 // How long a woken scheduler takes to start running here (a futex wake-up on a small VM):
 // the orchestrator wakes at most one per this interval while none is awake.
 inline constexpr int64_t kSchedulerStartNs = 50'000;

@@ -28,6 +28,9 @@ inline constexpr int64_t kLongBlockNs = 10'000;
 // the orchestrator keeps a scheduler awake while it submits, and both threads run blocks.
 // Shorter ones (empty kernels, bench/task_overhead) run work-first on this thread.
 inline constexpr int64_t kSharedBlockNs = 2'000;
+// Blocks so short that a hand-off costs more than the block (a few cache-line transfers):
+// a submit waits for such a producer running on a scheduler and runs the chain on here.
+inline constexpr int64_t kTakeBackBlockNs = 300;
 
 class InlineSense {
  public:

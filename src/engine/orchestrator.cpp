@@ -499,9 +499,18 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
   // else holds it back, it runs here at once (work-first: its consumer waits for it, so
   // there is nothing to run beside it), before the edges are linked: the new task then
   // finds it completed and links no edge to it, so neither side pays for one.
-  if (deferred_ != nullptr && deferred_->dedup_stamp == id &&
-      deferred_->pending.load(std::memory_order_acquire) == 1) {
-    release_deferred(/*run_here=*/true);
+  if (deferred_ != nullptr && deferred_->dedup_stamp == id) {
+    if (producer_running_elsewhere()) {
+      // Its own producer runs on a scheduler and is short: wait for it and run the latest
+      // task here, so a chain handed over once comes back to this thread instead of
+      // staying split between the two (each later task linking an edge to a producer still
+      // running over there: 2-3x the per-task cost).
+      for (uint32_t i = 0; i < kTakeBackSpins && producer_running_elsewhere(); ++i) cpu_relax();
+      if (deferred_->pending.load(std::memory_order_acquire) == 1)
+        release_deferred(/*run_here=*/true, /*take_back=*/true);
+    } else if (deferred_->pending.load(std::memory_order_acquire) == 1) {
+      release_deferred(/*run_here=*/true);
+    }
   }
 
   task.entry = kernel.entry;
@@ -622,7 +631,7 @@ bool Orchestrator::link(TaskSlot& producer, TaskSlot& consumer) {
   return true;
 }
 
-bool Orchestrator::drop_guard(TaskSlot& task, bool wake, bool run_here) {
+bool Orchestrator::drop_guard(TaskSlot& task, bool wake, bool run_here, bool take_back) {
   // Only the guard left: every producer already counted itself down (acquire: their
   // completions happen-before), and only this thread adds counts, so nobody else writes
   // `pending` any more and a plain store releases the task.
@@ -637,7 +646,8 @@ bool Orchestrator::drop_guard(TaskSlot& task, bool wake, bool run_here) {
     // with no ready-queue round trip, under the same rules as run_ready_inline (short
     // kernels; nobody awake to take it, or the awake ones are behind).
     if (run_here && task.block_num == 1 && task.core_type != SIMPLER_CORE_MIX &&
-        take_released_here() && inline_sense_.run([&] { return dispatcher_.run_now(task); })) {
+        (take_back || take_released_here()) &&
+        inline_sense_.run([&] { return dispatcher_.run_now(task); })) {
       bump_progress();
       return true;
     }
@@ -654,11 +664,16 @@ bool Orchestrator::drop_guard(TaskSlot& task, bool wake, bool run_here) {
   return false;
 }
 
-bool Orchestrator::release_deferred(bool run_here) {
+bool Orchestrator::release_deferred(bool run_here, bool take_back) {
   if (deferred_ == nullptr) return false;
   TaskSlot* task = deferred_;
   deferred_ = nullptr;
-  return drop_guard(*task, true, run_here);
+  return drop_guard(*task, true, run_here, take_back);
+}
+
+bool Orchestrator::producer_running_elsewhere() const {
+  return deferred_->pending.load(std::memory_order_acquire) != 1 &&
+         inline_sense_.block_ns() < kTakeBackBlockNs && chip_.working_schedulers() > 0;
 }
 
 // ---- reclaim and back-pressure -----------------------------------------------------------

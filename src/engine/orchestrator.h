@@ -147,8 +147,12 @@ class Orchestrator {
   void advance_done_cursor();
   // `run_here` (a submit): the released task may run on this thread at once (work-first,
   // under the rules of run_ready_inline); true when it did.
-  bool release_deferred(bool run_here = false);
-  bool drop_guard(TaskSlot& task, bool wake, bool run_here = false);
+  // `take_back`: it runs here although a scheduler is awake (its producer just finished
+  // there: the chain comes back to this thread).
+  bool release_deferred(bool run_here = false, bool take_back = false);
+  bool drop_guard(TaskSlot& task, bool wake, bool run_here = false, bool take_back = false);
+  // The latest task waits for a producer a scheduler runs now, and blocks are very short.
+  bool producer_running_elsewhere() const;
   void finish();
   void release_graph();
   void reset_rings();

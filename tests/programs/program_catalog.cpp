@@ -120,6 +120,12 @@ ChipCallable fan_out() {
                        {{0, k(paths::kernel_overlap_probe, {IO, S})}});
 }
 
+ChipCallable chain_tally() {
+  return chip_callable(
+      paths::orch_chain_tally, "orch_chain_tally", {O, IO, S},
+      {{0, k(paths::kernel_spmd_block_id, {O})}, {1, k(paths::kernel_thread_tally, {IO, S})}});
+}
+
 ChipCallable cluster_then() {
   return chip_callable(
       paths::orch_cluster, "orch_cluster_then", {I, O, S},

@@ -47,6 +47,11 @@
 //                                                    (AIC, AIV alternately) each sleeping ms
 //                                                    (ms < 0: busy for -ms µs);
 //                                                    c[1] = the most that ran at once
+//   chain_tally()    [OUT y(int32, >= 48), INOUT c(int32, >= 2), SCALAR n]
+//                                                    a 48-block SPMD task, then a chain of n
+//                                                    tasks; c[0] = n, c[1] = how many ran
+//                                                    on a thread other than the
+//                                                    orchestrating one
 //   cluster_then()   [IN x, OUT y, SCALAR mode]     a cluster task (cluster_exchange in
 //                                                    `mode`; 4: y = 2x+1 after 50 ms), then
 //                                                    y[0] += 1 by a task depending on it
@@ -102,6 +107,7 @@ ChipCallable misuse();
 ChipCallable bench();
 ChipCallable many_args();
 ChipCallable fan_out();
+ChipCallable chain_tally();
 ChipCallable cluster_then();
 ChipCallable cluster_fan();
 
