@@ -143,8 +143,10 @@ std::string block_name(const ChipState& chip, const TaskSlot& task, uint32_t blo
 }
 
 void finish_block(ChipState& chip, TaskSlot& task, bool orchestrating, bool on_dispatcher) {
-  if (task.block_num == 1 ||
-      task.blocks_done.fetch_add(1, std::memory_order_acq_rel) + 1 == task.block_num) {
+  // Read before counting: once another block's count is the last, the slot may complete and
+  // be reused by a new task (a new block_num) while this thread still compares.
+  const uint32_t blocks = task.block_num;
+  if (blocks == 1 || task.blocks_done.fetch_add(1, std::memory_order_acq_rel) + 1 == blocks) {
     complete(chip, task, orchestrating, on_dispatcher);
   }
 }
