@@ -612,9 +612,12 @@ bool Orchestrator::take_released_here() {
 // costs more than the block, and a chain handed over once stays split between the
 // threads (each later task links an edge to a producer still running over there).
 // Blocks worth a second thread (inline_sense.h) do go to it.
+// In a pipelined run, though, what an awake scheduler takes runs while this thread goes on
+// to the next run's orchestration: there a spinning scheduler is a taker too.
 bool Orchestrator::inline_now() const {
-  const int32_t takers =
-      inline_sense_.shared_blocks() ? chip_.awake_schedulers() : chip_.working_schedulers();
+  const int32_t takers = inline_sense_.shared_blocks() || options_.pipeline_depth > 1
+                             ? chip_.awake_schedulers()
+                             : chip_.working_schedulers();
   return takers == 0 || chip_.ready_depth() >= kInlineDepth;
 }
 
