@@ -500,17 +500,15 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
   // there is nothing to run beside it), before the edges are linked: the new task then
   // finds it completed and links no edge to it, so neither side pays for one.
   if (deferred_ != nullptr && deferred_->dedup_stamp == id) {
-    if (producer_running_elsewhere()) {
-      // Its own producer runs on a scheduler and is short: wait for it and run the latest
-      // task here, so a chain handed over once comes back to this thread instead of
-      // staying split between the two (each later task linking an edge to a producer still
-      // running over there: 2-3x the per-task cost).
-      for (uint32_t i = 0; i < kTakeBackSpins && producer_running_elsewhere(); ++i) cpu_relax();
-      if (deferred_->pending.load(std::memory_order_acquire) == 1)
-        release_deferred(/*run_here=*/true, /*take_back=*/true);
-    } else if (deferred_->pending.load(std::memory_order_acquire) == 1) {
-      release_deferred(/*run_here=*/true);
-    }
+    // When its own producer runs on a scheduler and is short, wait for it and run the
+    // latest task here, so a chain handed over once comes back to this thread instead of
+    // staying split between the two (each later task linking an edge to a producer still
+    // running over there: 2-3x the per-task cost).
+    const bool take_back = producer_running_elsewhere();
+    for (uint32_t i = 0; take_back && i < kTakeBackSpins && producer_running_elsewhere(); ++i)
+      cpu_relax();
+    if (deferred_->pending.load(std::memory_order_acquire) == 1)
+      release_deferred(/*run_here=*/true, take_back);
   }
 
   task.entry = kernel.entry;

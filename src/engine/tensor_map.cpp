@@ -955,7 +955,7 @@ struct TensorMap::Impl {
     if (g.empty) return true;  // touches no byte: orders nothing
     probe_view = &view;
     if (g.dense && !contiguous) {  // a known tile of a grid of intervals
-      const uint32_t ti = find_tile(addr, g.lo);
+      ti = find_tile(addr, g.lo);
       if (ti != kNil && tiles[ti].dense_hi == g.hi)
         return grid_access(addr, tiles[ti].grid, ti, task, write, deps, deps_before);
     }
@@ -963,7 +963,7 @@ struct TensorMap::Impl {
       const uint32_t gi = head & ~kGridTag;
       const Grid& gr = grids[gi];
       if (same_shape(gr.shape, probe)) {
-        const uint32_t ti = find_tile(addr, probe.lo);
+        ti = find_tile(addr, probe.lo);
         if (ti != kNil) return grid_access(addr, gi, ti, task, write, deps, deps_before);
         if (on_grid(gr.shape, probe))
           return grid_access(addr, gi, kNil, task, write, deps, deps_before);

@@ -191,9 +191,10 @@ class TaskIndex {
     if (slot.value != kNone && slot.key == key) {
       slot.value = kNone;
       --count_;
-    } else if (overflow_.size() != 0 && overflow_.find(key) != kNone) {
-      overflow_.erase(key);
-      --count_;
+    } else if (overflow_.size() != 0) {
+      const size_t before = overflow_.size();
+      overflow_.erase(key);  // one probe; a no-op when absent
+      count_ -= before - overflow_.size();
     }
   }
 
