@@ -7,7 +7,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 packages=(cmake ninja-build g++ libgtest-dev libgmock-dev libbenchmark-dev
           pybind11-dev python3-dev python3-pytest python3-numpy
           clang-14 clang-format-14 clang-tidy-14 flake8 libfuzzer-14-dev libclang-rt-14-dev
-          libtbb-dev libdlpack-dev nlohmann-json3-dev
+          libtbb-dev libdlpack-dev nlohmann-json3-dev libssl-dev
           openmpi-bin libopenmpi-dev python3-mpi4py
           python3-setuptools python3-wheel python3-build python3-venv python3-pip
           python3-torch graphviz strace)

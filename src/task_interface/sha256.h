@@ -1,18 +1,22 @@
-// SHA-256 (FIPS 180-4), internal: the callable images' digest and KernelCompiler's
-// content-addressed cache keys. One implementation for every layer.
+// SHA-256, internal: the callable images' digest and KernelCompiler's content-addressed
+// cache keys. One wrapper for every layer over OpenSSL's libcrypto (Debian libssl-dev),
+// which picks the CPU's SHA extensions itself.
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+
+struct evp_md_ctx_st;  // OpenSSL's EVP_MD_CTX, kept out of every includer
 
 namespace simpler::sha {
 
 class Sha256 {
  public:
-  Sha256();
+  Sha256();  // throws std::bad_alloc when libcrypto cannot make a context
   void update(const void* data, size_t size);
   void update(std::string_view text) { update(text.data(), text.size()); }
   // Length-prefixed, so ("ab","c") and ("a","bc") hash differently.
@@ -21,10 +25,10 @@ class Sha256 {
   std::string finish_hex();
 
  private:
-  std::array<uint32_t, 8> state_;
-  std::array<uint8_t, 64> buffer_{};
-  size_t buffered_ = 0;
-  uint64_t total_bytes_ = 0;
+  struct FreeContext {
+    void operator()(evp_md_ctx_st* context) const;
+  };
+  std::unique_ptr<evp_md_ctx_st, FreeContext> context_;
 };
 
 std::string sha256_hex(std::string_view data);

@@ -3,10 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include <random>
 #include <vector>
-
-#include "task_interface/sha256_blocks.h"
 
 namespace simpler::sha {
 namespace {
@@ -36,26 +33,7 @@ TEST(Sha256, FieldsAreFramed) {
   EXPECT_NE(a.finish_hex(), b.finish_hex());
 }
 
-// The hardware compression (x86 SHA extensions) is the portable one: same state after
-// any number of blocks of random bytes. Skipped on a CPU without them.
-TEST(Sha256, HardwareBlocksEqualPortableBlocks) {
-  const blocks::Compress hardware = blocks::accelerated();
-  if (hardware == nullptr) GTEST_SKIP() << "no SHA extensions on this CPU";
-  EXPECT_EQ(blocks::best(), hardware);
-  std::mt19937 rng(20261204);
-  std::vector<uint8_t> data(64 * 33);
-  for (auto& byte : data) byte = static_cast<uint8_t>(rng());
-  for (size_t count : {1, 2, 7, 33}) {
-    uint32_t soft[8], hard[8];
-    for (int i = 0; i < 8; ++i) soft[i] = hard[i] = static_cast<uint32_t>(rng());
-    blocks::portable(soft, data.data(), count);
-    hardware(hard, data.data(), count);
-    for (int i = 0; i < 8; ++i) EXPECT_EQ(hard[i], soft[i]) << "word " << i << ", " << count;
-  }
-}
-
-// Whole blocks are taken straight from the caller's bytes, partial ones through the
-// buffer: every split of a message gives the one-shot digest.
+// Every split of a message into updates gives the one-shot digest.
 TEST(Sha256, EverySplitEqualsOneShot) {
   std::string text(300, '\0');
   for (size_t i = 0; i < text.size(); ++i) text[i] = static_cast<char>(i * 7 + 1);
