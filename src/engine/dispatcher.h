@@ -38,6 +38,9 @@ class Dispatcher {
   bool run_one(uint32_t type);
   bool claim_core(uint32_t type, uint32_t* id);
   void run_claimed(TaskSlot& task, uint32_t block, uint32_t type, uint32_t core);
+  void count_block() {  // only this lane writes blocks_
+    blocks_.store(blocks_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
 
   ChipState& chip_;
   uint32_t lane_;

@@ -495,6 +495,7 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
       options_.observer->on_dependency(p - run_first_, id - run_first_);
   }
   deps_.resize(unique);
+  bool ran = false;  // this submit ran a block on this thread (one per submit)
   // TMR: this call releases the latest task. When the new one depends on it and nothing
   // else holds it back, it runs here at once (work-first: its consumer waits for it, so
   // there is nothing to run beside it), before the edges are linked: the new task then
@@ -508,7 +509,7 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
     for (uint32_t i = 0; take_back && i < kTakeBackSpins && producer_running_elsewhere(); ++i)
       cpu_relax();
     if (deferred_->pending.load(std::memory_order_acquire) == 1)
-      release_deferred(/*run_here=*/true, take_back);
+      ran = release_deferred(/*run_here=*/true, take_back);
   }
 
   task.entry = kernel.entry;
@@ -552,13 +553,12 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
   if (options_.observer != nullptr)
     options_.observer->on_task(
         TaskView{id - run_first_, desc->func_id, desc->core_type, desc->block_num});
-  bool ran = false;
   if (!options_.build_graph_first) {
     // While nothing else is queued for its core type, running the released task here is
     // what the queue round trip (enqueue, then run_ready_inline pops the oldest) would do,
-    // minus the push and the pop.
-    ran = release_deferred(/*run_here=*/deferred_ != nullptr &&
-                           chip_.ready[deferred_->core_type].looks_empty());
+    // minus the push and the pop. (Released above already when the new task depends on it.)
+    if (deferred_ != nullptr)
+      ran = release_deferred(/*run_here=*/chip_.ready[deferred_->core_type].looks_empty());
     deferred_ = &task;
   }
   if (result != nullptr) {
