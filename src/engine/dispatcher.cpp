@@ -41,16 +41,36 @@ bool Dispatcher::run_one(uint32_t type) {
   return true;
 }
 
-bool Dispatcher::run_now(TaskSlot& task) {
+bool Dispatcher::run_now(TaskSlot& task, bool keep) {
   const uint32_t type = task.core_type;
-  uint32_t core = 0;
-  if (!claim_core(type, &core)) return false;
+  uint32_t core = kept_[type];
+  kept_[type] = kNoCore;
+  // A kept core is still this lane's unless a cluster reservation marked it meanwhile:
+  // then it is handed over now (release_core), and another one is claimed.
+  if (core != kNoCore &&
+      chip_.core_claimed[type][core].load(std::memory_order_relaxed) != kCoreBusy) {
+    release_core(chip_, type, core);
+    core = kNoCore;
+  }
+  if (core == kNoCore && !claim_core(type, &core)) return false;
   task.next_block.store(1, std::memory_order_relaxed);  // its only block: taken
   run_block(chip_, task, 0, type, core, lane_);
-  release_core(chip_, type, core);
+  if (keep) {
+    kept_[type] = core;
+  } else {
+    release_core(chip_, type, core);
+  }
   count_block();
   complete_task(chip_, task, orchestrating_, /*on_dispatcher=*/true);  // no block count
   return true;
+}
+
+void Dispatcher::let_go() {
+  for (uint32_t type = 0; type < kCoreTypeCount; ++type) {
+    if (kept_[type] == kNoCore) continue;
+    release_core(chip_, type, kept_[type]);
+    kept_[type] = kNoCore;
+  }
 }
 
 // Runs one block of `task` as `core` (claimed by this lane), then frees the core and

@@ -165,6 +165,7 @@ void Orchestrator::run(const ChipStorageTaskArgs& args) {
   int rc = 0;
   FaultInfo signal;
   const bool returned = guarded_call([&] { rc = program_->orchestration(&args, &api_); }, &signal);
+  dispatcher_.let_go();  // this thread runs no more direct blocks in this run
   building_ = false;
   if (options_.timed) {
     orchestration_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -565,7 +566,12 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
     result->task_id = id - run_first_;  // the user's numbering: 0, 1, 2, ... per run
     result->output_count = outputs;
   }
-  if (!ran) run_ready_inline();  // one block per submit
+  if (!ran) {
+    // No direct run this time: the kept core goes back (another lane may want it, or a
+    // queued task of its type).
+    dispatcher_.let_go();
+    run_ready_inline();  // one block per submit
+  }
   return SIMPLER_OK;
 }
 
@@ -646,9 +652,14 @@ bool Orchestrator::drop_guard(TaskSlot& task, bool wake, bool run_here, bool tak
     // Work-first straight from the guard: the task this thread just made ready runs here
     // with no ready-queue round trip, under the same rules as run_ready_inline (short
     // kernels; nobody awake to take it, or the awake ones are behind).
+    // The core stays claimed for the next direct run while blocks are short and nothing
+    // else of its type is queued (a scheduler could run that on it meanwhile).
     if (run_here && task.block_num == 1 && task.core_type != SIMPLER_CORE_MIX &&
-        (take_back || take_released_here()) &&
-        inline_sense_.run([&] { return dispatcher_.run_now(task); })) {
+        (take_back || take_released_here()) && inline_sense_.run([&] {
+          const bool keep =
+              !inline_sense_.shared_blocks() && chip_.ready[task.core_type].looks_empty();
+          return dispatcher_.run_now(task, keep);
+        })) {
       bump_progress();
       return true;
     }
@@ -772,6 +783,7 @@ bool Orchestrator::help_once() {
 }
 
 void Orchestrator::wait_for_completion(uint64_t id, bool stop_on_error) {
+  dispatcher_.let_go();  // what it waits for may need that core
   TaskSlot& slot = chip_.slot(id);
   auto done = [&] {
     return slot.done_id.load(std::memory_order_acquire) == id ||
