@@ -561,6 +561,7 @@ class MpiWorker(HostWorker):
                     or not 0 < value < float("inf")):
                 raise SimplerValueError(f"{api}: {name} must be a positive number of seconds, "
                                         f"got {value!r}")
+        _require_bool(mpi_collectives, f"{api}: mpi_collectives")
         ids = validate_device_ids(device_ids, platform, api)
         MPI = _mpi()
         if comm is not None and not isinstance(comm, MPI.Intracomm):
@@ -606,7 +607,7 @@ class MpiWorker(HostWorker):
 
     @mpi_collectives.setter
     def mpi_collectives(self, value: bool) -> None:
-        self._mpi_collectives = bool(value)
+        self._mpi_collectives = _require_bool(value, "Worker(level=4).mpi_collectives")
         if self._transport is not None and hasattr(self._transport, "mpi_collectives"):
             self._transport.mpi_collectives = self._mpi_collectives
 
@@ -813,3 +814,10 @@ class MpiWorker(HostWorker):
 def _path(lib_dir: Any) -> Optional[str]:
     import os
     return os.fspath(lib_dir) if lib_dir else None
+
+
+def _require_bool(value: Any, what: str) -> bool:
+    """True or False (numpy's too); a string such as "no" would otherwise read as True."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise SimplerTypeError(f"{what} must be True or False, got {value!r}")
+    return bool(value)
