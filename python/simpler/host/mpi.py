@@ -34,8 +34,9 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from simpler.errors import (PTO_RUNTIME_ERR_TIMEOUT, ChipWorkerError, SimplerRuntimeError,
-                            SimplerTypeError, SimplerValueError)
+from simpler.errors import (PTO_RUNTIME_ERR_TIMEOUT, ChipWorkerError, RuntimeBuildNotFoundError,
+                            SimplerRuntimeError, SimplerTypeError, SimplerValueError,
+                            WorkerTimeoutError)
 from simpler.host.errors import ChipGroupError, RankError
 from simpler.host.host_worker import CallableHandle, HostWorker, check_mode, validate_device_ids
 from simpler.host.transport import ChipTransport, LocalTransport, TensorRef
@@ -72,8 +73,11 @@ def _describe(error: BaseException) -> Tuple[str, str, Optional[int], Optional[i
             getattr(error, "rank", None))
 
 
-_PLAIN = {"ValueError": ValueError, "TypeError": TypeError, "TimeoutError": TimeoutError,
-          "RuntimeError": RuntimeError, "FileNotFoundError": FileNotFoundError}
+# What another rank raised, by class name, as the SimplerError of the same builtin kind.
+_PLAIN = {"ValueError": SimplerValueError, "TypeError": SimplerTypeError,
+          "TimeoutError": WorkerTimeoutError, "RuntimeError": SimplerRuntimeError,
+          "FileNotFoundError": RuntimeBuildNotFoundError}
+_PLAIN.update({cls.__name__: cls for cls in set(_PLAIN.values())})
 
 
 def _rebuild(described: Tuple[Any, ...], rank: int) -> BaseException:
@@ -575,6 +579,7 @@ class MpiWorker(HostWorker):
         self._heartbeat = float(heartbeat) if heartbeat else min(0.25, self._rank_timeout / 5)
         self._local = LocalTransport(ids, platform, runtime, lib_dir=_path(lib_dir),
                                      enable_sdma=enable_sdma)
+        self._own_ids = ids                       # checked against rank 0's at init
         chips = [(rank, d) for rank in range(self._size) for d in ids]
         self._link: Optional[_Link] = None
         self._server: Optional[_Server] = None
@@ -622,12 +627,14 @@ class MpiWorker(HostWorker):
                 raise SimplerRuntimeError(f"Worker(level=4).init: the worker is {self._state}")
             link = self._link = _Link(self._comm, self._rank_timeout, self._heartbeat)
             statuses: Dict[int, Any] = {}
+            ids_of: Dict[int, Any] = {}
             arrived = threading.Event()
             verdict: List[Any] = []
             decided = threading.Event()
 
             def on_status(source: int, message: tuple) -> None:
                 statuses[source] = message[1]
+                ids_of[source] = message[2]
                 if len(statuses) == self._size - 1:
                     arrived.set()
 
@@ -657,10 +664,14 @@ class MpiWorker(HostWorker):
                     failures = {(0, d): e for d, e in mine.items()}
                     for rank, status in sorted(statuses.items()):
                         failures.update({(rank, d): e for d, e in status.items()})
+                        if ids_of[rank] != self._own_ids:   # rank 0 names every rank's chips
+                            failures[(rank, None)] = _describe(SimplerValueError(
+                                f"device_ids {ids_of[rank]} differ from rank 0's {self._own_ids}; "
+                                "give every rank the same device_ids"))
                     for rank in range(1, self._size):
                         link.send(rank, ("init_verdict", failures))
                 else:
-                    link.send(0, ("init_status", mine))
+                    link.send(0, ("init_status", mine, self._own_ids))
                     link.wait_event(decided, 0, "init")
                     failures = verdict[0]
             except BaseException:
@@ -675,8 +686,8 @@ class MpiWorker(HostWorker):
                 named = {chip: _rebuild(desc, chip[0]) for chip, desc in failures.items()}
                 raise ChipGroupError(
                     "Worker(level=4).init: "
-                    + "; ".join(f"rank {r} device {d}: {desc[1]}" for (r, d), desc in
-                                failures.items())
+                    + "; ".join(f"rank {r}{'' if d is None else f' device {d}'}: {desc[1]}"
+                                for (r, d), desc in failures.items())
                     + " — every rank rolled its chips back", named)
             self._state = "READY"
             if self._rank == 0:
