@@ -29,6 +29,7 @@ import atexit
 import pickle
 import queue
 import threading
+import time
 import weakref
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -625,6 +626,11 @@ class MpiWorker(HostWorker):
         with self._lifecycle:
             if self._state != "NEW":
                 raise SimplerRuntimeError(f"Worker(level=4).init: the worker is {self._state}")
+            try:
+                _rendezvous(self._comm, self._rank_timeout)   # before any collective MPI call
+            except BaseException:
+                self._state = "FAILED"
+                raise
             link = self._link = _Link(self._comm, self._rank_timeout, self._heartbeat)
             statuses: Dict[int, Any] = {}
             ids_of: Dict[int, Any] = {}
@@ -832,3 +838,51 @@ def _require_bool(value: Any, what: str) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise SimplerTypeError(f"{what} must be True or False, got {value!r}")
     return bool(value)
+
+
+_RENDEZVOUS_TAG = 32001   # on the user's communicator; MPI guarantees tags up to 32767
+
+
+def _rendezvous(comm: Any, timeout: float) -> None:
+    """Every rank reaches init() within ``timeout`` s, or RankError naming a missing one.
+
+    init() then duplicates communicators, a collective that would block forever on a rank
+    that never calls init() (its script raised before). Here every rank says hello to rank 0
+    and waits for its go, point-to-point, with requests that are cancelled on expiry."""
+    MPI = _mpi()
+    rank, size = comm.Get_rank(), comm.Get_size()
+    if size == 1:
+        return
+    deadline = time.monotonic() + timeout
+    if rank == 0:
+        hellos = {r: comm.Irecv(bytearray(1), source=r, tag=_RENDEZVOUS_TAG) for r in range(1, size)}
+        missing = _wait_until(hellos, deadline)
+        if missing:
+            raise RankError(f"Worker(level=4).init: rank {missing[0]} did not call init() within "
+                            f"rank_timeout={timeout} s (every rank must construct, init() and "
+                            "close() its Worker); nothing was taken", missing[0],
+                            PTO_RUNTIME_ERR_TIMEOUT)
+        MPI.Request.Waitall([comm.Isend(b"\1", dest=r, tag=_RENDEZVOUS_TAG) for r in range(1, size)])
+        return
+    hello = comm.Isend(b"\1", dest=0, tag=_RENDEZVOUS_TAG)
+    if _wait_until({0: comm.Irecv(bytearray(1), source=0, tag=_RENDEZVOUS_TAG)}, deadline):
+        _wait_until({0: hello}, time.monotonic())
+        raise RankError(f"Worker(level=4).init: rank 0 did not call init() within "
+                        f"rank_timeout={timeout} s (or gave up on this rank); nothing was taken",
+                        0, PTO_RUNTIME_ERR_TIMEOUT)
+    hello.Wait()
+
+
+def _wait_until(requests: Dict[int, Any], deadline: float) -> List[int]:
+    """Polls the requests until all complete or ``deadline``; cancels the rest and returns
+    their keys (sorted)."""
+    pause = 1e-5
+    while True:
+        pending = sorted(k for k, r in requests.items() if not r.Test())
+        for k in pending if pending and time.monotonic() >= deadline else ():
+            requests[k].Cancel()
+            requests[k].Wait()
+        if not pending or time.monotonic() >= deadline:
+            return pending
+        time.sleep(pause)
+        pause = min(pause * 2, 0.01)

@@ -311,6 +311,26 @@ def case_mismatched_device_ids():
     COMM.Barrier()
 
 
+def case_skipped_init():
+    """The last rank never calls init() (its script failed before): the others' init() raises
+    RankError within rank_timeout instead of blocking in MPI forever; nothing is taken."""
+    timeout = 1.0
+    before = free_memory()
+    COMM.Barrier()
+    w = Worker(level=4, device_ids=DEVICES, rank_timeout=timeout)
+    if RANK == SIZE - 1:
+        time.sleep(3 * timeout)
+    else:
+        start = time.monotonic()
+        missing = SIZE - 1 if RANK == 0 else 0
+        err = expect(RankError, w.init, f"rank {missing} did not call init()")
+        assert err.rank == missing and w.state == "FAILED", err
+        assert time.monotonic() - start < timeout + 2.0
+    assert free_memory() == before
+    w.close()
+    COMM.Barrier()
+
+
 def case_silent_rank():
     """The last rank stops answering: rank 0 gets RankError naming it within the bound."""
     before = free_memory()
