@@ -302,12 +302,12 @@ class HostWorker(Worker):
 
     def _slot_of(self, chip: Any, api: str) -> int:
         try:
-            if isinstance(chip, (bool, np.bool_)):    # True == 1: not a chip name
-                raise ValueError
-            return self._chips.index(chip)
+            if not isinstance(chip, (bool, np.bool_)):    # True == 1 but names no chip
+                return self._chips.index(chip)
         except ValueError:
-            raise SimplerValueError(f"Worker(level={self._level}).{api}: chip {chip!r} is not one of "
-                                    f"this Worker's chips {self._chips}") from None
+            pass
+        raise SimplerValueError(f"Worker(level={self._level}).{api}: chip {chip!r} is not one of "
+                                f"this Worker's chips {self._chips}")
 
     # ---- per-chip memory ----------------------------------------------------------------
     def malloc(self, size: int, device_id: Any = None) -> int:  # type: ignore[override]
