@@ -110,3 +110,17 @@ def test_per_chip_copies_check_nbytes_as_level_2_does(w2):
 def test_level4_mpi_collectives_must_be_a_bool():
     with pytest.raises(SimplerTypeError, match="mpi_collectives must be True or False"):
         Worker(level=4, device_ids=[0], mpi_collectives="no")
+
+
+@pytest.mark.parametrize("field, value, bounds", [
+    ("device_count", 0, "1..64"), ("device_count", 65, "1..64"),
+    ("clusters_per_device", 0, "1..64"), ("aicpu_threads", 1000, "1..64"),
+    ("device_memory_bytes", 1024, f"{64 << 10}..{1 << 40}"),
+])
+def test_sim_configure_names_the_field_and_its_range(field, value, bounds):
+    # Checked before the driver (which only said "null, zero or out of range"), so this
+    # holds even after the devices are in use.
+    before = sim.get_config()
+    with pytest.raises(SimplerValueError, match=f"{field} must be in {bounds}, got {value}"):
+        sim.configure(**{field: value})
+    assert sim.get_config() == before
