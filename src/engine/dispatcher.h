@@ -55,7 +55,7 @@ class Dispatcher {
   uint32_t next_core_[kCoreTypeCount];
   static constexpr uint32_t kNoCore = ~0u;
   uint32_t kept_[kCoreTypeCount] = {kNoCore, kNoCore};  // run_now(keep): still claimed
-  std::atomic<uint64_t> blocks_{0};  // finished by this lane (watchdog progress)
+  std::atomic<uint64_t> blocks_{0};                     // finished by this lane (watchdog progress)
 };
 
 }  // namespace simpler::rt

@@ -62,8 +62,8 @@ class InlineSense {
     last_[samples_++ % 3] = ns;
     estimate_ =
         std::max(std::min(last_[0], last_[1]), std::min(std::max(last_[0], last_[1]), last_[2]));
-    sample_mask_ = estimate_ < kSparseSampleNs && ns < kSparseSampleNs ? kSparseEvery - 1
-                                                                       : kSampleEvery - 1;
+    sample_mask_ =
+        estimate_ < kSparseSampleNs && ns < kSparseSampleNs ? kSparseEvery - 1 : kSampleEvery - 1;
   }
   // Blocks run between two samples (tests).
   uint32_t sample_interval() const { return sample_mask_ + 1; }

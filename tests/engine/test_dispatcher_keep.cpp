@@ -74,8 +74,8 @@ TEST_F(DispatcherKeepTest, AReservedKeptCoreIsHandedOverAtTheNextDirectRun) {
   ASSERT_TRUE(lane.run_now(task(1), /*keep=*/true));
   const uint32_t kept = t_core_of_last_block;
   uint32_t busy = kCoreBusy;
-  ASSERT_TRUE(chip_.core_claimed[SIMPLER_CORE_AIV][kept].compare_exchange_strong(
-      busy, kCoreBusyReserved));
+  ASSERT_TRUE(
+      chip_.core_claimed[SIMPLER_CORE_AIV][kept].compare_exchange_strong(busy, kCoreBusyReserved));
   chip_.clusters.missing.store(2);  // another core still missing: nothing starts here
   ASSERT_TRUE(lane.run_now(task(2), /*keep=*/true));
   EXPECT_NE(t_core_of_last_block, kept);
