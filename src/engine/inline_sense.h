@@ -9,10 +9,7 @@
 // The orchestrator therefore times one inline block in kSampleEvery (two clock reads per
 // eight blocks) and estimates the block time as the median of the last three samples: a
 // sample stretched by preemption, or one short kernel among long ones (a residual add
-// among matmul tiles), does not flip the policy on its own. While blocks are far below
-// kSharedBlockNs (empty kernels), one in kSparseEvery is timed: on a paravirtualized VM a
-// clock read costs 50-150 ns, as much as such a block; the first sample that is not that
-// short goes back to one in kSampleEvery.
+// among matmul tiles), does not flip the policy on its own.
 #pragma once
 
 #include <algorithm>
@@ -34,16 +31,13 @@ inline constexpr int64_t kSharedBlockNs = 2'000;
 // Blocks so short that a hand-off costs more than the block (a few cache-line transfers):
 // a submit waits for such a producer running on a scheduler and runs the chain on here.
 inline constexpr int64_t kTakeBackBlockNs = 300;
-// Blocks (and the last sample) below this are timed one in kSparseEvery instead of one in
-// kSampleEvery: two clock reads would cost 10-20 % of each block.
-inline constexpr int64_t kSparseSampleNs = 1'000;
 
 class InlineSense {
  public:
   // Runs one block through `run_block` (returns whether it ran one), timing a sample.
   template <class RunBlock>
   bool run(RunBlock&& run_block) {
-    if ((count_++ & sample_mask_) != 0) return run_block();
+    if ((count_++ & (kSampleEvery - 1)) != 0) return run_block();
     const int64_t start = support::steady_now_ns();
     const bool ran = run_block();
     if (ran) record(support::steady_now_ns() - start);
@@ -62,17 +56,11 @@ class InlineSense {
     last_[samples_++ % 3] = ns;
     estimate_ =
         std::max(std::min(last_[0], last_[1]), std::min(std::max(last_[0], last_[1]), last_[2]));
-    sample_mask_ =
-        estimate_ < kSparseSampleNs && ns < kSparseSampleNs ? kSparseEvery - 1 : kSampleEvery - 1;
   }
-  // Blocks run between two samples (tests).
-  uint32_t sample_interval() const { return sample_mask_ + 1; }
 
  private:
-  static constexpr uint32_t kSampleEvery = 8;  // powers of two
-  static constexpr uint32_t kSparseEvery = 64;
+  static constexpr uint32_t kSampleEvery = 8;  // a power of two
   uint32_t count_ = 0;
-  uint32_t sample_mask_ = kSampleEvery - 1;
   uint32_t samples_ = 0;
   int64_t last_[3] = {0, 0, 0};
   int64_t estimate_ = 0;

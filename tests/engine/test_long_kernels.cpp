@@ -106,25 +106,6 @@ TEST(InlineSenseTest, OneOddSampleDoesNotFlipTheEstimate) {
   EXPECT_TRUE(tiles.shared_blocks());
 }
 
-// Blocks far shorter than a hand-off are timed 8x less often (a clock read costs as much
-// as one of them); one sample that is not that short brings the dense sampling back at
-// once, so a switch to long kernels is seen within one sparse interval plus a dense one.
-TEST(InlineSenseTest, ShortBlocksAreSampledSparselyUntilOneIsNot) {
-  InlineSense sense;
-  EXPECT_EQ(sense.sample_interval(), 8u);  // no sample yet
-  sense.record(150);
-  EXPECT_EQ(sense.sample_interval(), 64u);
-  sense.record(50'000);  // the kernels got long (or this sample was preempted)
-  EXPECT_EQ(sense.sample_interval(), 8u);
-  sense.record(50'000);
-  EXPECT_TRUE(sense.long_blocks());
-  EXPECT_EQ(sense.sample_interval(), 8u);
-  sense.record(400);  // shorter again: the estimate (median of three) is still long
-  EXPECT_EQ(sense.sample_interval(), 8u);
-  sense.record(400);
-  EXPECT_EQ(sense.sample_interval(), 64u);
-}
-
 INSTANTIATE_TEST_SUITE_P(Modes, LongKernelTest, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? "HBG" : "TMR"; });
 
