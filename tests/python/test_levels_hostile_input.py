@@ -2,11 +2,18 @@
 or moved (docs/api.md "Worker(level=3)", "Collectives", "Worker(level=4)")."""
 from __future__ import annotations
 
+import os
+import pathlib
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
 from simpler import Worker, sim
 from simpler.errors import SimplerError, SimplerTypeError, SimplerValueError
+
+PYTHON_DIR = str(pathlib.Path(__file__).resolve().parents[2] / "python")
 
 
 @pytest.fixture(scope="module")
@@ -124,3 +131,44 @@ def test_sim_configure_names_the_field_and_its_range(field, value, bounds):
     with pytest.raises(SimplerValueError, match=f"{field} must be in {bounds}, got {value}"):
         sim.configure(**{field: value})
     assert sim.get_config() == before
+
+
+REENTRY = """
+import numpy as np
+from simpler import Worker
+from simpler.errors import SimplerRuntimeError
+w = Worker(level=3, device_ids=[0, 1])
+w.init()
+for name, inner in [("run", lambda: w.run(lambda o, a: None)), ("close", w.close),
+                    ("submit", lambda: w.submit(lambda o, a: None).wait())]:
+    try:
+        w.run(lambda o, a: inner())
+    except SimplerRuntimeError as e:
+        assert "inside a host orchestration" in str(e), e
+        print("refused", name, flush=True)
+h = w.submit(lambda o, a: w.close())
+try:
+    h.wait(30)
+except SimplerRuntimeError:
+    print("refused close in submit", flush=True)
+kept = []
+w.run(lambda o, a: kept.append(o))
+x = np.ones(4, np.float32)
+try:
+    kept[0].all_reduce([x, x.copy()])
+except SimplerRuntimeError:
+    print("refused finished orch", flush=True)
+assert w.committed_device_memory() == sum(w.committed_device_memory(d) for d in (0, 1))
+w.close()
+print("closed", w.state, flush=True)
+"""
+
+
+def test_run_submit_close_from_inside_an_orchestration_are_refused_not_a_hang():
+    # In a subprocess: before the fix these deadlocked on the worker's own run lock.
+    result = subprocess.run([sys.executable, "-c", REENTRY], capture_output=True, text=True,
+                            timeout=120, env=dict(os.environ, PYTHONPATH=PYTHON_DIR))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.split("\n")[:-1] == [
+        "refused run", "refused close", "refused submit", "refused close in submit",
+        "refused finished orch", "closed CLOSED"], result.stdout + result.stderr[-3000:]

@@ -113,6 +113,7 @@ class HostWorker(Worker):
         self._last_run: Optional[HostRun] = None
         self._reduce_ready = False
         self._totals: Dict[int, int] = {}
+        self._orchestrating: Optional[int] = None   # the thread running an orchestration
 
     # ---- state --------------------------------------------------------------------------
     @property
@@ -187,6 +188,7 @@ class HostWorker(Worker):
         """Completes the runs in flight, then tears every chip down (idempotent). Every chip
         is attempted; failures are raised together as ChipGroupError (``.failures`` by
         device), and a later close() retries the chips that failed."""
+        self._refuse_inside_orchestration("close")
         with self._lifecycle:
             if self._state in ("NEW", "FAILED", "CLOSED"):
                 self._state = "CLOSED" if self._state != "FAILED" else "FAILED"
@@ -260,6 +262,7 @@ class HostWorker(Worker):
         task it submitted finished and its outputs are back in the host arrays; raises the
         first failure (ChipTaskError naming the chip) or the orchestration's own error."""
         self._check_orchestration(orchestration, config)
+        self._refuse_inside_orchestration("run")
         with self._run_lock:
             self._require_ready("run")
             self._execute(orchestration, args, config)
@@ -268,6 +271,7 @@ class HostWorker(Worker):
                config: Any = None) -> "HostRunHandle":
         """Starts :meth:`run` on a background thread and returns a RunHandle at once."""
         self._check_orchestration(orchestration, config)
+        self._refuse_inside_orchestration("submit")
         self._require_ready("submit")
         handle = HostRunHandle(self, orchestration, args, config)
         self._in_flight.append(handle)
@@ -288,14 +292,24 @@ class HostWorker(Worker):
         run = HostRun(self._transport, self._callables, config)
         self._last_run = run
         orch = self._orchestrator(run)
+        self._orchestrating = threading.get_ident()
         try:
             orchestration(orch, args)
         except BaseException as error:
             run.finish()
             raise error
+        finally:
+            self._orchestrating = None
         error = run.finish()
         if error is not None:
             raise error
+
+    def _refuse_inside_orchestration(self, api: str) -> None:
+        """run()/close() from inside a host orchestration would wait for that run: a hang."""
+        if self._orchestrating == threading.get_ident():
+            raise SimplerRuntimeError(f"Worker(level={self._level}).{api}: called from inside a host "
+                                      f"orchestration, which would wait for itself; submit tasks "
+                                      f"with orch.submit, and call {api}() after run() returns")
 
     def _orchestrator(self, run: HostRun) -> HostOrchestrator:
         return HostOrchestrator(self, run)

@@ -722,6 +722,7 @@ class MpiWorker(HostWorker):
         their reports (a dead rank is reported, not waited for), closes its chips. Other
         ranks: serve until rank 0 closes (or is found dead), then close their chips.
         Failures of every rank are raised together as ChipGroupError keyed (rank, device)."""
+        self._refuse_inside_orchestration("close")
         with self._lifecycle:
             if self._state in ("NEW", "FAILED", "CLOSED"):
                 self._state = "CLOSED" if self._state != "FAILED" else "FAILED"
