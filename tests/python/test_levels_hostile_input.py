@@ -107,6 +107,11 @@ def test_per_chip_copies_check_nbytes_as_level_2_does(w2):
             w2.copy_to(ptr, np.arange(8, dtype=np.float32)[::2], device_id=1)
         with pytest.raises(SimplerTypeError, match="writable"):
             w2.copy_from(np.frombuffer(bytes(16), np.float32), ptr, device_id=1)
+        for call in (lambda: w2.copy_to("0x10", src, device_id=1),
+                     lambda: w2.copy_from(np.zeros(4, np.float32), None, device_id=1),
+                     lambda: w2.free(1.5, 1), lambda: w2.malloc("64", 1)):
+            with pytest.raises(SimplerTypeError, match="must be an int"):  # at level 4 a remote
+                call()                                                     # rank got a raw str
         w2.copy_to(ptr, src, 8, device_id=1)               # a prefix still works
         out = np.zeros(4, np.float32)
         w2.copy_from(out, ptr, 8, device_id=1)
