@@ -205,3 +205,17 @@ def test_unregister_during_a_run_is_refused_and_the_run_completes(w2, add_scalar
     with pytest.raises(SimplerRuntimeError, match="a host run is in flight"):
         w2.run(lambda o, a: w2.unregister(add))
     w2.unregister(add)                                   # after the run: fine
+
+
+@pytest.mark.parametrize("value, match", [(2 ** 64, "does not fit 64 bits"),
+                                          (-2 ** 63 - 1, "does not fit 64 bits"),
+                                          (1e40, "out of float32's range")])
+def test_a_scalar_that_does_not_fit_is_refused_not_truncated(w2, add_scalar_callable, value, match):
+    # 2**64 used to reach the chip as 0; 1e40 raised struct's bare OverflowError.
+    add = w2.register(add_scalar_callable)
+    try:
+        x = np.ones(8, np.float32)
+        y = np.zeros_like(x)
+        _refused(w2, lambda o, a: o.submit(add, x, y, value), SimplerValueError, match)
+    finally:
+        w2.unregister(add)
