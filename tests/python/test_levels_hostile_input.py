@@ -6,12 +6,13 @@ import os
 import pathlib
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
 
 from simpler import Worker, sim
-from simpler.errors import SimplerError, SimplerTypeError, SimplerValueError
+from simpler.errors import SimplerError, SimplerRuntimeError, SimplerTypeError, SimplerValueError
 
 PYTHON_DIR = str(pathlib.Path(__file__).resolve().parents[2] / "python")
 
@@ -172,3 +173,30 @@ def test_run_submit_close_from_inside_an_orchestration_are_refused_not_a_hang():
     assert result.stdout.split("\n")[:-1] == [
         "refused run", "refused close", "refused submit", "refused close in submit",
         "refused finished orch", "closed CLOSED"], result.stdout + result.stderr[-3000:]
+
+
+def test_unregister_during_a_run_is_refused_and_the_run_completes(w2, add_scalar_callable):
+    # It used to drop the callable on some chips while others refused (in use): the run
+    # failed and the handle stayed half-registered.
+    add = w2.register(add_scalar_callable)
+    x = np.arange(1 << 16, dtype=np.float32)
+    ys = [np.zeros_like(x) for _ in range(8)]
+    submitted, release = threading.Event(), threading.Event()
+
+    def orch(o, a):
+        for i, y in enumerate(ys):
+            o.submit(add, x, y, float(i))
+        submitted.set()
+        release.wait(30)
+
+    run = w2.submit(orch)
+    assert submitted.wait(30)
+    with pytest.raises(SimplerRuntimeError, match="a host run is in flight"):
+        w2.unregister(add)
+    release.set()
+    run.wait(60)
+    for i, y in enumerate(ys):
+        np.testing.assert_array_equal(y, x + i)
+    with pytest.raises(SimplerRuntimeError, match="a host run is in flight"):
+        w2.run(lambda o, a: w2.unregister(add))
+    w2.unregister(add)                                   # after the run: fine

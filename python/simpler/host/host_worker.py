@@ -228,10 +228,19 @@ class HostWorker(Worker):
         return CallableHandle(key, chip_callable)
 
     def unregister(self, handle: Any) -> None:
+        """Removes a callable from every chip; refused while a host run is in flight (its
+        tasks may still run it: some chips would drop it and others refuse, as level 2 does)."""
         key, _ = self._resolve(handle, "unregister")
-        if self._state == "READY":
-            self._transport.unregister(key)
-        del self._callables[key]
+        if self._in_flight or not self._run_lock.acquire(blocking=False):
+            raise SimplerRuntimeError(f"Worker(level={self._level}).unregister: a host run is in flight "
+                                      "(or this is its orchestration); unregister after it finished "
+                                      "(run() returned, RunHandle.wait())")
+        try:
+            if self._state == "READY":
+                self._transport.unregister(key)
+            del self._callables[key]
+        finally:
+            self._run_lock.release()
 
     def _ensure_reduce_program(self) -> None:
         """Registers the collectives' reduction program on every chip (once per init)."""
