@@ -566,6 +566,11 @@ class MpiWorker(HostWorker):
                     or not 0 < value < float("inf")):
                 raise SimplerValueError(f"{api}: {name} must be a positive number of seconds, "
                                         f"got {value!r}")
+        if heartbeat is not None and heartbeat > rank_timeout / 2:
+            # Fewer than two heartbeats per rank_timeout: healthy ranks get declared dead.
+            raise SimplerValueError(f"{api}: heartbeat ({heartbeat} s) must be at most half of "
+                                    f"rank_timeout ({rank_timeout} s); a rank silent for rank_timeout "
+                                    "is declared dead")
         _require_bool(mpi_collectives, f"{api}: mpi_collectives")
         ids = validate_device_ids(device_ids, platform, api)
         MPI = _mpi()
