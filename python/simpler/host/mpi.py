@@ -824,6 +824,13 @@ class MpiWorker(HostWorker):
             return CallableHandle(0, chip_callable)
         return super().register(chip_callable)
 
+    def unregister(self, handle: Any) -> None:
+        """On rank 0: removes the callable from every rank's chips. Elsewhere a no-op for the
+        handles register() gave there (so the same script may unregister on every rank)."""
+        if self._rank != 0 and isinstance(handle, CallableHandle) and handle.key == 0:
+            return
+        super().unregister(handle)
+
     def _test_go_silent(self, seconds: float) -> None:
         """Test hook: this rank stops answering (no replies, no heartbeats) for ``seconds``."""
         if self._link is not None:
