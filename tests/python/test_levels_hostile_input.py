@@ -107,6 +107,11 @@ def test_per_chip_copies_check_nbytes_as_level_2_does(w2):
             w2.copy_to(ptr, np.arange(8, dtype=np.float32)[::2], device_id=1)
         with pytest.raises(SimplerTypeError, match="writable"):
             w2.copy_from(np.frombuffer(bytes(16), np.float32), ptr, device_id=1)
+        for call in (lambda: w2.copy_to("0x10", src, device_id=1),
+                     lambda: w2.copy_from(np.zeros(4, np.float32), None, device_id=1),
+                     lambda: w2.free(1.5, 1), lambda: w2.malloc("64", 1)):
+            with pytest.raises(SimplerTypeError, match="must be an int"):  # at level 4 a remote
+                call()                                                     # rank got a raw str
         w2.copy_to(ptr, src, 8, device_id=1)               # a prefix still works
         out = np.zeros(4, np.float32)
         w2.copy_from(out, ptr, 8, device_id=1)
@@ -200,3 +205,17 @@ def test_unregister_during_a_run_is_refused_and_the_run_completes(w2, add_scalar
     with pytest.raises(SimplerRuntimeError, match="a host run is in flight"):
         w2.run(lambda o, a: w2.unregister(add))
     w2.unregister(add)                                   # after the run: fine
+
+
+@pytest.mark.parametrize("value, match", [(2 ** 64, "does not fit 64 bits"),
+                                          (-2 ** 63 - 1, "does not fit 64 bits"),
+                                          (1e40, "out of float32's range")])
+def test_a_scalar_that_does_not_fit_is_refused_not_truncated(w2, add_scalar_callable, value, match):
+    # 2**64 used to reach the chip as 0; 1e40 raised struct's bare OverflowError.
+    add = w2.register(add_scalar_callable)
+    try:
+        x = np.ones(8, np.float32)
+        y = np.zeros_like(x)
+        _refused(w2, lambda o, a: o.submit(add, x, y, value), SimplerValueError, match)
+    finally:
+        w2.unregister(add)

@@ -336,19 +336,22 @@ class HostWorker(Worker):
     def malloc(self, size: int, device_id: Any = None) -> int:  # type: ignore[override]
         """Device memory on chip ``device_id``."""
         slot = self._memory_slot(device_id, "malloc")
-        return self._transport.malloc(slot, size)
+        return self._transport.malloc(slot, _require_int(size, "malloc", "size", low=1))
 
     def free(self, ptr: int, device_id: Any = None) -> None:  # type: ignore[override]
-        self._transport.free(self._memory_slot(device_id, "free"), ptr)
+        slot = self._memory_slot(device_id, "free")
+        self._transport.free(slot, _require_int(ptr, "free", "ptr", low=0))
 
     def copy_to(self, dst: int, src: Any, nbytes: Optional[int] = None, *,  # type: ignore[override]
                 device_id: Any = None) -> None:
         slot = self._memory_slot(device_id, "copy_to")
+        dst = _require_int(dst, "copy_to", "dst", low=0)   # checked here, not on another rank
         self._transport.copy_to(slot, dst, _prefix(src, nbytes, "copy_to", writable=False))
 
     def copy_from(self, dst: Any, src: int, nbytes: Optional[int] = None, *,  # type: ignore[override]
                   device_id: Any = None) -> None:
         slot = self._memory_slot(device_id, "copy_from")
+        src = _require_int(src, "copy_from", "src", low=0)
         self._transport.copy_from(slot, _prefix(dst, nbytes, "copy_from", writable=True), src)
 
     def device_memory_info(self, device_id: Any = None) -> Tuple[int, int]:  # type: ignore[override]

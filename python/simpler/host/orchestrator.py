@@ -52,11 +52,17 @@ def scalar_bits(value: Any, what: str) -> int:
     if isinstance(value, (bool, np.bool_)):
         return int(value)
     if isinstance(value, (int, np.integer)):
+        if not -(1 << 63) <= int(value) < (1 << 64):   # masking would pass another number
+            raise SimplerValueError(f"{what}: {value} does not fit 64 bits")
         return int(value) & 0xFFFFFFFFFFFFFFFF
     if isinstance(value, np.float64):
         return struct.unpack("<Q", struct.pack("<d", float(value)))[0]
     if isinstance(value, (float, np.floating)):
-        return struct.unpack("<I", struct.pack("<f", float(value)))[0]
+        try:
+            return struct.unpack("<I", struct.pack("<f", float(value)))[0]
+        except OverflowError:
+            raise SimplerValueError(f"{what}: {value} is out of float32's range (a Python float is "
+                                    "passed as float32; pass np.float64(x) for a float64 scalar)") from None
     raise SimplerTypeError(f"{what}: a scalar must be an int or a float, got {type(value).__name__}")
 
 
