@@ -120,9 +120,12 @@ def test_per_chip_copies_check_nbytes_as_level_2_does(w2):
         w2.free(ptr, 1)
 
 
-def test_level4_mpi_collectives_must_be_a_bool():
+def test_level4_options_are_checked_before_mpi():
     with pytest.raises(SimplerTypeError, match="mpi_collectives must be True or False"):
         Worker(level=4, device_ids=[0], mpi_collectives="no")
+    # A heartbeat as long as the timeout declared healthy ranks dead between two beats.
+    with pytest.raises(SimplerValueError, match="heartbeat .* at most half of rank_timeout"):
+        Worker(level=4, device_ids=[0], rank_timeout=1.0, heartbeat=3.0)
 
 
 @pytest.mark.parametrize("field, value, bounds", [
