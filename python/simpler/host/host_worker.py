@@ -31,7 +31,8 @@ from simpler.errors import (SimplerRuntimeError, SimplerTypeError, SimplerValueE
 from simpler.host.errors import ChipGroupError
 from simpler.host.orchestrator import HostOrchestrator, HostRun
 from simpler.host.transport import ChipTransport, LocalTransport
-from simpler.worker import RunHandle, Worker, _require_config, _require_int, _require_timeout
+from simpler.worker import (RunHandle, Worker, _lib_dir_path, _require_config, _require_int,
+                            _require_timeout)
 
 _L2_ONLY = ("kernel_prepare_callable", "kernel_launch", "create_buffer", "make_tensor_arg",
             "release_buffer")
@@ -97,7 +98,7 @@ class HostWorker(Worker):
             raise SimplerValueError(f"{api}: takes device_ids=[...] (one chip worker per id), "
                                     "not device_id")
         ids = validate_device_ids(device_ids, platform, api)
-        self._setup(level, LocalTransport(ids, platform, runtime, lib_dir=_path(lib_dir),
+        self._setup(level, LocalTransport(ids, platform, runtime, lib_dir=_lib_dir_path(lib_dir),
                                           enable_sdma=enable_sdma), ids)
 
     def _setup(self, level: int, transport: ChipTransport, chips: Sequence[Any]) -> None:
@@ -456,11 +457,6 @@ def check_mode(level: int, execution_mode: Any, platform: Any = "a2a3sim",
 
 def _chip_name(chip: Any) -> str:
     return f"device {chip}" if isinstance(chip, int) else f"chip {chip}"
-
-
-def _path(lib_dir: Any) -> Optional[str]:
-    import os
-    return os.fspath(lib_dir) if lib_dir else None
 
 
 def _prefix(buffer: Any, nbytes: Optional[int], api: str, writable: bool) -> Any:

@@ -41,6 +41,7 @@ from simpler.errors import (PTO_RUNTIME_ERR_TIMEOUT, ChipWorkerError, RuntimeBui
 from simpler.host.errors import ChipGroupError, RankError
 from simpler.host.host_worker import CallableHandle, HostWorker, check_mode, validate_device_ids
 from simpler.host.transport import ChipTransport, LocalTransport, TensorRef
+from simpler.worker import _lib_dir_path
 
 _INLINE = 8 << 10        # transfers up to this size ride inside the request / reply message
 
@@ -583,7 +584,7 @@ class MpiWorker(HostWorker):
         self._rank_timeout = float(rank_timeout)
         self._mpi_collectives = bool(mpi_collectives)
         self._heartbeat = float(heartbeat) if heartbeat else min(0.25, self._rank_timeout / 5)
-        self._local = LocalTransport(ids, platform, runtime, lib_dir=_path(lib_dir),
+        self._local = LocalTransport(ids, platform, runtime, lib_dir=_lib_dir_path(lib_dir),
                                      enable_sdma=enable_sdma)
         self._own_ids = ids                       # checked against rank 0's at init
         chips = [(rank, d) for rank in range(self._size) for d in ids]
@@ -839,11 +840,6 @@ class MpiWorker(HostWorker):
     def __repr__(self) -> str:
         return (f"<simpler.Worker level=4 rank={self._rank}/{self._size} "
                 f"chips/rank={self._local.device_ids} state={self._state}>")
-
-
-def _path(lib_dir: Any) -> Optional[str]:
-    import os
-    return os.fspath(lib_dir) if lib_dir else None
 
 
 def _require_bool(value: Any, what: str) -> bool:
