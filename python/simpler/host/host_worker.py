@@ -114,6 +114,7 @@ class HostWorker(Worker):
         self._last_run: Optional[HostRun] = None
         self._reduce_ready = False
         self._totals: Dict[int, int] = {}
+        self._orchestrating: Optional[int] = None   # the thread running an orchestration
 
     # ---- state --------------------------------------------------------------------------
     @property
@@ -188,6 +189,7 @@ class HostWorker(Worker):
         """Completes the runs in flight, then tears every chip down (idempotent). Every chip
         is attempted; failures are raised together as ChipGroupError (``.failures`` by
         device), and a later close() retries the chips that failed."""
+        self._refuse_inside_orchestration("close")
         with self._lifecycle:
             if self._state in ("NEW", "FAILED", "CLOSED"):
                 self._state = "CLOSED" if self._state != "FAILED" else "FAILED"
@@ -227,10 +229,19 @@ class HostWorker(Worker):
         return CallableHandle(key, chip_callable)
 
     def unregister(self, handle: Any) -> None:
+        """Removes a callable from every chip; refused while a host run is in flight (its
+        tasks may still run it: some chips would drop it and others refuse, as level 2 does)."""
         key, _ = self._resolve(handle, "unregister")
-        if self._state == "READY":
-            self._transport.unregister(key)
-        del self._callables[key]
+        if self._in_flight or not self._run_lock.acquire(blocking=False):
+            raise SimplerRuntimeError(f"Worker(level={self._level}).unregister: a host run is in flight "
+                                      "(or this is its orchestration); unregister after it finished "
+                                      "(run() returned, RunHandle.wait())")
+        try:
+            if self._state == "READY":
+                self._transport.unregister(key)
+            del self._callables[key]
+        finally:
+            self._run_lock.release()
 
     def _ensure_reduce_program(self) -> None:
         """Registers the collectives' reduction program on every chip (once per init)."""
@@ -261,6 +272,7 @@ class HostWorker(Worker):
         task it submitted finished and its outputs are back in the host arrays; raises the
         first failure (ChipTaskError naming the chip) or the orchestration's own error."""
         self._check_orchestration(orchestration, config)
+        self._refuse_inside_orchestration("run")
         with self._run_lock:
             self._require_ready("run")
             self._execute(orchestration, args, config)
@@ -269,6 +281,7 @@ class HostWorker(Worker):
                config: Any = None) -> "HostRunHandle":
         """Starts :meth:`run` on a background thread and returns a RunHandle at once."""
         self._check_orchestration(orchestration, config)
+        self._refuse_inside_orchestration("submit")
         self._require_ready("submit")
         handle = HostRunHandle(self, orchestration, args, config)
         self._in_flight.append(handle)
@@ -289,14 +302,24 @@ class HostWorker(Worker):
         run = HostRun(self._transport, self._callables, config)
         self._last_run = run
         orch = self._orchestrator(run)
+        self._orchestrating = threading.get_ident()
         try:
             orchestration(orch, args)
         except BaseException as error:
             run.finish()
             raise error
+        finally:
+            self._orchestrating = None
         error = run.finish()
         if error is not None:
             raise error
+
+    def _refuse_inside_orchestration(self, api: str) -> None:
+        """run()/close() from inside a host orchestration would wait for that run: a hang."""
+        if self._orchestrating == threading.get_ident():
+            raise SimplerRuntimeError(f"Worker(level={self._level}).{api}: called from inside a host "
+                                      f"orchestration, which would wait for itself; submit tasks "
+                                      f"with orch.submit, and call {api}() after run() returns")
 
     def _orchestrator(self, run: HostRun) -> HostOrchestrator:
         return HostOrchestrator(self, run)
@@ -314,19 +337,22 @@ class HostWorker(Worker):
     def malloc(self, size: int, device_id: Any = None) -> int:  # type: ignore[override]
         """Device memory on chip ``device_id``."""
         slot = self._memory_slot(device_id, "malloc")
-        return self._transport.malloc(slot, size)
+        return self._transport.malloc(slot, _require_int(size, "malloc", "size", low=1))
 
     def free(self, ptr: int, device_id: Any = None) -> None:  # type: ignore[override]
-        self._transport.free(self._memory_slot(device_id, "free"), ptr)
+        slot = self._memory_slot(device_id, "free")
+        self._transport.free(slot, _require_int(ptr, "free", "ptr", low=0))
 
     def copy_to(self, dst: int, src: Any, nbytes: Optional[int] = None, *,  # type: ignore[override]
                 device_id: Any = None) -> None:
         slot = self._memory_slot(device_id, "copy_to")
+        dst = _require_int(dst, "copy_to", "dst", low=0)   # checked here, not on another rank
         self._transport.copy_to(slot, dst, _prefix(src, nbytes, "copy_to", writable=False))
 
     def copy_from(self, dst: Any, src: int, nbytes: Optional[int] = None, *,  # type: ignore[override]
                   device_id: Any = None) -> None:
         slot = self._memory_slot(device_id, "copy_from")
+        src = _require_int(src, "copy_from", "src", low=0)
         self._transport.copy_from(slot, _prefix(dst, nbytes, "copy_from", writable=True), src)
 
     def device_memory_info(self, device_id: Any = None) -> Tuple[int, int]:  # type: ignore[override]

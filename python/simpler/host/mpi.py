@@ -567,6 +567,11 @@ class MpiWorker(HostWorker):
                     or not 0 < value < float("inf")):
                 raise SimplerValueError(f"{api}: {name} must be a positive number of seconds, "
                                         f"got {value!r}")
+        if heartbeat is not None and heartbeat > rank_timeout / 2:
+            # Fewer than two heartbeats per rank_timeout: healthy ranks get declared dead.
+            raise SimplerValueError(f"{api}: heartbeat ({heartbeat} s) must be at most half of "
+                                    f"rank_timeout ({rank_timeout} s); a rank silent for rank_timeout "
+                                    "is declared dead")
         _require_bool(mpi_collectives, f"{api}: mpi_collectives")
         ids = validate_device_ids(device_ids, platform, api)
         MPI = _mpi()
@@ -723,6 +728,7 @@ class MpiWorker(HostWorker):
         their reports (a dead rank is reported, not waited for), closes its chips. Other
         ranks: serve until rank 0 closes (or is found dead), then close their chips.
         Failures of every rank are raised together as ChipGroupError keyed (rank, device)."""
+        self._refuse_inside_orchestration("close")
         with self._lifecycle:
             if self._state in ("NEW", "FAILED", "CLOSED"):
                 self._state = "CLOSED" if self._state != "FAILED" else "FAILED"
@@ -818,6 +824,13 @@ class MpiWorker(HostWorker):
         if self._rank != 0:
             return CallableHandle(0, chip_callable)
         return super().register(chip_callable)
+
+    def unregister(self, handle: Any) -> None:
+        """On rank 0: removes the callable from every rank's chips. Elsewhere a no-op for the
+        handles register() gave there (so the same script may unregister on every rank)."""
+        if self._rank != 0 and isinstance(handle, CallableHandle) and handle.key == 0:
+            return
+        super().unregister(handle)
 
     def _test_go_silent(self, seconds: float) -> None:
         """Test hook: this rank stops answering (no replies, no heartbeats) for ``seconds``."""
