@@ -72,8 +72,7 @@ TEST(WatchdogBlame, TheOrchestrationIsBlamedForItsOwnSilenceOnly) {
   run.busy.store(true);
   ASSERT_TRUE(s.dog.poll());
   const std::string msg = run.status.message();
-  EXPECT_EQ(msg.rfind("watchdog: the orchestration 'my_orch' made no runtime call", 0), 0u)
-      << msg;
+  EXPECT_EQ(msg.rfind("watchdog: the orchestration 'my_orch' made no runtime call", 0), 0u) << msg;
 }
 
 }  // namespace
