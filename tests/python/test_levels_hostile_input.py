@@ -2,11 +2,13 @@
 or moved (docs/api.md "Worker(level=3)", "Collectives", "Worker(level=4)")."""
 from __future__ import annotations
 
+import itertools
 import os
 import pathlib
 import subprocess
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -73,6 +75,20 @@ def test_numpy_device_ids_name_the_same_chips():
     assert w.device_ids == [1, 0] and all(type(d) is int for d in w.device_ids)
     with pytest.raises(SimplerValueError, match=r"must be ints, got 0\.0 \(float\)"):
         Worker(level=3, device_ids=[0.0])
+
+
+@pytest.mark.parametrize("ids, match", [
+    (list(range(200_000)), "more than 4096 device ids"),
+    (itertools.count(), "more than 4096 device ids"),            # never ends
+    ([0] * 4000, r"\[0\] appear more than once in \[0, 0, 0, 0, 0, 0, 0, 0, \.\.\. \(4000 ids\)\]"),
+    (list(range(4, 4000)), "3996 device ids given but the simulator has"),
+])
+def test_a_huge_or_endless_device_list_is_refused_at_once(ids, match):
+    # The duplicate search was quadratic (200,000 ids: hours) and list() never ended.
+    start = time.monotonic()
+    with pytest.raises(SimplerValueError, match=match) as err:
+        Worker(level=3, device_ids=ids)
+    assert time.monotonic() - start < 5 and len(str(err.value)) < 400
 
 
 def test_device_ids_at_level_2_point_to_level_3():
