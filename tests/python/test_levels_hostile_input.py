@@ -241,3 +241,11 @@ def test_a_scalar_that_does_not_fit_is_refused_not_truncated(w2, add_scalar_call
         _refused(w2, lambda o, a: o.submit(add, x, y, value), SimplerValueError, match)
     finally:
         w2.unregister(add)
+
+
+def test_an_infinite_wait_on_a_host_run_means_forever(w2):
+    run = w2.submit(lambda o, a: None)
+    for timeout in (float("inf"), 1e300, 2 ** 70):   # was OverflowError from threading
+        run.wait(timeout)
+        run.result(timeout)
+    assert run.done

@@ -445,6 +445,8 @@ class HostRunHandle(RunHandle):
         """Waits for the run (None = forever); TimeoutError on expiry (not cancelled);
         raises the run's error; repeatable."""
         _require_timeout(timeout, "HostRunHandle.wait")
+        if timeout is not None and float(timeout) >= threading.TIMEOUT_MAX:
+            timeout = None    # inf: forever (Event.wait raises OverflowError beyond TIMEOUT_MAX)
         if not self._finished.wait(timeout):
             raise WorkerTimeoutError(f"host run not finished after {timeout} s (still running)")
         if self._error is not None:
