@@ -249,3 +249,22 @@ def test_an_infinite_wait_on_a_host_run_means_forever(w2):
         run.wait(timeout)
         run.result(timeout)
     assert run.done
+
+
+def test_close_grace_is_every_chips_close_grace():
+    # It raised AttributeError ("no attribute '_native'") at level 3.
+    w = Worker(level=3, device_ids=[2, 3])                # the module's worker holds 0 and 1
+    assert w.close_grace == 10.0
+    w.close_grace = 2.5                                   # before init: applied at init
+    with pytest.raises(SimplerValueError, match="close_grace"):
+        w.close_grace = -1
+    with pytest.raises(SimplerTypeError, match="close_grace"):
+        w.close_grace = "soon"
+    w.init()
+    try:
+        assert [w.transport.worker(s).close_grace for s in (0, 1)] == [2.5, 2.5]
+        w.close_grace = 4
+        assert w.close_grace == 4.0
+        assert [w.transport.worker(s).close_grace for s in (0, 1)] == [4.0, 4.0]
+    finally:
+        w.close()
