@@ -64,6 +64,9 @@ def test_a_bool_is_not_a_chip(w2, add_scalar_callable):
         y = np.zeros_like(x)
         _refused(w2, lambda o, a: o.submit(add, x, y, 1.0, chip=True), SimplerValueError,
                  "chip True is not one of")
+        _refused(w2, lambda o, a: o.submit(add, x, y, 1.0, chip=1.0), SimplerValueError,
+                 "chip 1.0 is not one of")
+        w2.run(lambda o, a: o.submit(add, x, y, 1.0, chip=np.int64(1)))   # numpy ints name chips
         with pytest.raises(SimplerValueError, match="not one of"):
             w2.malloc(16, True)
     finally:

@@ -337,11 +337,13 @@ class HostWorker(Worker):
         return HostOrchestrator(self, run)
 
     def _slot_of(self, chip: Any, api: str) -> int:
-        try:
-            if not isinstance(chip, (bool, np.bool_)):    # True == 1 but names no chip
+        parts = chip if isinstance(chip, tuple) else (chip,)
+        # True == 1 and 1.0 == 1, but neither names a chip: ints only (numpy's too).
+        if all(isinstance(p, numbers.Integral) and not isinstance(p, (bool, np.bool_)) for p in parts):
+            try:
                 return self._chips.index(chip)
-        except ValueError:
-            pass
+            except ValueError:
+                pass
         raise SimplerValueError(f"Worker(level={self._level}).{api}: chip {chip!r} is not one of "
                                 f"this Worker's chips {self._chips}")
 
