@@ -206,13 +206,21 @@ struct RawShape {
   }
 };
 
+// 40 bytes: opening and closing the grid of a buffer used once (a fresh output) touches
+// one cache line of it. A grid of boxes keeps its opener's shape apart (GridShape).
 struct Grid {
   uint64_t addr;
+  int64_t lo;   // the opener's first byte
+  int64_t len;  // a grid of intervals: their length in bytes (> 0); 0: a grid of boxes
+  uint32_t elem_size;
   uint32_t tiles;       // list of its tiles (Tile::next); the free-list link of a free grid
   uint32_t tile_count;  // tiles on the list
   uint32_t live_tiles;  // tiles with an entry
-  ViewGeometry shape;   // the view that opened the buffer
-  RawShape raw;         // and its descriptor
+};
+
+struct GridShape {     // of a grid of boxes, by grid number
+  ViewGeometry shape;  // the view that opened the buffer
+  RawShape raw;        // and its descriptor
 };
 
 struct alignas(64) Tile {  // one cache line per tile
@@ -235,9 +243,9 @@ struct alignas(64) Tile {  // one cache line per tile
 constexpr uint32_t kGridTag = 0x80000000u;
 
 // Tiles are keyed by their first byte: equal for two views of the grid's shape exactly
-// when they are the same view. Whether a view has that shape:
+// when they are the same view. Whether view `g` has the shape of box `s` (a grid of
+// intervals compares lengths: TensorMap::Impl::has_grid_shape):
 bool same_shape(const ViewGeometry& s, const ViewGeometry& g) {
-  if (s.dense) return g.dense && g.hi - g.lo == s.hi - s.lo;
   if (g.dense || !g.boxed || !g.radix_fit || !g.coords_valid || g.ndims != s.ndims ||
       g.elem_size != s.elem_size)
     return false;
@@ -246,9 +254,8 @@ bool same_shape(const ViewGeometry& s, const ViewGeometry& g) {
   return true;
 }
 
-// Whether a view of the grid's shape sits a whole number of tiles from the first one.
+// Whether a view of the shape of box `s` sits a whole number of tiles from it.
 bool on_grid(const ViewGeometry& s, const ViewGeometry& g) {
-  if (s.dense) return (g.lo - s.lo) % (s.hi - s.lo) == 0;
   for (int k = 0; k < s.ndims; ++k)
     if ((g.coords[k] - s.coords[k]) % s.shapes[k] != 0) return false;
   return true;
@@ -294,6 +301,7 @@ struct TensorMap::Impl {
   IntervalForest ranges;            // node n = entry n, in its set's tree while that is built
 
   std::vector<Grid> grids;
+  std::vector<GridShape> grid_shapes;  // as long as the largest grid of boxes' number + 1
   uint32_t free_grid = kNil;
   std::vector<Tile> tiles;
   uint32_t free_tile = kNil;
@@ -644,6 +652,7 @@ struct TensorMap::Impl {
       gi = static_cast<uint32_t>(grids.size() - 1);
     }
     try {
+      if (!probe.dense && grid_shapes.size() <= gi) grid_shapes.resize(gi + 1);
       buffer_index.insert(addr, gi | kGridTag);
     } catch (...) {
       grids[gi].tiles = free_grid;
@@ -652,11 +661,16 @@ struct TensorMap::Impl {
     }
     Grid& gr = grids[gi];
     gr.addr = addr;
+    gr.lo = probe.lo;
+    gr.len = probe.dense ? probe.hi - probe.lo : 0;
+    gr.elem_size = probe.elem_size;
     gr.tiles = kNil;
     gr.tile_count = 0;
     gr.live_tiles = 0;
-    copy_geometry(probe, gr.shape);
-    gr.raw.set(*probe_view, probe.lo);
+    if (!probe.dense) {
+      copy_geometry(probe, grid_shapes[gi].shape);
+      grid_shapes[gi].raw.set(*probe_view, probe.lo);
+    }
     return gi;
   }
 
@@ -678,8 +692,7 @@ struct TensorMap::Impl {
       throw;
     }
     Grid& gr = grids[gi];
-    const int64_t dense_hi =
-        gr.shape.dense ? lo + (gr.shape.hi - gr.shape.lo) : std::numeric_limits<int64_t>::min();
+    const int64_t dense_hi = gr.len != 0 ? lo + gr.len : std::numeric_limits<int64_t>::min();
     tiles[ti] = Tile{addr, lo, dense_hi, 0, kNil, kNil, 0, gi, gr.tiles};
     gr.tiles = ti;
     ++gr.tile_count;
@@ -817,11 +830,25 @@ struct TensorMap::Impl {
   }
 
   // The geometry of the tile of grid `gr` at byte `lo`.
-  const ViewGeometry& tile_geometry(const Grid& gr, int64_t lo, ViewGeometry& out) {
-    if (gr.shape.dense)
-      return interval_geometry(lo, lo + (gr.shape.hi - gr.shape.lo), gr.shape.elem_size, out);
-    move_box(gr.shape, lo, out);
+  const ViewGeometry& tile_geometry(uint32_t gi, int64_t lo, ViewGeometry& out) {
+    const Grid& gr = grids[gi];
+    if (gr.len != 0) return interval_geometry(lo, lo + gr.len, gr.elem_size, out);
+    move_box(grid_shapes[gi].shape, lo, out);
     return out;
+  }
+
+  // Whether the probe has the shape of grid `gi`'s tiles (see same_shape).
+  bool has_grid_shape(uint32_t gi) const {
+    const Grid& gr = grids[gi];
+    if (gr.len != 0) return probe.dense && probe.hi - probe.lo == gr.len;
+    return same_shape(grid_shapes[gi].shape, probe);
+  }
+
+  // Whether the probe, of that shape, sits on the grid (see on_grid).
+  bool on_grid_of(uint32_t gi) const {
+    const Grid& gr = grids[gi];
+    if (gr.len != 0) return (gr.lo - probe.lo) % gr.len == 0;
+    return on_grid(grid_shapes[gi].shape, probe);
   }
 
   // What conflicts() finds in a grid buffer: the probe against each tile.
@@ -829,13 +856,13 @@ struct TensorMap::Impl {
     constexpr uint64_t kNoTask = ~uint64_t{0};
     const Grid& gr = grids[gi];
     uint32_t ti = kNil;
-    if (same_shape(gr.shape, probe)) {
+    if (has_grid_shape(gi)) {
       ti = find_tile(gr.addr, probe.lo);
     }
     for (uint32_t x = ti != kNil ? ti : gr.tiles; x != kNil;
          x = ti != kNil ? kNil : tiles[x].next) {
       const Tile& t = tiles[x];
-      if (ti == kNil && !relate(probe, tile_geometry(gr, t.lo, tile_scratch)).overlap) continue;
+      if (ti == kNil && !relate(probe, tile_geometry(gi, t.lo, tile_scratch)).overlap) continue;
       if (t.writer != kNil) add_dep(t.writer_task, kNoTask, deps, deps_before);
       if (write)
         for (uint32_t r = t.readers; r != kNil; r = entries[r].slot)
@@ -858,7 +885,7 @@ struct TensorMap::Impl {
     try {
       for (uint32_t x = grids[gi].tiles; x != kNil; x = tiles[x].next) {
         const Tile& t = tiles[x];
-        const ViewGeometry& g = tile_geometry(grids[gi], t.lo, tile_scratch);
+        const ViewGeometry& g = tile_geometry(gi, t.lo, tile_scratch);
         probe_band = ColumnBand::of(g);
         if (t.writer != kNil) move_to_lane(addr, g, t.writer, t.writer_task, true);
         for (uint32_t r = t.readers; r != kNil; r = entries[r].slot)
@@ -945,13 +972,17 @@ struct TensorMap::Impl {
     } else {
       head = buffer_index.find(addr);
       if (head != FlatIndex::kNone && (head & kGridTag) != 0 && elem_size != 0 &&
-          grids[head & ~kGridTag].raw.first_byte(view, elem_size, lo))
+          grids[head & ~kGridTag].len == 0 &&
+          grid_shapes[head & ~kGridTag].raw.first_byte(view, elem_size, lo))
         ti = find_tile(addr, lo);
     }
     if (ti != kNil) return grid_access(addr, tiles[ti].grid, ti, task, write, deps, deps_before);
     if (contiguous) head = buffer_index.find(addr);
     ViewGeometry& g = probe;
-    describe_view(view, g);
+    if (contiguous)
+      interval_geometry(lo, hi, elem_size, g);  // what describe_view gives it, cheaper
+    else
+      describe_view(view, g);
     if (g.empty) return true;  // touches no byte: orders nothing
     probe_view = &view;
     if (g.dense && !contiguous) {  // a known tile of a grid of intervals
@@ -961,11 +992,10 @@ struct TensorMap::Impl {
     }
     if (head != FlatIndex::kNone && (head & kGridTag) != 0) {
       const uint32_t gi = head & ~kGridTag;
-      const Grid& gr = grids[gi];
-      if (same_shape(gr.shape, probe)) {
+      if (has_grid_shape(gi)) {
         ti = find_tile(addr, probe.lo);
         if (ti != kNil) return grid_access(addr, gi, ti, task, write, deps, deps_before);
-        if (on_grid(gr.shape, probe))
+        if (on_grid_of(gi))
           return grid_access(addr, gi, kNil, task, write, deps, deps_before);
       }
       ungrid(gi);
@@ -1040,6 +1070,7 @@ struct TensorMap::Impl {
     lanes.clear();
     tasks.clear();
     grids.clear();
+    grid_shapes.clear();
     tiles.clear();
     tile_index.clear();
     free_entry = free_lane = free_task = recent_task_rec = free_grid = free_tile = kNil;
