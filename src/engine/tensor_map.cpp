@@ -206,13 +206,19 @@ struct RawShape {
   }
 };
 
-// 40 bytes: opening and closing the grid of a buffer used once (a fresh output) touches
+// 48 bytes: opening and closing the grid of a buffer used once (a fresh output) touches
 // one cache line of it. A grid of boxes keeps its opener's shape apart (GridShape).
+// The grid's home tile, the one at the opener's first byte, is found through the grid; it
+// is filed in the tile index (for contiguous views, looked up without the grid) only when
+// a contiguous view finds it the slow way: a buffer written once and never read (a fresh
+// output) costs one hash insert and erase (the buffer index's), not two.
 struct Grid {
   uint64_t addr;
   int64_t lo;   // the opener's first byte
   int64_t len;  // a grid of intervals: their length in bytes (> 0); 0: a grid of boxes
   uint32_t elem_size;
+  uint32_t home;        // the tile at byte `lo`, or kNil
+  bool home_filed;      // in the tile index
   uint32_t tiles;       // list of its tiles (Tile::next); the free-list link of a free grid
   uint32_t tile_count;  // tiles on the list
   uint32_t live_tiles;  // tiles with an entry
@@ -664,6 +670,8 @@ struct TensorMap::Impl {
     gr.lo = probe.lo;
     gr.len = probe.dense ? probe.hi - probe.lo : 0;
     gr.elem_size = probe.elem_size;
+    gr.home = kNil;
+    gr.home_filed = false;
     gr.tiles = kNil;
     gr.tile_count = 0;
     gr.live_tiles = 0;
@@ -684,14 +692,19 @@ struct TensorMap::Impl {
       tiles.emplace_back();
       ti = static_cast<uint32_t>(tiles.size() - 1);
     }
+    const bool home = lo == grids[gi].lo;
     try {
-      tile_index.insert(TaggedIndex::hash(addr, lo), ti);
+      if (!home) tile_index.insert(TaggedIndex::hash(addr, lo), ti);
     } catch (...) {
       tiles[ti].next = free_tile;
       free_tile = ti;
       throw;
     }
     Grid& gr = grids[gi];
+    if (home) {
+      gr.home = ti;
+      gr.home_filed = false;
+    }
     const int64_t dense_hi = gr.len != 0 ? lo + gr.len : std::numeric_limits<int64_t>::min();
     tiles[ti] = Tile{addr, lo, dense_hi, 0, kNil, kNil, 0, gi, gr.tiles};
     gr.tiles = ti;
@@ -707,6 +720,19 @@ struct TensorMap::Impl {
     return ti == TaggedIndex::kNone ? kNil : ti;
   }
 
+  // The tile of grid `gi` (of the buffer at `addr`) that starts at byte `lo`, or kNil.
+  uint32_t grid_tile(uint32_t gi, uint64_t addr, int64_t lo) const {
+    return lo == grids[gi].lo ? grids[gi].home : find_tile(addr, lo);
+  }
+
+  // Takes tile `x` of grid `gr` out of the tile index (and off its grid's home).
+  void unfile_tile(Grid& gr, uint32_t x) {
+    const Tile& t = tiles[x];
+    const bool home = x == gr.home;
+    if (!home || gr.home_filed) tile_index.erase(TaggedIndex::hash(t.addr, t.lo), x);
+    if (home) gr.home = kNil;
+  }
+
   // Closes the empty tiles of grid `gi` (all of them when `all`, then the grid leaves its
   // buffer too).
   void close_tiles(uint32_t gi, bool all) {
@@ -720,7 +746,7 @@ struct TensorMap::Impl {
         continue;
       }
       *link = t.next;
-      tile_index.erase(TaggedIndex::hash(t.addr, t.lo), x);
+      unfile_tile(gr, x);
       t.next = free_tile;
       free_tile = x;
       --gr.tile_count;
@@ -857,7 +883,7 @@ struct TensorMap::Impl {
     const Grid& gr = grids[gi];
     uint32_t ti = kNil;
     if (has_grid_shape(gi)) {
-      ti = find_tile(gr.addr, probe.lo);
+      ti = grid_tile(gi, gr.addr, probe.lo);
     }
     for (uint32_t x = ti != kNil ? ti : gr.tiles; x != kNil;
          x = ti != kNil ? kNil : tiles[x].next) {
@@ -916,7 +942,7 @@ struct TensorMap::Impl {
     for (uint32_t x = grids[gi].tiles; x != kNil;) {
       Tile& t = tiles[x];
       const uint32_t next = t.next;
-      tile_index.erase(TaggedIndex::hash(t.addr, t.lo), x);
+      unfile_tile(grids[gi], x);
       t.next = free_tile;
       free_tile = x;
       x = next;
@@ -974,10 +1000,21 @@ struct TensorMap::Impl {
       if (head != FlatIndex::kNone && (head & kGridTag) != 0 && elem_size != 0 &&
           grids[head & ~kGridTag].len == 0 &&
           grid_shapes[head & ~kGridTag].raw.first_byte(view, elem_size, lo))
-        ti = find_tile(addr, lo);
+        ti = grid_tile(head & ~kGridTag, addr, lo);
     }
     if (ti != kNil) return grid_access(addr, tiles[ti].grid, ti, task, write, deps, deps_before);
-    if (contiguous) head = buffer_index.find(addr);
+    if (contiguous) {
+      head = buffer_index.find(addr);
+      if (head != FlatIndex::kNone && (head & kGridTag) != 0) {  // its home tile?
+        Grid& gr = grids[head & ~kGridTag];
+        if (gr.lo == lo && gr.home != kNil && tiles[gr.home].dense_hi == hi) {
+          // Looked up again: filed from now on (may throw, changing nothing).
+          tile_index.insert(TaggedIndex::hash(addr, lo), gr.home);
+          gr.home_filed = true;
+          return grid_access(addr, head & ~kGridTag, gr.home, task, write, deps, deps_before);
+        }
+      }
+    }
     ViewGeometry& g = probe;
     if (contiguous)
       interval_geometry(lo, hi, elem_size, g);  // what describe_view gives it, cheaper
@@ -985,15 +1022,16 @@ struct TensorMap::Impl {
       describe_view(view, g);
     if (g.empty) return true;  // touches no byte: orders nothing
     probe_view = &view;
-    if (g.dense && !contiguous) {  // a known tile of a grid of intervals
-      ti = find_tile(addr, g.lo);
+    if (g.dense && !contiguous && head != FlatIndex::kNone && (head & kGridTag) != 0) {
+      // a known tile of a grid of intervals
+      ti = grid_tile(head & ~kGridTag, addr, g.lo);
       if (ti != kNil && tiles[ti].dense_hi == g.hi)
         return grid_access(addr, tiles[ti].grid, ti, task, write, deps, deps_before);
     }
     if (head != FlatIndex::kNone && (head & kGridTag) != 0) {
       const uint32_t gi = head & ~kGridTag;
       if (has_grid_shape(gi)) {
-        ti = find_tile(addr, probe.lo);
+        ti = grid_tile(gi, addr, probe.lo);
         if (ti != kNil) return grid_access(addr, gi, ti, task, write, deps, deps_before);
         if (on_grid_of(gi))
           return grid_access(addr, gi, kNil, task, write, deps, deps_before);
