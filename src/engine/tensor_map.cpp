@@ -643,7 +643,10 @@ struct TensorMap::Impl {
 
   // --- Grid buffers (see Grid) ---
 
-  void add_dep(uint64_t dep, uint64_t task, std::vector<uint64_t>& deps, size_t deps_before) {
+  // Inline (as drop_entry): a call per dependency or hidden entry cost more than its body.
+  inline __attribute__((always_inline)) void add_dep(uint64_t dep, uint64_t task,
+                                                     std::vector<uint64_t>& deps,
+                                                     size_t deps_before) {
     if (dep != task && (deps.size() == deps_before || deps.back() != dep)) deps.push_back(dep);
   }
 
@@ -850,7 +853,7 @@ struct TensorMap::Impl {
     return true;
   }
 
-  void drop_entry(uint32_t n) {
+  inline __attribute__((always_inline)) void drop_entry(uint32_t n) {
     unlink_from_task(n);
     free_entry_slot(n);
   }
