@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import numbers
 import os
 import threading
 import time
@@ -119,9 +120,15 @@ def set_level(level: Union[int, str]) -> None:
     """Sets the ``"simpler"`` logger's level and the native threshold together (this wins
     over ``$SIMPLER_LOG_LEVEL``). ``level``: a ``logging`` level or its name."""
     global _pinned_by_set_level
-    from simpler.errors import SimplerValueError  # here: simpler.errors imports this module
-    number = logging.getLevelName(level.upper()) if isinstance(level, str) else int(level)
-    if not isinstance(number, int):
+    from simpler.errors import SimplerTypeError, SimplerValueError  # here: errors imports us
+    if isinstance(level, str):
+        number = logging.getLevelName(level.upper())
+    elif isinstance(level, numbers.Integral) and not isinstance(level, bool):
+        number = int(level)
+    else:
+        raise SimplerTypeError(f"set_log_level: level must be a logging level (int) or its name, "
+                               f"got {type(level).__name__}")
+    if not isinstance(number, int) or number < 0:
         raise SimplerValueError(f"unknown log level {level!r}; use DEBUG, INFO, WARNING, ERROR or a number")
     LOGGER.setLevel(number)
     _bridge.set_threshold(number)

@@ -147,6 +147,9 @@ class Worker:
         if cls is Worker and isinstance(level, int) and level in (3, 4):
             from simpler.host import dispatch_level
             return dispatch_level(level, kwargs)
+        if cls is Worker and "device_ids" in kwargs and level == 2:
+            raise SimplerTypeError("Worker(level=2) drives one chip: pass device_id=N; "
+                                   "device_ids=[...] is for level=3 (several chips of this host)")
         return super().__new__(cls)
 
     def __init__(self, level: int = 2, *, device_id: int = 0, platform: str = "a2a3sim",

@@ -20,15 +20,18 @@ The chips are driven through a ChipTransport (simpler.host.transport); level 4
 from __future__ import annotations
 
 import itertools
+import numbers
 import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
 
 from simpler.errors import (SimplerRuntimeError, SimplerTypeError, SimplerValueError,
                             WorkerTimeoutError)
 from simpler.host.errors import ChipGroupError
 from simpler.host.orchestrator import HostOrchestrator, HostRun
 from simpler.host.transport import ChipTransport, LocalTransport
-from simpler.worker import RunHandle, Worker, _require_timeout
+from simpler.worker import RunHandle, Worker, _require_config, _require_int, _require_timeout
 
 _L2_ONLY = ("kernel_prepare_callable", "kernel_launch", "create_buffer", "make_tensor_arg",
             "release_buffer")
@@ -57,8 +60,11 @@ def validate_device_ids(device_ids: Any, platform: str, api: str) -> List[int]:
     if not ids:
         raise SimplerValueError(f"{api}: device_ids is empty; give at least one device id")
     for d in ids:
-        if not isinstance(d, int) or isinstance(d, bool):
-            raise SimplerValueError(f"{api}: device ids must be ints, got {d!r} in {ids}")
+        if not isinstance(d, numbers.Integral) or isinstance(d, (bool, np.bool_)):
+            raise SimplerValueError(f"{api}: device ids must be ints, got {d!r} "
+                                    f"({type(d).__name__}) in {ids}")
+    ids = [int(d) for d in ids]     # numpy integers too; the chips are named by plain ints
+    for d in ids:
         if d < 0:
             raise SimplerValueError(f"{api}: device id {d} is negative")
     duplicates = sorted({d for d in ids if ids.count(d) > 1})
@@ -153,6 +159,7 @@ class HostWorker(Worker):
         if config is not None:
             raise SimplerValueError(f"Worker(level={self._level}).init: config= is the kernel-mode "
                                     "keyword; program mode takes prewarm_config")
+        _require_config(prewarm_config, "init", "prewarm_config")   # before any chip is taken
         with self._lifecycle:
             if self._state != "NEW":
                 raise SimplerRuntimeError(f"Worker(level={self._level}).init: the worker is "
@@ -274,7 +281,7 @@ class HostWorker(Worker):
         if not callable(orchestration):
             raise SimplerTypeError(f"Worker(level={self._level}).run: expected a function "
                                    f"fn(orch, args), got {type(orchestration).__name__}")
-        if config is not None:
+        if _require_config(config, "run", "config") is not None:
             config.validate()
 
     def _execute(self, orchestration: Callable[..., Any], args: Any, config: Any) -> None:
@@ -295,10 +302,12 @@ class HostWorker(Worker):
 
     def _slot_of(self, chip: Any, api: str) -> int:
         try:
-            return self._chips.index(chip)
+            if not isinstance(chip, (bool, np.bool_)):    # True == 1 but names no chip
+                return self._chips.index(chip)
         except ValueError:
-            raise SimplerValueError(f"Worker(level={self._level}).{api}: chip {chip!r} is not one of "
-                                    f"this Worker's chips {self._chips}") from None
+            pass
+        raise SimplerValueError(f"Worker(level={self._level}).{api}: chip {chip!r} is not one of "
+                                f"this Worker's chips {self._chips}")
 
     # ---- per-chip memory ----------------------------------------------------------------
     def malloc(self, size: int, device_id: Any = None) -> int:  # type: ignore[override]
@@ -312,12 +321,12 @@ class HostWorker(Worker):
     def copy_to(self, dst: int, src: Any, nbytes: Optional[int] = None, *,  # type: ignore[override]
                 device_id: Any = None) -> None:
         slot = self._memory_slot(device_id, "copy_to")
-        self._transport.copy_to(slot, dst, _prefix(src, nbytes))
+        self._transport.copy_to(slot, dst, _prefix(src, nbytes, "copy_to", writable=False))
 
     def copy_from(self, dst: Any, src: int, nbytes: Optional[int] = None, *,  # type: ignore[override]
                   device_id: Any = None) -> None:
         slot = self._memory_slot(device_id, "copy_from")
-        self._transport.copy_from(slot, _prefix(dst, nbytes), src)
+        self._transport.copy_from(slot, _prefix(dst, nbytes, "copy_from", writable=True), src)
 
     def device_memory_info(self, device_id: Any = None) -> Tuple[int, int]:  # type: ignore[override]
         return self._transport.memory_info(self._memory_slot(device_id, "device_memory_info"))
@@ -428,7 +437,22 @@ def _path(lib_dir: Any) -> Optional[str]:
     return os.fspath(lib_dir) if lib_dir else None
 
 
-def _prefix(buffer: Any, nbytes: Optional[int]) -> Any:
+def _prefix(buffer: Any, nbytes: Optional[int], api: str, writable: bool) -> Any:
+    """The first ``nbytes`` (default all) of a host buffer, checked as level 2 checks it: a
+    larger ``nbytes`` than the buffer is an error, not a shorter copy."""
+    try:
+        view = memoryview(buffer)
+    except TypeError:
+        raise SimplerTypeError(f"Worker.{api}: expected a host buffer (numpy array, bytes, ...), "
+                               f"got {type(buffer).__name__}") from None
+    if not view.c_contiguous or (writable and view.readonly):
+        raise SimplerTypeError(f"Worker.{api}: expected a C-contiguous{' writable' if writable else ''} "
+                               f"buffer, got {type(buffer).__name__}")
+    view = view.cast("B") if view.ndim != 1 or view.format != "B" else view
     if nbytes is None:
-        return buffer
-    return memoryview(buffer).cast("B")[:nbytes]
+        return view
+    nbytes = _require_int(nbytes, api, "nbytes", low=0)
+    if nbytes > view.nbytes:
+        raise SimplerValueError(f"Worker.{api}: nbytes {nbytes} exceeds the host buffer's "
+                                f"{view.nbytes} bytes")
+    return view[:nbytes]

@@ -15,6 +15,7 @@ through a :class:`simpler.host.transport.ChipTransport`.
 from __future__ import annotations
 
 import itertools
+import os
 import struct
 import threading
 import queue
@@ -192,6 +193,19 @@ class _ChipExecutor:
                                 name, task.seq, error)
         wrapped.__cause__ = error
         return wrapped
+
+
+def task_config(config: Any, seq: int, chip: Any) -> Any:
+    """The CallConfig of one task's chip run: with a diagnostics switch on, its files go to
+    ``<output_prefix>/task-<seq>-<chip>/`` (every chip run of a host run writes its own
+    swimlane.json, ...; one shared directory kept only the last run's files)."""
+    if config is None or not (config.enable_swimlane or config.dump_args or config.dump_dep_graph
+                              or config.enable_profiling):
+        return config
+    name = "-".join(str(part) for part in (chip if isinstance(chip, tuple) else (chip,)))
+    own = config.copy()
+    own.output_prefix = os.path.join(config.output_prefix, f"task-{seq:04d}-chip-{name}")
+    return own
 
 
 class HostRun:
@@ -377,10 +391,11 @@ class HostOrchestrator:
         for buf in written:
             run.residency.record_write(buf)
         transport = run.transport
+        config = task_config(run.config, task.seq, self._owner.device_ids[slot])
 
         def body(t: _Task) -> None:
             tensors_ = [(b.addr(b.lo), shape, dtype) for b, shape, dtype in refs]
-            transport.run(slot, key, tensors_, scalars, run.config)
+            transport.run(slot, key, tensors_, scalars, config)
 
         task.body = body
         run.enqueue(task)

@@ -299,6 +299,38 @@ def case_init_rollback():
     COMM.Barrier()
 
 
+def case_mismatched_device_ids():
+    """The last rank gives fewer device_ids than rank 0 (which names every rank's chips after
+    its own): every rank's init fails naming that rank, and every chip is rolled back."""
+    before = free_memory()
+    w = Worker(level=4, device_ids=DEVICES[:1] if RANK == SIZE - 1 else DEVICES, rank_timeout=20)
+    err = expect(ChipGroupError, w.init, f"rank {SIZE - 1}: device_ids [0] differ from rank 0's")
+    assert (SIZE - 1, None) in err.failures and w.state == "FAILED"
+    assert free_memory() == before
+    w.close()
+    COMM.Barrier()
+
+
+def case_skipped_init():
+    """The last rank never calls init() (its script failed before): the others' init() raises
+    RankError within rank_timeout instead of blocking in MPI forever; nothing is taken."""
+    timeout = 1.0
+    before = free_memory()
+    COMM.Barrier()
+    w = Worker(level=4, device_ids=DEVICES, rank_timeout=timeout)
+    if RANK == SIZE - 1:
+        time.sleep(3 * timeout)
+    else:
+        start = time.monotonic()
+        missing = SIZE - 1 if RANK == 0 else 0
+        err = expect(RankError, w.init, f"rank {missing} did not call init()")
+        assert err.rank == missing and w.state == "FAILED", err
+        assert time.monotonic() - start < timeout + 2.0
+    assert free_memory() == before
+    w.close()
+    COMM.Barrier()
+
+
 def case_silent_rank():
     """The last rank stops answering: rank 0 gets RankError naming it within the bound."""
     before = free_memory()
