@@ -197,8 +197,11 @@ struct RawShape {
   // The first byte of `v` when it has this shape; false otherwise (or on int64 overflow).
   bool first_byte(const ChipTensor& v, uint32_t elem_size, int64_t& out) const {
     if (v.dtype != dtype || v.ndims != ndims) return false;
+    uint64_t diff = 0;  // one branch at the end, not two per dimension
     for (uint32_t k = 0; k < ndims; ++k)
-      if (v.shapes[k] != shapes[k] || v.strides[k] != strides[k]) return false;
+      diff |= static_cast<uint64_t>(v.shapes[k] ^ shapes[k]) |
+              static_cast<uint64_t>(v.strides[k] ^ strides[k]);
+    if (diff != 0) return false;
     int64_t delta;
     return !__builtin_sub_overflow(v.start_offset, start, &delta) &&
            !__builtin_mul_overflow(delta, static_cast<int64_t>(elem_size), &delta) &&
@@ -302,7 +305,7 @@ struct TensorMap::Impl {
 
   std::vector<Lane> lanes;
   uint32_t free_lane = kNil;
-  FlatIndex buffer_index;           // addr -> the buffer's head Lane
+  RecentIndex buffer_index;         // addr -> the buffer's head Lane (or its Grid)
   std::vector<SetIndex> set_index;  // [2 * lane + write] for each Lane
   IntervalForest ranges;            // node n = entry n, in its set's tree while that is built
 
@@ -771,7 +774,8 @@ struct TensorMap::Impl {
       close_tiles(gi, /*all=*/false);
   }
 
-  void unlink_from_tile(uint32_t n, bool release_empty_buffer) {
+  inline __attribute__((always_inline)) void unlink_from_tile(uint32_t n,
+                                                              bool release_empty_buffer) {
     const Entry& e = entries[n];
     Tile& t = tiles[e.lane];
     if (e.write) {
@@ -1097,7 +1101,10 @@ struct TensorMap::Impl {
     uint32_t n = tasks[t].head;
     while (n != kNil) {
       const uint32_t next = entries[n].task_next;
-      unlink_from_buffer(n, /*release_empty_buffer=*/true);
+      if (entries[n].on_tile)  // (the call below would check it; this saves the call)
+        unlink_from_tile(n, /*release_empty_buffer=*/true);
+      else
+        unlink_from_buffer(n, /*release_empty_buffer=*/true);
       free_entry_slot(n);
       n = next;
     }
