@@ -1040,8 +1040,7 @@ struct TensorMap::Impl {
       if (has_grid_shape(gi)) {
         ti = grid_tile(gi, addr, probe.lo);
         if (ti != kNil) return grid_access(addr, gi, ti, task, write, deps, deps_before);
-        if (on_grid_of(gi))
-          return grid_access(addr, gi, kNil, task, write, deps, deps_before);
+        if (on_grid_of(gi)) return grid_access(addr, gi, kNil, task, write, deps, deps_before);
       }
       ungrid(gi);
       head = buffer_index.find(addr);

@@ -206,7 +206,8 @@ TEST(TensorMapGrid, TheHomeTileIsFoundOnEveryPath) {
   // A grid of 16-element slices opened at element 64 (its home), and tiles around it.
   step(slice1d(kA, 64, 80), AccessKind::Write);  // task 0
   ++task;
-  for (int64_t i = 0; i < 40; ++i, ++task) step(slice1d(kA, 80 + 16 * i, 96 + 16 * i), AccessKind::Write);
+  for (int64_t i = 0; i < 40; ++i, ++task)
+    step(slice1d(kA, 80 + 16 * i, 96 + 16 * i), AccessKind::Write);
   EXPECT_EQ(step(slice1d(kA, 64, 80), AccessKind::Read), Ids{0});  // contiguous: by bytes
   ++task;
   // The home tile described as a dense, not row-major view (2 x 8, column-major).
