@@ -268,3 +268,16 @@ def test_close_grace_is_every_chips_close_grace():
         assert [w.transport.worker(s).close_grace for s in (0, 1)] == [4.0, 4.0]
     finally:
         w.close()
+
+
+@pytest.mark.parametrize("shape", [(), (1,) * 6])
+def test_a_tensor_of_a_rank_chips_do_not_take_is_refused_at_submit(w2, add_scalar_callable, shape):
+    # It was staged and enqueued, then the chip run failed (ChipTaskError).
+    add = w2.register(add_scalar_callable)
+    try:
+        x = np.ones(shape, np.float32)
+        y = np.zeros_like(x)
+        _refused(w2, lambda o, a: o.submit(add, x, y, 1.0), SimplerValueError,
+                 f"a {len(shape)}-d array; chip tensors have 1..5 dimensions")
+    finally:
+        w2.unregister(add)
