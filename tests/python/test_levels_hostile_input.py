@@ -283,8 +283,8 @@ def test_a_tensor_of_a_rank_chips_do_not_take_is_refused_at_submit(w2, add_scala
         w2.unregister(add)
 
 
-def test_another_workers_handle_does_not_name_this_workers_callable(w2, add_scalar_callable,
-                                                                   fatal_callable):
+def test_another_workers_handle_does_not_name_this_workers_callable(
+        w2, add_scalar_callable, fatal_callable):
     # Both handles had key 1: the other Worker's fatal program ran as this one's add.
     other = Worker(level=3, device_ids=[2, 3])             # never init: nothing is taken
     add = w2.register(add_scalar_callable)
