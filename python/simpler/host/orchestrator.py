@@ -210,7 +210,14 @@ def task_config(config: Any, seq: int, chip: Any) -> Any:
         return config
     name = "-".join(str(part) for part in (chip if isinstance(chip, tuple) else (chip,)))
     own = config.copy()
-    own.output_prefix = os.path.join(config.output_prefix, f"task-{seq:04d}-chip-{name}")
+    path = os.path.join(config.output_prefix, f"task-{seq:04d}-chip-{name}")
+    try:
+        own.output_prefix = path
+        own.validate()
+    except ValueError as e:   # too long once the task directory is added
+        raise SimplerValueError(f"CallConfig.output_prefix: the task directory {path!r} is refused "
+                                f"({e}); each task writes into <output_prefix>/task-<NNNN>-chip-"
+                                "<chip>/, so shorten output_prefix") from None
     return own
 
 
