@@ -136,6 +136,16 @@ class RunHandle:
         self.wait(timeout)
 
 
+def _lib_dir_path(lib_dir: Any) -> Optional[str]:
+    """``lib_dir`` as a str (None when not given); a SimplerTypeError for a non-path."""
+    if lib_dir is None or lib_dir == "":
+        return None
+    if not isinstance(lib_dir, (str, os.PathLike)):
+        raise SimplerTypeError(f"Worker: lib_dir must be a path (str or os.PathLike) or None, "
+                               f"got {type(lib_dir).__name__}")
+    return os.fspath(lib_dir)
+
+
 class Worker:
     """A level-2 worker: one chip, in ``"program"`` or ``"kernel"`` execution mode.
 
@@ -165,7 +175,7 @@ class Worker:
             if not isinstance(value, str):
                 raise SimplerTypeError(f"Worker: {name} must be a str, got {type(value).__name__}")
         self._native = _nw.Worker(level, device_id, platform, runtime, execution_mode,
-                                  bool(enable_sdma), os.fspath(lib_dir) if lib_dir else "")
+                                  bool(enable_sdma), _lib_dir_path(lib_dir) or "")
         self._pin: Optional[weakref.finalize] = None
         self._images: List[Any] = []   # kernel mode: prepared ChipCallables, kept until teardown
         self._pending: "dict[int, Any]" = {}  # program mode: args of runs not yet completed

@@ -2,11 +2,21 @@
 or moved (docs/api.md "Worker(level=3)", "Collectives", "Worker(level=4)")."""
 from __future__ import annotations
 
+import itertools
+import os
+import pathlib
+import subprocess
+import sys
+import threading
+import time
+
 import numpy as np
 import pytest
 
 from simpler import Worker, sim
-from simpler.errors import SimplerError, SimplerTypeError, SimplerValueError
+from simpler.errors import SimplerError, SimplerRuntimeError, SimplerTypeError, SimplerValueError
+
+PYTHON_DIR = str(pathlib.Path(__file__).resolve().parents[2] / "python")
 
 
 @pytest.fixture(scope="module")
@@ -54,6 +64,9 @@ def test_a_bool_is_not_a_chip(w2, add_scalar_callable):
         y = np.zeros_like(x)
         _refused(w2, lambda o, a: o.submit(add, x, y, 1.0, chip=True), SimplerValueError,
                  "chip True is not one of")
+        _refused(w2, lambda o, a: o.submit(add, x, y, 1.0, chip=1.0), SimplerValueError,
+                 "chip 1.0 is not one of")
+        w2.run(lambda o, a: o.submit(add, x, y, 1.0, chip=np.int64(1)))   # numpy ints name chips
         with pytest.raises(SimplerValueError, match="not one of"):
             w2.malloc(16, True)
     finally:
@@ -65,6 +78,20 @@ def test_numpy_device_ids_name_the_same_chips():
     assert w.device_ids == [1, 0] and all(type(d) is int for d in w.device_ids)
     with pytest.raises(SimplerValueError, match=r"must be ints, got 0\.0 \(float\)"):
         Worker(level=3, device_ids=[0.0])
+
+
+@pytest.mark.parametrize("ids, match", [
+    (list(range(200_000)), "more than 4096 device ids"),
+    (itertools.count(), "more than 4096 device ids"),            # never ends
+    ([0] * 4000, r"\[0\] appear more than once in \[0, 0, 0, 0, 0, 0, 0, 0, \.\.\. \(4000 ids\)\]"),
+    (list(range(4, 4000)), "3996 device ids given but the simulator has"),
+])
+def test_a_huge_or_endless_device_list_is_refused_at_once(ids, match):
+    # The duplicate search was quadratic (200,000 ids: hours) and list() never ended.
+    start = time.monotonic()
+    with pytest.raises(SimplerValueError, match=match) as err:
+        Worker(level=3, device_ids=ids)
+    assert time.monotonic() - start < 5 and len(str(err.value)) < 400
 
 
 def test_device_ids_at_level_2_point_to_level_3():
@@ -99,6 +126,11 @@ def test_per_chip_copies_check_nbytes_as_level_2_does(w2):
             w2.copy_to(ptr, np.arange(8, dtype=np.float32)[::2], device_id=1)
         with pytest.raises(SimplerTypeError, match="writable"):
             w2.copy_from(np.frombuffer(bytes(16), np.float32), ptr, device_id=1)
+        for call in (lambda: w2.copy_to("0x10", src, device_id=1),
+                     lambda: w2.copy_from(np.zeros(4, np.float32), None, device_id=1),
+                     lambda: w2.free(1.5, 1), lambda: w2.malloc("64", 1)):
+            with pytest.raises(SimplerTypeError, match="must be an int"):  # at level 4 a remote
+                call()                                                     # rank got a raw str
         w2.copy_to(ptr, src, 8, device_id=1)               # a prefix still works
         out = np.zeros(4, np.float32)
         w2.copy_from(out, ptr, 8, device_id=1)
@@ -107,9 +139,12 @@ def test_per_chip_copies_check_nbytes_as_level_2_does(w2):
         w2.free(ptr, 1)
 
 
-def test_level4_mpi_collectives_must_be_a_bool():
+def test_level4_options_are_checked_before_mpi():
     with pytest.raises(SimplerTypeError, match="mpi_collectives must be True or False"):
         Worker(level=4, device_ids=[0], mpi_collectives="no")
+    # A heartbeat as long as the timeout declared healthy ranks dead between two beats.
+    with pytest.raises(SimplerValueError, match="heartbeat .* at most half of rank_timeout"):
+        Worker(level=4, device_ids=[0], rank_timeout=1.0, heartbeat=3.0)
 
 
 @pytest.mark.parametrize("field, value, bounds", [
@@ -124,3 +159,143 @@ def test_sim_configure_names_the_field_and_its_range(field, value, bounds):
     with pytest.raises(SimplerValueError, match=f"{field} must be in {bounds}, got {value}"):
         sim.configure(**{field: value})
     assert sim.get_config() == before
+
+
+REENTRY = """
+import numpy as np
+from simpler import Worker
+from simpler.errors import SimplerRuntimeError
+w = Worker(level=3, device_ids=[0, 1])
+w.init()
+for name, inner in [("run", lambda: w.run(lambda o, a: None)), ("close", w.close),
+                    ("submit", lambda: w.submit(lambda o, a: None).wait())]:
+    try:
+        w.run(lambda o, a: inner())
+    except SimplerRuntimeError as e:
+        assert "inside a host orchestration" in str(e), e
+        print("refused", name, flush=True)
+h = w.submit(lambda o, a: w.close())
+try:
+    h.wait(30)
+except SimplerRuntimeError:
+    print("refused close in submit", flush=True)
+kept = []
+w.run(lambda o, a: kept.append(o))
+x = np.ones(4, np.float32)
+try:
+    kept[0].all_reduce([x, x.copy()])
+except SimplerRuntimeError:
+    print("refused finished orch", flush=True)
+assert w.committed_device_memory() == sum(w.committed_device_memory(d) for d in (0, 1))
+w.close()
+print("closed", w.state, flush=True)
+"""
+
+
+def test_run_submit_close_from_inside_an_orchestration_are_refused_not_a_hang():
+    # In a subprocess: before the fix these deadlocked on the worker's own run lock.
+    result = subprocess.run([sys.executable, "-c", REENTRY], capture_output=True, text=True,
+                            timeout=120, env=dict(os.environ, PYTHONPATH=PYTHON_DIR))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.split("\n")[:-1] == [
+        "refused run", "refused close", "refused submit", "refused close in submit",
+        "refused finished orch", "closed CLOSED"], result.stdout + result.stderr[-3000:]
+
+
+def test_unregister_during_a_run_is_refused_and_the_run_completes(w2, add_scalar_callable):
+    # It used to drop the callable on some chips while others refused (in use): the run
+    # failed and the handle stayed half-registered.
+    add = w2.register(add_scalar_callable)
+    x = np.arange(1 << 16, dtype=np.float32)
+    ys = [np.zeros_like(x) for _ in range(8)]
+    submitted, release = threading.Event(), threading.Event()
+
+    def orch(o, a):
+        for i, y in enumerate(ys):
+            o.submit(add, x, y, float(i))
+        submitted.set()
+        release.wait(30)
+
+    run = w2.submit(orch)
+    assert submitted.wait(30)
+    with pytest.raises(SimplerRuntimeError, match="a host run is in flight"):
+        w2.unregister(add)
+    release.set()
+    run.wait(60)
+    for i, y in enumerate(ys):
+        np.testing.assert_array_equal(y, x + i)
+    with pytest.raises(SimplerRuntimeError, match="a host run is in flight"):
+        w2.run(lambda o, a: w2.unregister(add))
+    w2.unregister(add)                                   # after the run: fine
+
+
+@pytest.mark.parametrize("value, match", [(2 ** 64, "does not fit 64 bits"),
+                                          (-2 ** 63 - 1, "does not fit 64 bits"),
+                                          (1e40, "out of float32's range")])
+def test_a_scalar_that_does_not_fit_is_refused_not_truncated(w2, add_scalar_callable, value, match):
+    # 2**64 used to reach the chip as 0; 1e40 raised struct's bare OverflowError.
+    add = w2.register(add_scalar_callable)
+    try:
+        x = np.ones(8, np.float32)
+        y = np.zeros_like(x)
+        _refused(w2, lambda o, a: o.submit(add, x, y, value), SimplerValueError, match)
+    finally:
+        w2.unregister(add)
+
+
+def test_an_infinite_wait_on_a_host_run_means_forever(w2):
+    run = w2.submit(lambda o, a: None)
+    for timeout in (float("inf"), 1e300, 2 ** 70):   # was OverflowError from threading
+        run.wait(timeout)
+        run.result(timeout)
+    assert run.done
+
+
+def test_close_grace_is_every_chips_close_grace():
+    # It raised AttributeError ("no attribute '_native'") at level 3.
+    w = Worker(level=3, device_ids=[2, 3])                # the module's worker holds 0 and 1
+    assert w.close_grace == 10.0
+    w.close_grace = 2.5                                   # before init: applied at init
+    with pytest.raises(SimplerValueError, match="close_grace"):
+        w.close_grace = -1
+    with pytest.raises(SimplerTypeError, match="close_grace"):
+        w.close_grace = "soon"
+    w.init()
+    try:
+        assert [w.transport.worker(s).close_grace for s in (0, 1)] == [2.5, 2.5]
+        w.close_grace = 4
+        assert w.close_grace == 4.0
+        assert [w.transport.worker(s).close_grace for s in (0, 1)] == [4.0, 4.0]
+    finally:
+        w.close()
+
+
+@pytest.mark.parametrize("shape", [(), (1,) * 6])
+def test_a_tensor_of_a_rank_chips_do_not_take_is_refused_at_submit(w2, add_scalar_callable, shape):
+    # It was staged and enqueued, then the chip run failed (ChipTaskError).
+    add = w2.register(add_scalar_callable)
+    try:
+        x = np.ones(shape, np.float32)
+        y = np.zeros_like(x)
+        _refused(w2, lambda o, a: o.submit(add, x, y, 1.0), SimplerValueError,
+                 f"a {len(shape)}-d array; chip tensors have 1..5 dimensions")
+    finally:
+        w2.unregister(add)
+
+
+def test_another_workers_handle_does_not_name_this_workers_callable(
+        w2, add_scalar_callable, fatal_callable):
+    # Both handles had key 1: the other Worker's fatal program ran as this one's add.
+    other = Worker(level=3, device_ids=[2, 3])             # never init: nothing is taken
+    add = w2.register(add_scalar_callable)
+    foreign = other.register(fatal_callable)
+    while foreign.key < add.key:                           # the same key in both Workers
+        foreign = other.register(fatal_callable)
+    assert foreign.key == add.key
+    try:
+        x = np.ones(8, np.float32)
+        y = np.zeros_like(x)
+        _refused(w2, lambda o, a: o.submit(foreign, x, y, 1.0), SimplerValueError,
+                 "unknown callable handle")
+    finally:
+        w2.unregister(add)

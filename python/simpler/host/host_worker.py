@@ -19,6 +19,7 @@ The chips are driven through a ChipTransport (simpler.host.transport); level 4
 """
 from __future__ import annotations
 
+import collections
 import itertools
 import numbers
 import threading
@@ -31,7 +32,8 @@ from simpler.errors import (SimplerRuntimeError, SimplerTypeError, SimplerValueE
 from simpler.host.errors import ChipGroupError
 from simpler.host.orchestrator import HostOrchestrator, HostRun
 from simpler.host.transport import ChipTransport, LocalTransport
-from simpler.worker import RunHandle, Worker, _require_config, _require_int, _require_timeout
+from simpler.worker import (RunHandle, Worker, _lib_dir_path, _require_config, _require_int,
+                            _require_timeout)
 
 _L2_ONLY = ("kernel_prepare_callable", "kernel_launch", "create_buffer", "make_tensor_arg",
             "release_buffer")
@@ -50,27 +52,38 @@ class CallableHandle:
         return f"<simpler.host.CallableHandle {self.key} {self.callable.func_name!r}>"
 
 
+_MAX_DEVICE_IDS = 1 << 12   # far above any host's chips (the simulator has at most 64)
+
+
+def _short(values: List[Any]) -> str:
+    """A list for a message: at most 8 items shown."""
+    return str(values) if len(values) <= 8 else f"[{', '.join(map(str, values[:8]))}, ... ({len(values)} ids)]"
+
+
 def validate_device_ids(device_ids: Any, platform: str, api: str) -> List[int]:
     """The device list, or ValueError naming what is wrong (nothing is taken)."""
     if device_ids is None:
         raise SimplerValueError(f"{api}: device_ids is required (a list of device ids, e.g. [0, 1])")
     if isinstance(device_ids, (str, bytes)) or not hasattr(device_ids, "__iter__"):
         raise SimplerValueError(f"{api}: device_ids must be a list of ints, got {device_ids!r}")
-    ids = list(device_ids)
+    ids = list(itertools.islice(device_ids, _MAX_DEVICE_IDS + 1))   # a generator may not end
+    if len(ids) > _MAX_DEVICE_IDS:
+        raise SimplerValueError(f"{api}: more than {_MAX_DEVICE_IDS} device ids given; give this "
+                                "host's chips")
     if not ids:
         raise SimplerValueError(f"{api}: device_ids is empty; give at least one device id")
     for d in ids:
         if not isinstance(d, numbers.Integral) or isinstance(d, (bool, np.bool_)):
             raise SimplerValueError(f"{api}: device ids must be ints, got {d!r} "
-                                    f"({type(d).__name__}) in {ids}")
+                                    f"({type(d).__name__}) in {_short(ids)}")
     ids = [int(d) for d in ids]     # numpy integers too; the chips are named by plain ints
     for d in ids:
         if d < 0:
             raise SimplerValueError(f"{api}: device id {d} is negative")
-    duplicates = sorted({d for d in ids if ids.count(d) > 1})
+    duplicates = sorted(d for d, n in collections.Counter(ids).items() if n > 1)
     if duplicates:
-        raise SimplerValueError(f"{api}: device ids {duplicates} appear more than once in {ids}; "
-                                "each chip gets one worker")
+        raise SimplerValueError(f"{api}: device ids {_short(duplicates)} appear more than once in "
+                                f"{_short(ids)}; each chip gets one worker")
     if platform.endswith("sim"):
         from simpler import sim
         count = sim.device_count()
@@ -79,7 +92,7 @@ def validate_device_ids(device_ids: Any, platform: str, api: str) -> List[int]:
                                     "devices (sim.configure(device_count=N) before first use)")
         bad = [d for d in ids if d >= count]
         if bad:
-            raise SimplerValueError(f"{api}: device ids {bad} out of range; the simulator has devices "
+            raise SimplerValueError(f"{api}: device ids {_short(bad)} out of range; the simulator has devices "
                                     f"0..{count - 1}")
     return ids
 
@@ -97,7 +110,7 @@ class HostWorker(Worker):
             raise SimplerValueError(f"{api}: takes device_ids=[...] (one chip worker per id), "
                                     "not device_id")
         ids = validate_device_ids(device_ids, platform, api)
-        self._setup(level, LocalTransport(ids, platform, runtime, lib_dir=_path(lib_dir),
+        self._setup(level, LocalTransport(ids, platform, runtime, lib_dir=_lib_dir_path(lib_dir),
                                           enable_sdma=enable_sdma), ids)
 
     def _setup(self, level: int, transport: ChipTransport, chips: Sequence[Any]) -> None:
@@ -113,6 +126,9 @@ class HostWorker(Worker):
         self._last_run: Optional[HostRun] = None
         self._reduce_ready = False
         self._totals: Dict[int, int] = {}
+        self._orchestrating: Optional[int] = None   # the thread running an orchestration
+        self._local_chips = transport               # this process's chips (level 4: its rank's)
+        self._close_grace = Worker(level=2).close_grace   # the level-2 default
 
     # ---- state --------------------------------------------------------------------------
     @property
@@ -136,6 +152,19 @@ class HostWorker(Worker):
     def state(self) -> str:
         """``"NEW"``, ``"READY"``, ``"FAILED"`` or ``"CLOSED"``."""
         return self._state
+
+    @property
+    def close_grace(self) -> float:
+        """Seconds close() waits for each chip's runs in flight before abandoning a stuck
+        one (the level-2 ``close_grace`` of every chip of this process; default 10)."""
+        return self._close_grace
+
+    @close_grace.setter
+    def close_grace(self, seconds: float) -> None:
+        check = Worker(level=2)            # validates only (takes nothing): level 2's rules
+        check.close_grace = seconds
+        self._close_grace = check.close_grace
+        self._local_chips.set_close_grace(self._close_grace)
 
     @property
     def kernel_mode_supported(self) -> bool:
@@ -187,6 +216,7 @@ class HostWorker(Worker):
         """Completes the runs in flight, then tears every chip down (idempotent). Every chip
         is attempted; failures are raised together as ChipGroupError (``.failures`` by
         device), and a later close() retries the chips that failed."""
+        self._refuse_inside_orchestration("close")
         with self._lifecycle:
             if self._state in ("NEW", "FAILED", "CLOSED"):
                 self._state = "CLOSED" if self._state != "FAILED" else "FAILED"
@@ -226,10 +256,19 @@ class HostWorker(Worker):
         return CallableHandle(key, chip_callable)
 
     def unregister(self, handle: Any) -> None:
+        """Removes a callable from every chip; refused while a host run is in flight (its
+        tasks may still run it: some chips would drop it and others refuse, as level 2 does)."""
         key, _ = self._resolve(handle, "unregister")
-        if self._state == "READY":
-            self._transport.unregister(key)
-        del self._callables[key]
+        if self._in_flight or not self._run_lock.acquire(blocking=False):
+            raise SimplerRuntimeError(f"Worker(level={self._level}).unregister: a host run is in flight "
+                                      "(or this is its orchestration); unregister after it finished "
+                                      "(run() returned, RunHandle.wait())")
+        try:
+            if self._state == "READY":
+                self._transport.unregister(key)
+            del self._callables[key]
+        finally:
+            self._run_lock.release()
 
     def _ensure_reduce_program(self) -> None:
         """Registers the collectives' reduction program on every chip (once per init)."""
@@ -248,7 +287,8 @@ class HostWorker(Worker):
                                     f"({total} bytes of device memory); split the tensor over chips")
 
     def _resolve(self, handle: Any, api: str) -> Tuple[int, Any]:
-        if not isinstance(handle, CallableHandle) or handle.key not in self._callables:
+        # Keys count from 1 in every Worker: another Worker's handle must not name ours.
+        if not isinstance(handle, CallableHandle) or self._callables.get(handle.key) is not handle.callable:
             raise SimplerValueError(f"Worker(level={self._level}).{api}: unknown callable handle (not "
                                     "returned by this Worker's register(), or unregistered)")
         return handle.key, self._callables[handle.key]
@@ -260,6 +300,7 @@ class HostWorker(Worker):
         task it submitted finished and its outputs are back in the host arrays; raises the
         first failure (ChipTaskError naming the chip) or the orchestration's own error."""
         self._check_orchestration(orchestration, config)
+        self._refuse_inside_orchestration("run")
         with self._run_lock:
             self._require_ready("run")
             self._execute(orchestration, args, config)
@@ -268,6 +309,7 @@ class HostWorker(Worker):
                config: Any = None) -> "HostRunHandle":
         """Starts :meth:`run` on a background thread and returns a RunHandle at once."""
         self._check_orchestration(orchestration, config)
+        self._refuse_inside_orchestration("submit")
         self._require_ready("submit")
         handle = HostRunHandle(self, orchestration, args, config)
         self._in_flight.append(handle)
@@ -288,24 +330,36 @@ class HostWorker(Worker):
         run = HostRun(self._transport, self._callables, config)
         self._last_run = run
         orch = self._orchestrator(run)
+        self._orchestrating = threading.get_ident()
         try:
             orchestration(orch, args)
         except BaseException as error:
             run.finish()
             raise error
+        finally:
+            self._orchestrating = None
         error = run.finish()
         if error is not None:
             raise error
+
+    def _refuse_inside_orchestration(self, api: str) -> None:
+        """run()/close() from inside a host orchestration would wait for that run: a hang."""
+        if self._orchestrating == threading.get_ident():
+            raise SimplerRuntimeError(f"Worker(level={self._level}).{api}: called from inside a host "
+                                      f"orchestration, which would wait for itself; submit tasks "
+                                      f"with orch.submit, and call {api}() after run() returns")
 
     def _orchestrator(self, run: HostRun) -> HostOrchestrator:
         return HostOrchestrator(self, run)
 
     def _slot_of(self, chip: Any, api: str) -> int:
-        try:
-            if not isinstance(chip, (bool, np.bool_)):    # True == 1 but names no chip
+        parts = chip if isinstance(chip, tuple) else (chip,)
+        # True == 1 and 1.0 == 1, but neither names a chip: ints only (numpy's too).
+        if all(isinstance(p, numbers.Integral) and not isinstance(p, (bool, np.bool_)) for p in parts):
+            try:
                 return self._chips.index(chip)
-        except ValueError:
-            pass
+            except ValueError:
+                pass
         raise SimplerValueError(f"Worker(level={self._level}).{api}: chip {chip!r} is not one of "
                                 f"this Worker's chips {self._chips}")
 
@@ -313,19 +367,22 @@ class HostWorker(Worker):
     def malloc(self, size: int, device_id: Any = None) -> int:  # type: ignore[override]
         """Device memory on chip ``device_id``."""
         slot = self._memory_slot(device_id, "malloc")
-        return self._transport.malloc(slot, size)
+        return self._transport.malloc(slot, _require_int(size, "malloc", "size", low=1))
 
     def free(self, ptr: int, device_id: Any = None) -> None:  # type: ignore[override]
-        self._transport.free(self._memory_slot(device_id, "free"), ptr)
+        slot = self._memory_slot(device_id, "free")
+        self._transport.free(slot, _require_int(ptr, "free", "ptr", low=0))
 
     def copy_to(self, dst: int, src: Any, nbytes: Optional[int] = None, *,  # type: ignore[override]
                 device_id: Any = None) -> None:
         slot = self._memory_slot(device_id, "copy_to")
+        dst = _require_int(dst, "copy_to", "dst", low=0)   # checked here, not on another rank
         self._transport.copy_to(slot, dst, _prefix(src, nbytes, "copy_to", writable=False))
 
     def copy_from(self, dst: Any, src: int, nbytes: Optional[int] = None, *,  # type: ignore[override]
                   device_id: Any = None) -> None:
         slot = self._memory_slot(device_id, "copy_from")
+        src = _require_int(src, "copy_from", "src", low=0)
         self._transport.copy_from(slot, _prefix(dst, nbytes, "copy_from", writable=True), src)
 
     def device_memory_info(self, device_id: Any = None) -> Tuple[int, int]:  # type: ignore[override]
@@ -404,6 +461,8 @@ class HostRunHandle(RunHandle):
         """Waits for the run (None = forever); TimeoutError on expiry (not cancelled);
         raises the run's error; repeatable."""
         _require_timeout(timeout, "HostRunHandle.wait")
+        if timeout is not None and float(timeout) >= threading.TIMEOUT_MAX:
+            timeout = None    # inf: forever (Event.wait raises OverflowError beyond TIMEOUT_MAX)
         if not self._finished.wait(timeout):
             raise WorkerTimeoutError(f"host run not finished after {timeout} s (still running)")
         if self._error is not None:
@@ -430,11 +489,6 @@ def check_mode(level: int, execution_mode: Any, platform: Any = "a2a3sim",
 
 def _chip_name(chip: Any) -> str:
     return f"device {chip}" if isinstance(chip, int) else f"chip {chip}"
-
-
-def _path(lib_dir: Any) -> Optional[str]:
-    import os
-    return os.fspath(lib_dir) if lib_dir else None
 
 
 def _prefix(buffer: Any, nbytes: Optional[int], api: str, writable: bool) -> Any:

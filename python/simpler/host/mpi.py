@@ -41,6 +41,7 @@ from simpler.errors import (PTO_RUNTIME_ERR_TIMEOUT, ChipWorkerError, RuntimeBui
 from simpler.host.errors import ChipGroupError, RankError
 from simpler.host.host_worker import CallableHandle, HostWorker, check_mode, validate_device_ids
 from simpler.host.transport import ChipTransport, LocalTransport, TensorRef
+from simpler.worker import _lib_dir_path
 
 _INLINE = 8 << 10        # transfers up to this size ride inside the request / reply message
 
@@ -566,6 +567,11 @@ class MpiWorker(HostWorker):
                     or not 0 < value < float("inf")):
                 raise SimplerValueError(f"{api}: {name} must be a positive number of seconds, "
                                         f"got {value!r}")
+        if heartbeat is not None and heartbeat > rank_timeout / 2:
+            # Fewer than two heartbeats per rank_timeout: healthy ranks get declared dead.
+            raise SimplerValueError(f"{api}: heartbeat ({heartbeat} s) must be at most half of "
+                                    f"rank_timeout ({rank_timeout} s); a rank silent for rank_timeout "
+                                    "is declared dead")
         _require_bool(mpi_collectives, f"{api}: mpi_collectives")
         ids = validate_device_ids(device_ids, platform, api)
         MPI = _mpi()
@@ -578,7 +584,7 @@ class MpiWorker(HostWorker):
         self._rank_timeout = float(rank_timeout)
         self._mpi_collectives = bool(mpi_collectives)
         self._heartbeat = float(heartbeat) if heartbeat else min(0.25, self._rank_timeout / 5)
-        self._local = LocalTransport(ids, platform, runtime, lib_dir=_path(lib_dir),
+        self._local = LocalTransport(ids, platform, runtime, lib_dir=_lib_dir_path(lib_dir),
                                      enable_sdma=enable_sdma)
         self._own_ids = ids                       # checked against rank 0's at init
         chips = [(rank, d) for rank in range(self._size) for d in ids]
@@ -722,6 +728,7 @@ class MpiWorker(HostWorker):
         their reports (a dead rank is reported, not waited for), closes its chips. Other
         ranks: serve until rank 0 closes (or is found dead), then close their chips.
         Failures of every rank are raised together as ChipGroupError keyed (rank, device)."""
+        self._refuse_inside_orchestration("close")
         with self._lifecycle:
             if self._state in ("NEW", "FAILED", "CLOSED"):
                 self._state = "CLOSED" if self._state != "FAILED" else "FAILED"
@@ -818,6 +825,13 @@ class MpiWorker(HostWorker):
             return CallableHandle(0, chip_callable)
         return super().register(chip_callable)
 
+    def unregister(self, handle: Any) -> None:
+        """On rank 0: removes the callable from every rank's chips. Elsewhere a no-op for the
+        handles register() gave there (so the same script may unregister on every rank)."""
+        if self._rank != 0 and isinstance(handle, CallableHandle) and handle.key == 0:
+            return
+        super().unregister(handle)
+
     def _test_go_silent(self, seconds: float) -> None:
         """Test hook: this rank stops answering (no replies, no heartbeats) for ``seconds``."""
         if self._link is not None:
@@ -826,11 +840,6 @@ class MpiWorker(HostWorker):
     def __repr__(self) -> str:
         return (f"<simpler.Worker level=4 rank={self._rank}/{self._size} "
                 f"chips/rank={self._local.device_ids} state={self._state}>")
-
-
-def _path(lib_dir: Any) -> Optional[str]:
-    import os
-    return os.fspath(lib_dir) if lib_dir else None
 
 
 def _require_bool(value: Any, what: str) -> bool:

@@ -23,7 +23,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from simpler.errors import SimplerTypeError, SimplerValueError
+from simpler.errors import SimplerRuntimeError, SimplerTypeError, SimplerValueError
 from simpler.host.errors import ChipTaskError
 from simpler.host.tensormap import HOST, DeviceBuffer, HostTensorMap, Residency
 from simpler.host.transport import ChipTransport
@@ -52,11 +52,17 @@ def scalar_bits(value: Any, what: str) -> int:
     if isinstance(value, (bool, np.bool_)):
         return int(value)
     if isinstance(value, (int, np.integer)):
+        if not -(1 << 63) <= int(value) < (1 << 64):   # masking would pass another number
+            raise SimplerValueError(f"{what}: {value} does not fit 64 bits")
         return int(value) & 0xFFFFFFFFFFFFFFFF
     if isinstance(value, np.float64):
         return struct.unpack("<Q", struct.pack("<d", float(value)))[0]
     if isinstance(value, (float, np.floating)):
-        return struct.unpack("<I", struct.pack("<f", float(value)))[0]
+        try:
+            return struct.unpack("<I", struct.pack("<f", float(value)))[0]
+        except OverflowError:
+            raise SimplerValueError(f"{what}: {value} is out of float32's range (a Python float is "
+                                    "passed as float32; pass np.float64(x) for a float64 scalar)") from None
     raise SimplerTypeError(f"{what}: a scalar must be an int or a float, got {type(value).__name__}")
 
 
@@ -204,7 +210,14 @@ def task_config(config: Any, seq: int, chip: Any) -> Any:
         return config
     name = "-".join(str(part) for part in (chip if isinstance(chip, tuple) else (chip,)))
     own = config.copy()
-    own.output_prefix = os.path.join(config.output_prefix, f"task-{seq:04d}-chip-{name}")
+    path = os.path.join(config.output_prefix, f"task-{seq:04d}-chip-{name}")
+    try:
+        own.output_prefix = path
+        own.validate()
+    except ValueError as e:   # too long once the task directory is added
+        raise SimplerValueError(f"CallConfig.output_prefix: the task directory {path!r} is refused "
+                                f"({e}); each task writes into <output_prefix>/task-<NNNN>-chip-"
+                                "<chip>/, so shorten output_prefix") from None
     return own
 
 
@@ -215,6 +228,7 @@ class HostRun:
         self.transport = transport
         self.images = images
         self.config = config
+        self.finished = False    # finish() started: no task may join the run any more
         self.tensors = HostTensorMap()
         self.residency = Residency()
         self.tasks: List[_Task] = []
@@ -246,6 +260,9 @@ class HostRun:
                  accesses: Sequence[Tuple[np.ndarray, int, int, bool, bool]]) -> _Task:
         """A task over ``slots`` with its dependencies from ``accesses`` =
         (array, lo, hi, reads, writes); not yet enqueued."""
+        if self.finished:   # its buffers would never be freed nor its outputs copied back
+            raise SimplerRuntimeError("HostOrchestrator: its run has finished; use the orch only "
+                                      "inside the orchestration function it was given to")
         deps: List[_Task] = []
         seen = set()
         for array, lo, hi, reads, writes in accesses:
@@ -308,6 +325,7 @@ class HostRun:
         """Waits for every task, copies the latest bytes back to the host (when every task
         succeeded), frees every device buffer and stops the executors. Returns the first
         error (by task number), or None."""
+        self.finished = True
         for task in self.tasks:
             task.done.wait()
         error = next((t.error for t in self.tasks if t.error is not None), None)
@@ -349,7 +367,7 @@ class HostOrchestrator:
         array for each IN/OUT/INOUT entry, an int or float for each SCALAR entry. Returns
         the task number. Validation errors (ValueError/TypeError) are raised before
         anything is enqueued."""
-        from simpler.task_interface import ArgDirection, DataType
+        from simpler.task_interface import CHIP_TENSOR_MAX_DIMS, ArgDirection, DataType
         key, callable_ = self._owner._resolve(handle, "submit")
         signature = list(callable_.signature)
         name = f"'{callable_.func_name}'"
@@ -370,6 +388,9 @@ class HostOrchestrator:
             reads = direction in (ArgDirection.IN, ArgDirection.INOUT)
             writes = direction in (ArgDirection.OUT, ArgDirection.INOUT)
             array, lo, hi = host_range(value, what, writes)
+            if not 1 <= array.ndim <= CHIP_TENSOR_MAX_DIMS:   # else the chip run refuses it
+                raise SimplerValueError(f"{what}: a {array.ndim}-d array; chip tensors have "
+                                        f"1..{CHIP_TENSOR_MAX_DIMS} dimensions (e.g. x.reshape(-1))")
             try:
                 dtypes.append(int(DataType.from_numpy(array.dtype)))
             except (ValueError, TypeError) as error:

@@ -91,6 +91,7 @@ def case_basics():
         run.wait(timeout=120)
     else:
         expect(RuntimeError, lambda: w.run(lambda o, a: None), "only rank 0")
+    w.unregister(add)              # every rank: rank 0's removes it everywhere, a no-op elsewhere
     w.close()
     assert w.state == "CLOSED" and free_memory() == before
 
