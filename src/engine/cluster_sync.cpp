@@ -6,6 +6,7 @@
 #include "backoff.h"
 #include "block_runner.h"
 #include "chip_state.h"
+#include "support/clock.h"
 #include "simpler/abi/status.h"
 
 namespace simpler::rt {
@@ -124,10 +125,14 @@ void ClusterSync::changed() {
 template <typename Ready>
 int ClusterSync::park(std::unique_lock<std::mutex>& lock, uint32_t part, Ready ready) {
   Backoff backoff(kClusterSpinBudget);  // one budget per wait
+  int64_t started = 0;                  // when this wait began (0: it did not wait yet)
   for (;;) {
     if (broken_) return broken_status();
     if (ready()) {
       parts_[part].wait = Wait::kRunning;
+      // This part spins in its next waits only while they are short (a part that waits for
+      // a long kernel of another part would spin for nothing).
+      if (started != 0) long_wait_[part] = support::steady_now_ns() - started > kClusterSpinWorthNs;
       return SIMPLER_OK;
     }
     if (task_->run->status.failed()) {
@@ -136,12 +141,15 @@ int ClusterSync::park(std::unique_lock<std::mutex>& lock, uint32_t part, Ready r
       return broken_status();
     }
     if (deadlocked()) return broken_status();
+    if (started == 0) started = support::steady_now_ns();
     // Spin without the mutex until something changes, within the budget; then park.
     const uint32_t seen = version_.load(std::memory_order_relaxed);
-    lock.unlock();
     bool moved = false;
-    while (!moved && backoff.spin()) moved = version_.load(std::memory_order_acquire) != seen;
-    lock.lock();
+    if (!long_wait_[part]) {
+      lock.unlock();
+      while (!moved && backoff.spin()) moved = version_.load(std::memory_order_acquire) != seen;
+      lock.lock();
+    }
     // Under the mutex the version is exact: a change after the last look is not missed.
     if (moved || version_.load(std::memory_order_relaxed) != seen) continue;
     ++parked_;
