@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "backoff.h"
+#include "support/clock.h"
 
 namespace simpler::rt {
 
@@ -83,19 +84,26 @@ void ClusterCrew::part_returned(Batch* batch, uint32_t lane) {
 }
 
 ClusterCrew::Batch* ClusterCrew::next_batch(Helper* self) {
-  Backoff backoff(kCrewSpinBudget);
+  const int64_t idle_since = support::steady_now_ns();
+  // Spins only while this helper's idle gaps are short (a stream of short cluster tasks).
+  Backoff backoff(self->short_gaps ? kCrewSpinBudget : std::chrono::nanoseconds(0));
+  Batch* batch = nullptr;
   do {
-    if (Batch* b = self->batch.load(std::memory_order_acquire)) return b;
-    if (stopping_.load(std::memory_order_acquire)) return nullptr;
-  } while (backoff.spin());
-  std::unique_lock<std::mutex> lock(mutex_);
-  self->parked = true;
-  self->wake.wait(lock, [&] {
-    return self->batch.load(std::memory_order_relaxed) != nullptr ||
-           stopping_.load(std::memory_order_relaxed);
-  });
-  self->parked = false;
-  return self->batch.load(std::memory_order_relaxed);  // null: stopping
+    batch = self->batch.load(std::memory_order_acquire);
+    if (batch != nullptr || stopping_.load(std::memory_order_acquire)) break;
+  } while (self->short_gaps && backoff.spin());
+  if (batch == nullptr) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    self->parked = true;
+    self->wake.wait(lock, [&] {
+      return self->batch.load(std::memory_order_relaxed) != nullptr ||
+             stopping_.load(std::memory_order_relaxed);
+    });
+    self->parked = false;
+    batch = self->batch.load(std::memory_order_relaxed);  // null: stopping
+  }
+  self->short_gaps = support::steady_now_ns() - idle_since <= kCrewSpinWorthNs;
+  return batch;
 }
 
 void ClusterCrew::helper_loop(Helper* self, uint32_t lane) {

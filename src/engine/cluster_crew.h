@@ -9,9 +9,9 @@
 // runnable. The orchestrating thread hands every part over and goes back to submitting.
 // The thread whose part returns last runs the task's completion.
 // Helpers are created on first use (a program without cluster tasks starts none), at most
-// one per core of the chip. Between tasks an idle helper spins briefly (pause, then
-// yield; kCrewSpinBudget) for its next part, then parks on a condition variable: a
-// wake-up costs tens of microseconds on a small VM. Waiting parts spin briefly and then
+// one per core of the chip. Between tasks an idle helper whose last idle gap was short
+// spins briefly (pause, then yield; kCrewSpinBudget) for its next part, then parks on a
+// condition variable: a wake-up costs tens of microseconds on a small VM. Waiting parts spin briefly and then
 // park too (ClusterSync), so helpers beyond the hardware threads cost little CPU.
 #pragma once
 
@@ -57,7 +57,8 @@ class ClusterCrew {
     // the spinning helper without it (part is written before it).
     std::atomic<Batch*> batch{nullptr};
     uint32_t part = 0;
-    bool parked = false;  // waits on `wake` (guarded by the mutex)
+    bool parked = false;      // waits on `wake` (guarded by the mutex)
+    bool short_gaps = false;  // its last idle gap was short: spin first (its own thread)
     std::condition_variable wake;
   };
   void helper_loop(Helper* self, uint32_t lane);
@@ -73,7 +74,9 @@ class ClusterCrew {
   std::atomic<bool> stopping_{false};
 };
 
-// How long an idle helper spins for its next part before it parks.
+// How long an idle helper spins for its next part before it parks, and the longest idle
+// gap after which it still spins in the next one.
 inline constexpr std::chrono::microseconds kCrewSpinBudget{30};
+inline constexpr int64_t kCrewSpinWorthNs = 100'000;
 
 }  // namespace simpler::rt

@@ -132,7 +132,7 @@ int ClusterSync::park(std::unique_lock<std::mutex>& lock, uint32_t part, Ready r
       parts_[part].wait = Wait::kRunning;
       // This part spins in its next waits only while they are short (a part that waits for
       // a long kernel of another part would spin for nothing).
-      if (started != 0) long_wait_[part] = support::steady_now_ns() - started > kClusterSpinWorthNs;
+      if (started != 0) short_wait_[part] = support::steady_now_ns() - started <= kClusterSpinWorthNs;
       return SIMPLER_OK;
     }
     if (task_->run->status.failed()) {
@@ -145,7 +145,7 @@ int ClusterSync::park(std::unique_lock<std::mutex>& lock, uint32_t part, Ready r
     // Spin without the mutex until something changes, within the budget; then park.
     const uint32_t seen = version_.load(std::memory_order_relaxed);
     bool moved = false;
-    if (!long_wait_[part]) {
+    if (short_wait_[part]) {
       lock.unlock();
       while (!moved && backoff.spin()) moved = version_.load(std::memory_order_acquire) != seen;
       lock.lock();

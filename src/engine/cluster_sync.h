@@ -5,7 +5,7 @@
 // threads. A waiting part spins briefly (pause, then yield: backoff.h) and then parks on a
 // condition variable: a hand-off between parts is often a few microseconds away, and a
 // condition-variable wake-up costs tens of microseconds on a small VM; the spin is
-// bounded (kClusterSpinBudget), and a part whose last wait was long does not spin. A wait that can
+// bounded (kClusterSpinBudget), and only a part whose last wait was short spins. A wait that can
 // never end is detected exactly, not by a timeout: flags and the barrier are local to the
 // cluster, so when every part that has not returned waits for something no part can
 // give any more (a flag at 0, a barrier that a returned part will never reach), the
@@ -71,8 +71,9 @@ class ClusterSync {
   // Bumped by changed(): a spinning waiter watches it without the mutex.
   std::atomic<uint32_t> version_{0};
   uint32_t parked_ = 0;  // waiters on changed_ (guarded by mutex_)
-  // Per part: its last wait was long, so it parks without spinning. Kept across tasks.
-  bool long_wait_[kClusterParts] = {};
+  // Per part: its last wait was short, so it spins first. Kept across tasks; until a part
+  // has waited once here it parks at once (a long kernel's waits spin for nothing).
+  bool short_wait_[kClusterParts] = {};
   ChipState* chip_ = nullptr;
   const TaskSlot* task_ = nullptr;
   uint32_t cluster_id_ = 0;
