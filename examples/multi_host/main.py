@@ -4,8 +4,9 @@ simulated chips each (Worker(level=4)). W1 is split by columns and W2 by rows ov
 chips (column- then row-parallel matmul); each chip computes a partial Y, and an all-reduce
 (sum) across the chips of both ranks gives every chip the full Y. Checked against numpy.
 
-Run it under MPI:  mpirun --oversubscribe -np 2 python3 examples/multi_host/main.py
-(run without mpirun, it starts itself that way; as root add --allow-run-as-root).
+Run it under MPI:  PYTHONPATH=python mpirun --oversubscribe -np 2 python3 examples/multi_host/main.py
+(from a checkout; PYTHONPATH not needed after pip install. Run without mpirun, it starts
+itself that way; as root add --allow-run-as-root).
 Uses the matmul program of examples/matmul and a relu program of this folder."""
 import os
 import pathlib

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import numbers
 import os
 import threading
 import time
@@ -92,11 +93,23 @@ def _shutdown() -> None:
 
 
 def _after_fork_in_child() -> None:
+    # The thread did not survive the fork. A new one starts with the child's first native
+    # line, not here: a thread started in this hook can hang the child under ASan (GCC's
+    # allocator is not fork-safe). Until then every line is produced (threshold DEBUG,
+    # unless pinned), so the first one starts the thread, which then syncs the threshold.
     global _thread, _deliver, _flushers
-    _thread = None  # the thread did not survive the fork
+    _thread = None
     _deliver = threading.RLock()  # it may have held the lock at the fork
     _flushers = 0
-    _start()
+    if not (_pinned_by_set_level or _bridge.threshold_from_env()):
+        _bridge.set_threshold(_bridge.DEBUG)
+    _bridge.start_drain_on_line()
+
+
+def _start_on_line() -> None:
+    """Called on the main thread (a pending call) for a forked child's first native line."""
+    if not _stopping.is_set():
+        _start()
 
 
 def flush() -> None:
@@ -119,9 +132,15 @@ def set_level(level: Union[int, str]) -> None:
     """Sets the ``"simpler"`` logger's level and the native threshold together (this wins
     over ``$SIMPLER_LOG_LEVEL``). ``level``: a ``logging`` level or its name."""
     global _pinned_by_set_level
-    from simpler.errors import SimplerValueError  # here: simpler.errors imports this module
-    number = logging.getLevelName(level.upper()) if isinstance(level, str) else int(level)
-    if not isinstance(number, int):
+    from simpler.errors import SimplerTypeError, SimplerValueError  # here: errors imports us
+    if isinstance(level, str):
+        number = logging.getLevelName(level.upper())
+    elif isinstance(level, numbers.Integral) and not isinstance(level, bool):
+        number = int(level)
+    else:
+        raise SimplerTypeError(f"set_log_level: level must be a logging level (int) or its name, "
+                               f"got {type(level).__name__}")
+    if not isinstance(number, int) or number < 0:
         raise SimplerValueError(f"unknown log level {level!r}; use DEBUG, INFO, WARNING, ERROR or a number")
     LOGGER.setLevel(number)
     _bridge.set_threshold(number)

@@ -321,7 +321,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("trace", help="summarize a swimlane trace (tasks per core, busy %%, gaps)",
                        description="Summarizes a swimlane trace written by a run with "
                        "CallConfig enable_swimlane on (<output_prefix>/swimlane.json): per core the "
-                       "number of kernel blocks, busy time and busy %% of the run's span, "
+                       "number of kernel blocks, busy time and busy % of the run's span, "
                        "and the longest idle gaps.")
     p.add_argument("file", help="the swimlane JSON file")
     p.add_argument("--gaps", type=int, default=5, help="how many longest gaps to list (default 5)")

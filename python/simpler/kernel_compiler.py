@@ -28,7 +28,7 @@ from typing import Callable, List, Optional, Sequence
 
 from simpler import _log  # noqa: F401 - native log lines -> logging "simpler"
 from simpler import _native
-from simpler.errors import SimplerError, SimplerValueError
+from simpler.errors import SimplerError, SimplerTypeError, SimplerValueError
 
 __all__ = ["KernelCompiler", "KernelCompileError", "KernelCacheError", "KernelBinary",
            "kernel_include_dir", "CompileJob", "CompileResult", "compile_many"]
@@ -67,6 +67,13 @@ class KernelBinary(bytes):
         return (KernelBinary, (bytes(self), self.core_type))
 
 
+def _require_str(api: str, name: str, value: object) -> None:
+    """A SimplerTypeError naming the parameter, not pybind11's "incompatible arguments"."""
+    if not isinstance(value, str):
+        raise SimplerTypeError(f"KernelCompiler.{api}: {name} must be a str, got "
+                               f"{type(value).__name__}")
+
+
 class KernelCompiler(_native.KernelCompiler):
     """Compiles kernel and orchestration sources (see docs/kernels.md); cached by content."""
 
@@ -75,8 +82,17 @@ class KernelCompiler(_native.KernelCompiler):
 
         The source must export ``extern "C" void kernel_entry(int64_t*)``.
         """
+        _require_str("compile_kernel", "source", source)
+        _require_str("compile_kernel", "core_type", core_type)
         image = super().compile_kernel(source, core_type)
         return KernelBinary(image, str(core_type).lower())
+
+    def compile_orchestration(self, source: str, entry: Optional[str] = None) -> bytes:
+        """Orchestration image bytes; when ``entry`` is given the image must export it."""
+        _require_str("compile_orchestration", "source", source)
+        if entry is not None:
+            _require_str("compile_orchestration", "entry", entry)
+        return super().compile_orchestration(source, entry)
 
     def compile_many(self, jobs: "Sequence[CompileJob]", *, max_workers: Optional[int] = None,
                      progress: "Optional[ProgressCallback]" = None) -> "List[CompileResult]":

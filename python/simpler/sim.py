@@ -179,15 +179,17 @@ def configure(*, device_count: Optional[int] = None, clusters_per_device: Option
          else _count(clusters_per_device, "clusters_per_device")),
         current.aicpu_threads if aicpu_threads is None else _count(aicpu_threads, "aicpu_threads"),
         (current.device_memory_bytes if device_memory_bytes is None
-         else _size(device_memory_bytes, "device_memory_bytes")),
+         else _count(device_memory_bytes, "device_memory_bytes", 64 << 10, 1 << 40)),
     )
     return get_config()
 
 
-def _count(value: Any, name: str) -> int:
+def _count(value: Any, name: str, low: int = 1, high: int = 64) -> int:
+    """A configuration number in the driver's documented range (docs/sim-driver.md), checked
+    here so the error names the field and the range."""
     count = _int(value, name)
-    if not 0 <= count < _I32:
-        raise SimplerValueError(f"{name}: {count} is out of range (see docs/sim-driver.md)")
+    if not low <= count <= high:
+        raise SimplerValueError(f"sim.configure: {name} must be in {low}..{high}, got {count}")
     return count
 
 

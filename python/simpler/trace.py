@@ -118,8 +118,19 @@ def flows(trace: Dict[str, Any]) -> List[Tuple[int, int]]:
 
 
 def summarize(path: PathLike, gaps: int = 5) -> TraceSummary:
-    """Per-core summary of the kernel blocks ("X" events) of a swimlane trace."""
+    """Per-core summary of the kernel blocks ("X" events) of a swimlane trace; ValueError
+    when it is not one (also for an event field of the wrong type)."""
     trace = load(path)
+    try:
+        return _summarize(trace, gaps)
+    except SimplerValueError:
+        raise
+    except (TypeError, ValueError, KeyError, OverflowError) as e:
+        raise SimplerValueError(f"not a swimlane trace: an event field has the wrong type or "
+                                f"value ({type(e).__name__}: {e})") from None
+
+
+def _summarize(trace: Dict[str, Any], gaps: int) -> TraceSummary:
     names: Dict[Tuple[Any, Any], str] = {}
     blocks: Dict[Tuple[Any, Any], List[Tuple[int, int, Any]]] = {}
     for e in trace["traceEvents"]:

@@ -136,6 +136,16 @@ class RunHandle:
         self.wait(timeout)
 
 
+def _lib_dir_path(lib_dir: Any) -> Optional[str]:
+    """``lib_dir`` as a str (None when not given); a SimplerTypeError for a non-path."""
+    if lib_dir is None or lib_dir == "":
+        return None
+    if not isinstance(lib_dir, (str, os.PathLike)):
+        raise SimplerTypeError(f"Worker: lib_dir must be a path (str or os.PathLike) or None, "
+                               f"got {type(lib_dir).__name__}")
+    return os.fspath(lib_dir)
+
+
 class Worker:
     """A level-2 worker: one chip, in ``"program"`` or ``"kernel"`` execution mode.
 
@@ -147,6 +157,9 @@ class Worker:
         if cls is Worker and isinstance(level, int) and level in (3, 4):
             from simpler.host import dispatch_level
             return dispatch_level(level, kwargs)
+        if cls is Worker and "device_ids" in kwargs and level == 2:
+            raise SimplerTypeError("Worker(level=2) drives one chip: pass device_id=N; "
+                                   "device_ids=[...] is for level=3 (several chips of this host)")
         return super().__new__(cls)
 
     def __init__(self, level: int = 2, *, device_id: int = 0, platform: str = "a2a3sim",
@@ -162,7 +175,7 @@ class Worker:
             if not isinstance(value, str):
                 raise SimplerTypeError(f"Worker: {name} must be a str, got {type(value).__name__}")
         self._native = _nw.Worker(level, device_id, platform, runtime, execution_mode,
-                                  bool(enable_sdma), os.fspath(lib_dir) if lib_dir else "")
+                                  bool(enable_sdma), _lib_dir_path(lib_dir) or "")
         self._pin: Optional[weakref.finalize] = None
         self._images: List[Any] = []   # kernel mode: prepared ChipCallables, kept until teardown
         self._pending: "dict[int, Any]" = {}  # program mode: args of runs not yet completed

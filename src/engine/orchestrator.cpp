@@ -164,7 +164,12 @@ void Orchestrator::run(const ChipStorageTaskArgs& args) {
   building_ = options_.build_graph_first;
   int rc = 0;
   FaultInfo signal;
+  // A watched run: the watchdog counts the orchestration's silence from here, not from
+  // before this thread was scheduled.
+  const bool tracked = chip_.running.tracking.load(std::memory_order_relaxed);
+  if (tracked) chip_.running.orchestration_enter(support::steady_now_ns());
   const bool returned = guarded_call([&] { rc = program_->orchestration(&args, &api_); }, &signal);
+  if (tracked) chip_.running.orchestration_leave();
   building_ = false;
   if (options_.timed) {
     orchestration_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(

@@ -4,7 +4,9 @@
 // Written by the thread that runs a block (a scheduler, or the helping orchestrator)
 // just before and after the kernel call, only while the run has a watchdog (a relaxed
 // flag load otherwise); read by the waiting thread when the watchdog fires, to name the
-// task, kernel and core that ran longest.
+// task, kernel and core that ran longest. Also whether the orchestration itself is
+// inside user code, and since when: time a runtime thread spends waiting to be scheduled
+// (a loaded machine) is nobody's stall, so the watchdog blames only what is running.
 #pragma once
 
 #include <atomic>
@@ -23,6 +25,8 @@ struct RunningBlock {
 struct RunningBlocks {
   std::atomic<bool> tracking{false};         // the current run has a watchdog
   std::unique_ptr<RunningBlock[]> cores[2];  // per core type, indexed by core id
+  // steady ns at which the run's orchestration function was entered; 0 outside it.
+  std::atomic<int64_t> orchestration_since_ns{0};
   uint32_t count[2] = {0, 0};
 
   void init(uint32_t aic, uint32_t aiv) {
@@ -42,6 +46,10 @@ struct RunningBlocks {
   void leave(uint32_t type, uint32_t core) {
     cores[type][core].task_id.store(0, std::memory_order_release);
   }
+  void orchestration_enter(int64_t now_ns) {
+    orchestration_since_ns.store(now_ns, std::memory_order_release);
+  }
+  void orchestration_leave() { orchestration_since_ns.store(0, std::memory_order_release); }
 };
 
 }  // namespace simpler::rt

@@ -4,12 +4,15 @@
 // timeout abandons the engine, so it must be asked for). Polled by the thread that waits
 // for the run, which runs no kernel and no orchestration itself (run_thread.h): a kernel
 // that never returns cannot stop the watchdog. Progress is any change of a counter that
-// grows with every finished kernel block and every orchestration API call; none for the
-// timeout latches SIMPLER_CHIP_ERR_SCHEDULER_TIMEOUT with a message naming the block
-// that has run longest (task as the user numbers it, kernel func_id, core), or the
-// orchestration when no kernel runs.
+// grows with every finished kernel block and every orchestration API call. None for the
+// timeout fires only once some user code has itself run that long: the block that has run
+// longest (named by task as the user numbers it, kernel func_id, core), else the
+// orchestration, silent since it was entered or its last call. While neither is the case
+// nothing of the user's is stuck (the runtime's own threads wait to be scheduled on a
+// loaded machine): no blame, the watchdog keeps looking.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -43,7 +46,9 @@ class Watchdog {
       return false;
     }
     if (now - last_change_ < std::chrono::milliseconds(timeout_ms_)) return false;
-    chip_.fail_all(SIMPLER_CHIP_ERR_SCHEDULER_TIMEOUT, describe_stall(now));
+    std::string stall = describe_stall(now);
+    if (stall.empty()) return false;
+    chip_.fail_all(SIMPLER_CHIP_ERR_SCHEDULER_TIMEOUT, stall);
     return true;
   }
 
@@ -54,6 +59,7 @@ class Watchdog {
   }
 
  private:
+  // The user code stuck for the timeout, described; "" when none is.
   std::string describe_stall(std::chrono::steady_clock::time_point now) const {
     const std::string limit = " (watchdog_timeout_ms=" + std::to_string(timeout_ms_) + ")";
     const std::string after =
@@ -76,7 +82,14 @@ class Watchdog {
         }
       }
     }
-    if (oldest == nullptr) {
+    const int64_t timeout_ns = static_cast<int64_t>(timeout_ms_) * 1000000;
+    if (oldest == nullptr ||
+        now_ns - oldest->start_ns.load(std::memory_order_relaxed) < timeout_ns) {
+      const int64_t entered = chip_.running.orchestration_since_ns.load(std::memory_order_acquire);
+      const int64_t last_call =
+          std::chrono::duration_cast<std::chrono::nanoseconds>(last_change_.time_since_epoch())
+              .count();
+      if (entered == 0 || now_ns - std::max(entered, last_call) < timeout_ns) return {};
       return "watchdog: the orchestration '" + orchestration_ +
              "' made no runtime call and no kernel finished for " + std::to_string(timeout_ms_) +
              " ms" + limit + after;

@@ -4,6 +4,7 @@
 // GIL) and hands the records to logging.getLogger("simpler").
 #include <pybind11/stl.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -78,8 +79,28 @@ LogQueue& queue() {
   return *q;
 }
 
+// Set in a forked child: no drain thread until the first line, which asks the main
+// thread to start one (a native thread cannot start a Python thread). Starting it in the
+// after-fork hook hung the child under ASan (GCC's allocator is not fork-safe: a lock held
+// at the fork stops the child's first new thread).
+std::atomic<bool> g_start_drain_on_line{false};
+
+int start_drain(void* /*unused*/) {
+  PyObject* module = PyImport_ImportModule("simpler._log");
+  PyObject* result =
+      module != nullptr ? PyObject_CallMethod(module, "_start_on_line", nullptr) : nullptr;
+  Py_XDECREF(result);
+  Py_XDECREF(module);
+  if (result == nullptr) PyErr_Clear();  // the lines stay queued: flush() delivers them
+  return 0;
+}
+
 void enqueue(void* user, int level, const char* component, const char* message) {
   static_cast<LogQueue*>(user)->push(level, component, message);
+  if (g_start_drain_on_line.load(std::memory_order_relaxed) &&
+      g_start_drain_on_line.exchange(false) && Py_AddPendingCall(&start_drain, nullptr) != 0) {
+    g_start_drain_on_line.store(true);  // the pending-call queue was full: the next line
+  }
 }
 
 }  // namespace
@@ -102,6 +123,9 @@ void bind_log(py::module_& root) {
       },
       "Back to the stderr sink; wakes a waiting take().");
   m.def("wake", [] { queue().wake(); });
+  m.def(
+      "start_drain_on_line", [] { g_start_drain_on_line.store(true); },
+      "The next native line schedules simpler._log._start_on_line() on the main thread.");
   m.def(
       "take",
       [](double timeout) {

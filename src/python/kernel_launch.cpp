@@ -32,7 +32,7 @@ void KernelLaunch::launch(py::handle caller_stream) {
     ~Done() { flag.store(false, std::memory_order_release); }
   } done{launching_};
   py::gil_scoped_release nogil;
-  worker_.kernel_launch(callable_id_, args_.args, stream);
+  worker_.kernel_launch(callable_id_, args_.args, stream, "KernelLaunch.launch");
 }
 
 void KernelLaunch::set_arg(uint32_t index, py::handle value) {
@@ -76,8 +76,9 @@ void set_python_error(std::exception_ptr error) {
 PyObject* fast_launch(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   if (nargs != 0 || kwnames == nullptr || PyTuple_GET_SIZE(kwnames) != 1 ||
       PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "caller_stream") != 0) {
-    PyErr_SetString(PyExc_TypeError,
-                    "KernelLaunch.launch() takes one keyword-only argument: caller_stream=");
+    // A SimplerTypeError, as every wrong call of the API (the translator maps it).
+    set_python_error(std::make_exception_ptr(
+        py::type_error("KernelLaunch.launch() takes one keyword-only argument: caller_stream=")));
     return nullptr;
   }
   try {

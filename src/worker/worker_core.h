@@ -29,6 +29,13 @@ struct RunRecord {
   std::atomic<bool> finished{false};
 };
 
+// The name an error message starts with: "Worker.<api>", or `api` itself when it names
+// its own class ("KernelLaunch.launch", "RunHandle.wait"): the API the user called.
+inline std::string api_name(const char* api) {
+  const std::string name(api);
+  return name.find('.') == std::string::npos ? "Worker." + name : name;
+}
+
 // Throws SignatureMismatch ("Worker.<api>: argument i ...") unless `args` fit the typed
 // entries of `specs`; called before anything is enqueued.
 void check_signature_types(const ChipStorageTaskArgs& args, const std::vector<ArgSpec>& specs,

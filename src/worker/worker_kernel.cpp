@@ -11,7 +11,7 @@ using detail::WorkerCore;
 
 static void require_kernel_mode(const WorkerCore& c, const char* api) {
   if (c.mode != ExecutionMode::KERNEL) {
-    throw std::runtime_error(std::string("Worker.") + api + ": requires execution_mode='kernel'");
+    throw std::runtime_error(detail::api_name(api) + ": requires execution_mode='kernel'");
   }
 }
 
@@ -20,7 +20,7 @@ bool WorkerCore::forked() const { return bound_fork_epoch != fork_epoch(); }
 void WorkerCore::refuse_if_forked(const char* api) const {
   if (bound_fork_epoch != fork_epoch()) {
     throw std::runtime_error(
-        std::string("Worker.") + api + ": this process is a fork of the one (pid " +
+        detail::api_name(api) + ": this process is a fork of the one (pid " +
         std::to_string(bound_pid) +
         ") that bound the context; a forked child must not drive or tear it down (drop "
         "the inherited Worker, which then makes no native call, and create a new Worker in "
@@ -30,7 +30,7 @@ void WorkerCore::refuse_if_forked(const char* api) const {
 
 [[noreturn]] static void refuse_not_ready(WorkerState state, const char* api) {
   throw std::runtime_error(
-      std::string("Worker.") + api +
+      detail::api_name(api) +
       ": requires an initialized (READY) worker (state: " + worker_state_name(state) + ")");
 }
 
@@ -62,13 +62,13 @@ int64_t Worker::kernel_prepare_callable(const ChipCallable& callable) {
 }
 
 [[noreturn]] static void refuse_busy(const char* api) {
-  throw std::runtime_error(std::string("Worker.") + api +
+  throw std::runtime_error(detail::api_name(api) +
                            ": a kernel prepare/launch/close is in progress on this worker; "
                            "callers must serialize their use of one kernel-mode Worker");
 }
 
 [[noreturn]] static void refuse_foreign_id(int64_t callable_id, const char* api) {
-  throw std::invalid_argument(std::string("Worker.") + api + ": callable_id " +
+  throw std::invalid_argument(detail::api_name(api) + ": callable_id " +
                               std::to_string(callable_id) +
                               " was not returned by this Worker's kernel_prepare_callable");
 }
@@ -85,24 +85,24 @@ std::shared_ptr<const std::vector<ArgSpec>> Worker::kernel_arg_specs(int64_t cal
 }
 
 void Worker::kernel_launch(int64_t callable_id, const ChipStorageTaskArgs& args,
-                           void* caller_stream) {
+                           void* caller_stream, const char* api) {
   WorkerCore& c = *core_;
-  require_kernel_mode(c, "kernel_launch");
+  require_kernel_mode(c, api);
   WorkerState state = c.state.load(std::memory_order_acquire);
-  if (state != WorkerState::READY) refuse_not_ready(state, "kernel_launch");
-  c.refuse_if_forked("kernel_launch");
+  if (state != WorkerState::READY) refuse_not_ready(state, api);
+  c.refuse_if_forked(api);
   if (caller_stream == nullptr) {
-    throw std::invalid_argument(
-        "Worker.kernel_launch: caller_stream must be a nonzero stream handle (the stream the "
-        "caller created on its current device)");
+    throw std::invalid_argument(detail::api_name(api) +
+                                ": caller_stream must be a nonzero stream handle (the stream "
+                                "the caller created on its current device)");
   }
   std::unique_lock lock(c.kernel_mu, std::try_to_lock);
-  if (!lock.owns_lock()) refuse_busy("kernel_launch");
+  if (!lock.owns_lock()) refuse_busy(api);
   state = c.state.load(std::memory_order_acquire);
-  if (state != WorkerState::READY) refuse_not_ready(state, "kernel_launch");
+  if (state != WorkerState::READY) refuse_not_ready(state, api);
   const WorkerCore::Minted* minted = c.minted_ids.find(callable_id);
-  if (minted == nullptr) refuse_foreign_id(callable_id, "kernel_launch");
-  if (minted->typed) detail::check_signature_types(args, *minted->specs, "kernel_launch");
+  if (minted == nullptr) refuse_foreign_id(callable_id, api);
+  if (minted->typed) detail::check_signature_types(args, *minted->specs, api);
   c.chip->kernel_launch(callable_id, args, caller_stream);
 }
 

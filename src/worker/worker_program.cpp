@@ -70,7 +70,7 @@ void detail::check_signature_types(const ChipStorageTaskArgs& args,
                                    const std::vector<ArgSpec>& specs, const char* api) {
   int64_t index = -1;
   if (std::string why = check_typed_args(args, specs, &index); !why.empty()) {
-    throw SignatureMismatch(index, std::string("Worker.") + api + ": " + why);
+    throw SignatureMismatch(index, api_name(api) + ": " + why);
   }
 }
 

@@ -170,7 +170,10 @@ def test_kernel_mode_watchdog_fails_the_callers_stream(crash_callable):
     assert time.monotonic() - start < 5
     assert isinstance(err.value, SimError) and isinstance(err.value, TimeoutError)
     assert err.value.code == SIMPLER_CHIP_ERR_SCHEDULER_TIMEOUT
-    assert "watchdog" in str(err.value) and "kernel func_id 0" in str(err.value), str(err.value)
+    # The kernel, never the orchestration: the watchdog blames only user code that has
+    # itself run the timeout (a late start of the orchestration's thread under load is not).
+    assert str(err.value).startswith("Stream.synchronize: kernel launch of callable 0: "
+                                     "watchdog: kernel func_id 0 in task 0"), str(err.value)
     w.close()
     stream.destroy()
     sim.free(dx)

@@ -159,6 +159,31 @@ def test_forked_child_of_a_sim_stream_user_exits_cleanly():
     assert r.returncode == 0 and "OK" in r.stdout, r.stderr
 
 
+def test_a_forked_child_starts_its_log_thread_on_its_first_native_line():
+    # Not in the after-fork hook: a thread started there hung the child under ASan (GCC's
+    # allocator is not fork-safe). The child's first native line starts it, and arrives.
+    r = run_script("""
+        import logging, threading
+        from simpler import _log, _native
+        got = []
+        handler = logging.Handler()
+        handler.emit = lambda record: got.append(record.getMessage())
+        _log.LOGGER.addHandler(handler)
+        pid = os.fork()
+        if pid == 0:
+            if any(t.name == "simpler-log" for t in threading.enumerate()):
+                os._exit(2)
+            _native.log.emit(_native.log.WARNING, "test", "the child's line")
+            deadline = time.monotonic() + 20
+            while not any("the child's line" in m for m in got) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            started = any(t.name == "simpler-log" for t in threading.enumerate())
+            os._exit(0 if got and started else 3)
+        print("child", wait_child(pid), flush=True)
+    """, timeout=60)
+    assert "child 0" in r.stdout, (r.stdout, r.stderr)
+
+
 def test_program_mode_fork_fence():
     r = run_script("""
         w = Worker(level=2, device_id=1)
@@ -171,12 +196,12 @@ def test_program_mode_fork_fence():
         if pid == 0:
             for call in (lambda: w.run(h, crash_args(w.make_tensor_arg(x), FINE)),
                          lambda: w.submit(h, crash_args(w.make_tensor_arg(x), FINE)),
-                         lambda: w.malloc(64), w.close, pending.wait):
+                         lambda: w.malloc(64), w.close, pending.wait, lambda: pending.done):
                 try:
                     call()
                     os._exit(3)
                 except RuntimeError as e:
-                    if "fork" not in str(e):
+                    if "fork" not in str(e) or "Worker.RunHandle" in str(e):  # RunHandle.done
                         os._exit(4)
             # The child's own Worker (another device) works and closes.
             with Worker(level=2, device_id=2) as mine:

@@ -52,6 +52,9 @@ def test_worker_options_out_of_range_or_of_the_wrong_type():
         Worker(level=3, device_ids=[0], platform=1)
     with pytest.raises(SimplerTypeError, match="runtime must be a str"):
         Worker(level=3, device_ids=[0], runtime=None)
+    for level in (2, 3):  # not os.fspath's bare TypeError
+        with pytest.raises(SimplerTypeError, match="lib_dir must be a path"):
+            Worker(level=level, device_ids=[0], lib_dir=5) if level == 3 else Worker(lib_dir=5)
 
 
 def test_sim_ids_pointers_and_sizes_out_of_range():
@@ -211,3 +214,14 @@ def test_level4_options_are_checked_before_anything_is_taken(kwargs, kind, words
     pytest.importorskip("mpi4py")
     with pytest.raises(kind, match=words):
         Worker(level=4, device_ids=[0], **kwargs)
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda c: c.compile_kernel(None), "compile_kernel: source must be a str, got NoneType"),
+    (lambda c: c.compile_kernel("", 3), "compile_kernel: core_type must be a str, got int"),
+    (lambda c: c.compile_orchestration(b"x"), "compile_orchestration: source must be a str"),
+    (lambda c: c.compile_orchestration("", entry=1), "compile_orchestration: entry must be a str"),
+])
+def test_kernel_compiler_arguments_of_the_wrong_type(compiler, call, words):
+    with pytest.raises(SimplerTypeError, match=words):
+        call(compiler)

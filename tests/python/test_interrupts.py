@@ -15,16 +15,32 @@ from simpler import Worker, sim
 from simpler.task_interface import ChipStorageTaskArgs, ChipTensor, DataType
 
 
+# docs/faults.md: KeyboardInterrupt "within about 50 ms" of the signal (one wait slice),
+# plus the time the waiting thread waits for a core. Measured from the kill itself, not
+# from arming the timer thread (whose own wake-up is late on a loaded machine). The margin
+# is for a 2-core machine shared with builds (load 40); a wait that ignored the signal
+# would end only with the held work (30 s).
+PROMPT_SECONDS = 3.0
+
+
 @pytest.fixture
 def sigint_soon():
-    """Sends SIGINT to this process after `delay` seconds (Python's default handler)."""
+    """Sends SIGINT to this process after `delay` seconds (Python's default handler);
+    returns a function that gives the seconds from the kill until now."""
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timers = []
 
     def arm(delay=0.3):
-        t = threading.Timer(delay, os.kill, (os.getpid(), signal.SIGINT))
+        sent = []
+
+        def kill():
+            sent.append(time.monotonic())
+            os.kill(os.getpid(), signal.SIGINT)
+
+        t = threading.Timer(delay, kill)
         t.start()
         timers.append(t)
+        return lambda: time.monotonic() - sent[0]
 
     yield arm
     for t in timers:
@@ -54,11 +70,10 @@ def test_ctrl_c_interrupts_run_handle_wait_and_the_run_keeps_going(wait_flag_cal
                                                                    sigint_soon):
     held = HeldRun(wait_flag_callable)
     run = held.worker.submit(held.handle, held.args)
-    sigint_soon(0.3)
-    start = time.monotonic()
+    since_kill = sigint_soon(0.3)
     with pytest.raises(KeyboardInterrupt):
         run.wait()
-    assert time.monotonic() - start < 3, "KeyboardInterrupt was not prompt"
+    assert since_kill() < PROMPT_SECONDS, "KeyboardInterrupt was not prompt"
     assert not run.done  # not cancelled
     held.release()
     run.wait(timeout=30)
@@ -68,11 +83,10 @@ def test_ctrl_c_interrupts_run_handle_wait_and_the_run_keeps_going(wait_flag_cal
 
 def test_ctrl_c_interrupts_worker_run_and_close_completes_it(wait_flag_callable, sigint_soon):
     held = HeldRun(wait_flag_callable)
-    sigint_soon(0.3)
-    start = time.monotonic()
+    since_kill = sigint_soon(0.3)
     with pytest.raises(KeyboardInterrupt):
         held.worker.run(held.handle, held.args)
-    assert time.monotonic() - start < 3
+    assert since_kill() < PROMPT_SECONDS
     held.release()
     held.worker.close()  # completes the interrupted run (its outputs are copied back)
     assert held.out[0] == 7
@@ -83,11 +97,10 @@ def test_ctrl_c_interrupts_stream_synchronize(sigint_soon):
     stream = sim.Stream()
     gate = threading.Event()
     stream.host_func(lambda: gate.wait(30))
-    sigint_soon(0.3)
-    start = time.monotonic()
+    since_kill = sigint_soon(0.3)
     with pytest.raises(KeyboardInterrupt):
         stream.synchronize()
-    assert time.monotonic() - start < 3
+    assert since_kill() < PROMPT_SECONDS
     assert stream.query() is False  # the stream's work keeps running
     gate.set()
     stream.synchronize()

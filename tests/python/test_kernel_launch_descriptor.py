@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from simpler import KernelLaunch, Worker, sim
-from simpler.errors import ArgumentError, ArgumentTypeError
+from simpler.errors import ArgumentError, ArgumentTypeError, SimplerRuntimeError, SimplerTypeError
 from simpler.task_interface import CallConfig, ChipStorageTaskArgs, ChipTensor, DataType
 
 from test_kernel_mode_lifecycle import Fake
@@ -94,9 +94,12 @@ def test_descriptor_is_refused_after_close_and_its_id_is_void(add_scalar_callabl
     stream.synchronize()
     w.close()
     sim.reset_counters()
-    with pytest.raises(RuntimeError, match=r"requires an initialized \(READY\) worker"):
+    # Named as the API the user called, not the Worker method it goes through.
+    with pytest.raises(SimplerRuntimeError,
+                       match=r"^KernelLaunch\.launch: requires an initialized \(READY\) worker"):
         launch.launch(caller_stream=stream)
-    with pytest.raises(RuntimeError, match=r"requires an initialized \(READY\) worker"):
+    with pytest.raises(SimplerRuntimeError,
+                       match=r"^Worker\.kernel_bind: requires an initialized \(READY\) worker"):
         w.kernel_bind(cid, dx, dy, 1.0)
     assert sim.call_count("launch") == 0
     # A second worker's ids are not this descriptor's: a new worker mints its own.
@@ -127,7 +130,8 @@ def test_descriptor_fork_fence(bound):
         try:
             launch.launch(caller_stream=stream)
         except RuntimeError as e:
-            code = 0 if "must not drive or tear it down" in str(e) else 2
+            ok = str(e).startswith("KernelLaunch.launch: ") and "must not drive" in str(e)
+            code = 0 if ok else 2
         os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
@@ -157,7 +161,8 @@ def test_descriptor_launch_fails_fast_while_the_worker_lock_is_held(fake_lib_dir
     other.start()
     try:
         assert fake.lib.fake_runtime_wait_launch_in_progress(10000) == 1
-        with pytest.raises(RuntimeError, match="a kernel prepare/launch/close is in progress"):
+        with pytest.raises(RuntimeError,
+                           match="^KernelLaunch.launch: a kernel prepare/launch/close is in progress"):
             launch.launch(caller_stream=0x10)
         with pytest.raises(RuntimeError, match="a kernel prepare/launch/close is in progress"):
             w.kernel_bind(cid, dx, dy, 1.0)
@@ -190,3 +195,12 @@ def test_descriptor_launch_releases_the_gil_around_the_native_launch(fake_lib_di
         other.join(30)
     assert returned.is_set()
     w.close()
+
+
+def test_descriptor_launch_called_wrongly_is_a_simpler_type_error(bound):
+    w, cid, stream, x, dx, dys = bound
+    launch = w.kernel_bind(cid, dx, dys[0], 1.0)
+    for call in (lambda: launch.launch(stream), launch.launch,
+                 lambda: launch.launch(caller_stream=stream, extra=1)):
+        with pytest.raises(SimplerTypeError, match="keyword-only argument: caller_stream="):
+            call()

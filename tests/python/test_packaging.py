@@ -40,6 +40,36 @@ def _clean_env(tmp: pathlib.Path) -> dict:
     return env
 
 
+LEVEL3_ALL_REDUCE = """
+import numpy as np
+from simpler import Worker
+with Worker(level=3, device_ids=[0, 1]) as w:
+    w.init()
+    a = [np.ones(5, np.float32), np.full(5, 2, np.float32)]
+    w.run(lambda o, _: o.all_reduce(a))   # compiles the reduction program shipped in the package
+assert all((x == 3).all() for x in a)
+print("level 3: all_reduce checked")
+"""
+
+
+def test_the_wheel_holds_every_file_of_the_python_package(tmp_path):
+    """setuptools copies only the packages and data files pyproject.toml lists: a subpackage
+    (simpler.host: levels 3 and 4) or a data file left out is missing from every install."""
+    source = tmp_path / "src"
+    source.mkdir()
+    for name in ("pyproject.toml", "setup.py", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    shutil.copytree(ROOT / "python", source / "python", ignore=_IGNORE)
+    _run([PYTHON, "setup.py", "-q", "build_py", "--build-lib", str(tmp_path / "lib")],
+         env=_clean_env(tmp_path), cwd=source)
+    package = source / "python" / "simpler"
+    wanted = {f.relative_to(package) for f in package.rglob("*")
+              if f.is_file() and f.name != "_build_info.py"}
+    built = {f.relative_to(tmp_path / "lib" / "simpler")
+             for f in (tmp_path / "lib" / "simpler").rglob("*") if f.is_file()}
+    assert wanted - built == set(), sorted(wanted - built)
+
+
 def test_wheel_installs_into_a_venv_and_runs_the_kernel_mode_example(tmp_path):
     source = tmp_path / "src"
     shutil.copytree(ROOT, source, ignore=_IGNORE)
@@ -75,6 +105,8 @@ def test_wheel_installs_into_a_venv_and_runs_the_kernel_mode_example(tmp_path):
 
     result = _run([str(py), str(examples / "kernel_mode" / "main.py")], env=env, cwd=run_dir)
     assert "kernel_mode: checked " in result.stdout, result.stdout
+    result = _run([str(py), "-c", LEVEL3_ALL_REDUCE], env=env, cwd=run_dir)   # simpler.host
+    assert "level 3: all_reduce checked" in result.stdout, result.stdout
     info = _run([str(venv / "bin" / "simpler"), "info"], env=env, cwd=run_dir)
     assert "tensormap_and_ringbuffer" in info.stdout and str(package) in info.stdout
 

@@ -106,8 +106,10 @@ class Worker {
   // id this Worker minted). Bindings pack borrowed arguments against it before the launch.
   std::shared_ptr<const std::vector<ArgSpec>> kernel_arg_specs(int64_t callable_id,
                                                                const char* api) const;
-  // caller_stream: the caller's sim_stream_t (nonzero).
-  void kernel_launch(int64_t callable_id, const ChipStorageTaskArgs& args, void* caller_stream);
+  // caller_stream: the caller's sim_stream_t (nonzero). `api` names the call in error
+  // messages ("kernel_launch" -> "Worker.kernel_launch", or a qualified name as is).
+  void kernel_launch(int64_t callable_id, const ChipStorageTaskArgs& args, void* caller_stream,
+                     const char* api = "kernel_launch");
   // The runtime's message for the most recent launch of this Worker that failed on the
   // chip ("" if none): the caller's stream reports only the status of such a failure.
   std::string kernel_launch_error();

@@ -28,12 +28,13 @@ also sends the amount it receives.
 """
 from __future__ import annotations
 
+import numbers
 import pathlib
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from simpler.errors import SimplerValueError
+from simpler.errors import SimplerTypeError, SimplerValueError
 from simpler.host.orchestrator import HostRun, _Task, host_range
 
 REDUCE_KEY = 0   # the transport key of the reduction program (user callables start at 1)
@@ -80,6 +81,9 @@ class _Array:
                 dtype = DataType.from_numpy(self.array.dtype)
             except (TypeError, ValueError) as error:
                 raise SimplerValueError(f"{what}: {error}") from None
+        elif not isinstance(dtype, DataType):
+            raise SimplerTypeError(f"{what}: dtype must be a simpler.task_interface.DataType (e.g. "
+                                   f"DataType.BFLOAT16) or None, got {dtype!r}")
         self.dtype = DataType(dtype)
         if self.dtype.element_size != self.array.itemsize:
             raise SimplerValueError(f"{what}: dtype {self.dtype.name} has {self.dtype.element_size}-byte "
@@ -97,6 +101,9 @@ class Collective:
         self.api = f"HostOrchestrator.{kind}"
         if chips is None:
             chips = owner.device_ids
+        if isinstance(chips, (str, bytes)) or not hasattr(chips, "__iter__"):
+            raise SimplerTypeError(f"{self.api}: chips must be a list of the worker's chips (or None "
+                                   f"for all of them), got {chips!r}")
         chips = list(chips)
         if not chips:
             raise SimplerValueError(f"{self.api}: the group of chips is empty")
@@ -137,6 +144,13 @@ class Collective:
         if len(set(sizes)) != 1:
             raise SimplerValueError(f"{self.api}: {name} must all have the same size, got {sizes}")
         return sizes[0]
+
+    def same_dtype(self, inputs: Sequence[_Array], outputs: Sequence[_Array]) -> None:
+        """The outputs hold the inputs' elements: another dtype would be reinterpreted bytes
+        (or a copy past the end of a narrower output)."""
+        if outputs[0].dtype != inputs[0].dtype:
+            raise SimplerValueError(f"{self.api}: outputs are {outputs[0].dtype.name} but inputs are "
+                                    f"{inputs[0].dtype.name}; give outputs of the inputs' dtype")
 
     def expect_sizes(self, arrays: Sequence[_Array], sizes: Sequence[int], name: str) -> None:
         got = [a.n for a in arrays]
@@ -371,6 +385,7 @@ def submit_reduce_scatter(owner: Any, run: HostRun, inputs: Sequence[Any], outpu
     c = Collective(owner, run, "reduce_scatter", chips)
     ins = c.arrays(inputs, "inputs", dtype)
     outs = c.arrays(outputs, "outputs", dtype, allow_empty=True, writes=lambda i: True)
+    c.same_dtype(ins, outs)
     n = c.same_size(ins, "inputs")
     c.expect_sizes(outs, [size for _, size in chunks(n, c.g)], "outputs")
     code = c.reducible(ins, op)
@@ -385,6 +400,7 @@ def submit_all_gather(owner: Any, run: HostRun, inputs: Sequence[Any], outputs: 
     c = Collective(owner, run, "all_gather", chips)
     ins = c.arrays(inputs, "inputs", dtype)
     outs = c.arrays(outputs, "outputs", dtype, writes=lambda i: True)
+    c.same_dtype(ins, outs)
     sizes = [a.n for a in ins]
     c.expect_sizes(outs, [sum(sizes)] * c.g, "outputs")
     c.disjoint(ins, outs)
@@ -396,8 +412,9 @@ def submit_all_gather(owner: Any, run: HostRun, inputs: Sequence[Any], outputs: 
 def submit_broadcast(owner: Any, run: HostRun, tensors: Sequence[Any], root: int,
                      chips: Optional[Sequence[Any]], dtype: Any) -> int:
     c = Collective(owner, run, "broadcast", chips)
-    if not isinstance(root, int) or isinstance(root, bool) or not 0 <= root < c.g:
+    if not isinstance(root, numbers.Integral) or isinstance(root, bool) or not 0 <= root < c.g:
         raise SimplerValueError(f"{c.api}: root must be an index into the group 0..{c.g - 1}, got {root!r}")
+    root = int(root)
     arrays = c.arrays(tensors, "tensors", dtype, writes=lambda i: True)  # copied back, root too
     n = c.same_size(arrays, "tensors")
     c.disjoint(arrays)
@@ -411,6 +428,7 @@ def submit_all_to_all(owner: Any, run: HostRun, inputs: Sequence[Any], outputs: 
     c = Collective(owner, run, "all_to_all", chips)
     ins = c.arrays(inputs, "inputs", dtype)
     outs = c.arrays(outputs, "outputs", dtype, allow_empty=True, writes=lambda i: True)
+    c.same_dtype(ins, outs)
     n = c.same_size(ins, "inputs")
     c.expect_sizes(outs, [c.g * size for _, size in chunks(n, c.g)], "outputs")
     c.disjoint(ins, outs)

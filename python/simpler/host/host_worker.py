@@ -20,15 +20,19 @@ The chips are driven through a ChipTransport (simpler.host.transport); level 4
 from __future__ import annotations
 
 import itertools
+import numbers
 import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
 
 from simpler.errors import (SimplerRuntimeError, SimplerTypeError, SimplerValueError,
                             WorkerTimeoutError)
 from simpler.host.errors import ChipGroupError
 from simpler.host.orchestrator import HostOrchestrator, HostRun
 from simpler.host.transport import ChipTransport, LocalTransport
-from simpler.worker import RunHandle, Worker, _require_timeout
+from simpler.worker import (RunHandle, Worker, _lib_dir_path, _require_config, _require_int,
+                            _require_timeout)
 
 _L2_ONLY = ("kernel_prepare_callable", "kernel_launch", "create_buffer", "make_tensor_arg",
             "release_buffer")
@@ -57,8 +61,11 @@ def validate_device_ids(device_ids: Any, platform: str, api: str) -> List[int]:
     if not ids:
         raise SimplerValueError(f"{api}: device_ids is empty; give at least one device id")
     for d in ids:
-        if not isinstance(d, int) or isinstance(d, bool):
-            raise SimplerValueError(f"{api}: device ids must be ints, got {d!r} in {ids}")
+        if not isinstance(d, numbers.Integral) or isinstance(d, (bool, np.bool_)):
+            raise SimplerValueError(f"{api}: device ids must be ints, got {d!r} "
+                                    f"({type(d).__name__}) in {ids}")
+    ids = [int(d) for d in ids]     # numpy integers too; the chips are named by plain ints
+    for d in ids:
         if d < 0:
             raise SimplerValueError(f"{api}: device id {d} is negative")
     duplicates = sorted({d for d in ids if ids.count(d) > 1})
@@ -91,7 +98,7 @@ class HostWorker(Worker):
             raise SimplerValueError(f"{api}: takes device_ids=[...] (one chip worker per id), "
                                     "not device_id")
         ids = validate_device_ids(device_ids, platform, api)
-        self._setup(level, LocalTransport(ids, platform, runtime, lib_dir=_path(lib_dir),
+        self._setup(level, LocalTransport(ids, platform, runtime, lib_dir=_lib_dir_path(lib_dir),
                                           enable_sdma=enable_sdma), ids)
 
     def _setup(self, level: int, transport: ChipTransport, chips: Sequence[Any]) -> None:
@@ -107,6 +114,7 @@ class HostWorker(Worker):
         self._last_run: Optional[HostRun] = None
         self._reduce_ready = False
         self._totals: Dict[int, int] = {}
+        self._orchestrating: Optional[int] = None   # the thread running an orchestration
 
     # ---- state --------------------------------------------------------------------------
     @property
@@ -153,6 +161,7 @@ class HostWorker(Worker):
         if config is not None:
             raise SimplerValueError(f"Worker(level={self._level}).init: config= is the kernel-mode "
                                     "keyword; program mode takes prewarm_config")
+        _require_config(prewarm_config, "init", "prewarm_config")   # before any chip is taken
         with self._lifecycle:
             if self._state != "NEW":
                 raise SimplerRuntimeError(f"Worker(level={self._level}).init: the worker is "
@@ -180,6 +189,7 @@ class HostWorker(Worker):
         """Completes the runs in flight, then tears every chip down (idempotent). Every chip
         is attempted; failures are raised together as ChipGroupError (``.failures`` by
         device), and a later close() retries the chips that failed."""
+        self._refuse_inside_orchestration("close")
         with self._lifecycle:
             if self._state in ("NEW", "FAILED", "CLOSED"):
                 self._state = "CLOSED" if self._state != "FAILED" else "FAILED"
@@ -219,10 +229,19 @@ class HostWorker(Worker):
         return CallableHandle(key, chip_callable)
 
     def unregister(self, handle: Any) -> None:
+        """Removes a callable from every chip; refused while a host run is in flight (its
+        tasks may still run it: some chips would drop it and others refuse, as level 2 does)."""
         key, _ = self._resolve(handle, "unregister")
-        if self._state == "READY":
-            self._transport.unregister(key)
-        del self._callables[key]
+        if self._in_flight or not self._run_lock.acquire(blocking=False):
+            raise SimplerRuntimeError(f"Worker(level={self._level}).unregister: a host run is in flight "
+                                      "(or this is its orchestration); unregister after it finished "
+                                      "(run() returned, RunHandle.wait())")
+        try:
+            if self._state == "READY":
+                self._transport.unregister(key)
+            del self._callables[key]
+        finally:
+            self._run_lock.release()
 
     def _ensure_reduce_program(self) -> None:
         """Registers the collectives' reduction program on every chip (once per init)."""
@@ -253,6 +272,7 @@ class HostWorker(Worker):
         task it submitted finished and its outputs are back in the host arrays; raises the
         first failure (ChipTaskError naming the chip) or the orchestration's own error."""
         self._check_orchestration(orchestration, config)
+        self._refuse_inside_orchestration("run")
         with self._run_lock:
             self._require_ready("run")
             self._execute(orchestration, args, config)
@@ -261,6 +281,7 @@ class HostWorker(Worker):
                config: Any = None) -> "HostRunHandle":
         """Starts :meth:`run` on a background thread and returns a RunHandle at once."""
         self._check_orchestration(orchestration, config)
+        self._refuse_inside_orchestration("submit")
         self._require_ready("submit")
         handle = HostRunHandle(self, orchestration, args, config)
         self._in_flight.append(handle)
@@ -274,50 +295,65 @@ class HostWorker(Worker):
         if not callable(orchestration):
             raise SimplerTypeError(f"Worker(level={self._level}).run: expected a function "
                                    f"fn(orch, args), got {type(orchestration).__name__}")
-        if config is not None:
+        if _require_config(config, "run", "config") is not None:
             config.validate()
 
     def _execute(self, orchestration: Callable[..., Any], args: Any, config: Any) -> None:
         run = HostRun(self._transport, self._callables, config)
         self._last_run = run
         orch = self._orchestrator(run)
+        self._orchestrating = threading.get_ident()
         try:
             orchestration(orch, args)
         except BaseException as error:
             run.finish()
             raise error
+        finally:
+            self._orchestrating = None
         error = run.finish()
         if error is not None:
             raise error
+
+    def _refuse_inside_orchestration(self, api: str) -> None:
+        """run()/close() from inside a host orchestration would wait for that run: a hang."""
+        if self._orchestrating == threading.get_ident():
+            raise SimplerRuntimeError(f"Worker(level={self._level}).{api}: called from inside a host "
+                                      f"orchestration, which would wait for itself; submit tasks "
+                                      f"with orch.submit, and call {api}() after run() returns")
 
     def _orchestrator(self, run: HostRun) -> HostOrchestrator:
         return HostOrchestrator(self, run)
 
     def _slot_of(self, chip: Any, api: str) -> int:
         try:
-            return self._chips.index(chip)
+            if not isinstance(chip, (bool, np.bool_)):    # True == 1 but names no chip
+                return self._chips.index(chip)
         except ValueError:
-            raise SimplerValueError(f"Worker(level={self._level}).{api}: chip {chip!r} is not one of "
-                                    f"this Worker's chips {self._chips}") from None
+            pass
+        raise SimplerValueError(f"Worker(level={self._level}).{api}: chip {chip!r} is not one of "
+                                f"this Worker's chips {self._chips}")
 
     # ---- per-chip memory ----------------------------------------------------------------
     def malloc(self, size: int, device_id: Any = None) -> int:  # type: ignore[override]
         """Device memory on chip ``device_id``."""
         slot = self._memory_slot(device_id, "malloc")
-        return self._transport.malloc(slot, size)
+        return self._transport.malloc(slot, _require_int(size, "malloc", "size", low=1))
 
     def free(self, ptr: int, device_id: Any = None) -> None:  # type: ignore[override]
-        self._transport.free(self._memory_slot(device_id, "free"), ptr)
+        slot = self._memory_slot(device_id, "free")
+        self._transport.free(slot, _require_int(ptr, "free", "ptr", low=0))
 
     def copy_to(self, dst: int, src: Any, nbytes: Optional[int] = None, *,  # type: ignore[override]
                 device_id: Any = None) -> None:
         slot = self._memory_slot(device_id, "copy_to")
-        self._transport.copy_to(slot, dst, _prefix(src, nbytes))
+        dst = _require_int(dst, "copy_to", "dst", low=0)   # checked here, not on another rank
+        self._transport.copy_to(slot, dst, _prefix(src, nbytes, "copy_to", writable=False))
 
     def copy_from(self, dst: Any, src: int, nbytes: Optional[int] = None, *,  # type: ignore[override]
                   device_id: Any = None) -> None:
         slot = self._memory_slot(device_id, "copy_from")
-        self._transport.copy_from(slot, _prefix(dst, nbytes), src)
+        src = _require_int(src, "copy_from", "src", low=0)
+        self._transport.copy_from(slot, _prefix(dst, nbytes, "copy_from", writable=True), src)
 
     def device_memory_info(self, device_id: Any = None) -> Tuple[int, int]:  # type: ignore[override]
         return self._transport.memory_info(self._memory_slot(device_id, "device_memory_info"))
@@ -423,12 +459,22 @@ def _chip_name(chip: Any) -> str:
     return f"device {chip}" if isinstance(chip, int) else f"chip {chip}"
 
 
-def _path(lib_dir: Any) -> Optional[str]:
-    import os
-    return os.fspath(lib_dir) if lib_dir else None
-
-
-def _prefix(buffer: Any, nbytes: Optional[int]) -> Any:
+def _prefix(buffer: Any, nbytes: Optional[int], api: str, writable: bool) -> Any:
+    """The first ``nbytes`` (default all) of a host buffer, checked as level 2 checks it: a
+    larger ``nbytes`` than the buffer is an error, not a shorter copy."""
+    try:
+        view = memoryview(buffer)
+    except TypeError:
+        raise SimplerTypeError(f"Worker.{api}: expected a host buffer (numpy array, bytes, ...), "
+                               f"got {type(buffer).__name__}") from None
+    if not view.c_contiguous or (writable and view.readonly):
+        raise SimplerTypeError(f"Worker.{api}: expected a C-contiguous{' writable' if writable else ''} "
+                               f"buffer, got {type(buffer).__name__}")
+    view = view.cast("B") if view.ndim != 1 or view.format != "B" else view
     if nbytes is None:
-        return buffer
-    return memoryview(buffer).cast("B")[:nbytes]
+        return view
+    nbytes = _require_int(nbytes, api, "nbytes", low=0)
+    if nbytes > view.nbytes:
+        raise SimplerValueError(f"Worker.{api}: nbytes {nbytes} exceeds the host buffer's "
+                                f"{view.nbytes} bytes")
+    return view[:nbytes]

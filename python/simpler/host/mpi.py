@@ -29,16 +29,19 @@ import atexit
 import pickle
 import queue
 import threading
+import time
 import weakref
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from simpler.errors import (PTO_RUNTIME_ERR_TIMEOUT, ChipWorkerError, SimplerRuntimeError,
-                            SimplerTypeError, SimplerValueError)
+from simpler.errors import (PTO_RUNTIME_ERR_TIMEOUT, ChipWorkerError, RuntimeBuildNotFoundError,
+                            SimplerRuntimeError, SimplerTypeError, SimplerValueError,
+                            WorkerTimeoutError)
 from simpler.host.errors import ChipGroupError, RankError
 from simpler.host.host_worker import CallableHandle, HostWorker, check_mode, validate_device_ids
 from simpler.host.transport import ChipTransport, LocalTransport, TensorRef
+from simpler.worker import _lib_dir_path
 
 _INLINE = 8 << 10        # transfers up to this size ride inside the request / reply message
 
@@ -72,8 +75,11 @@ def _describe(error: BaseException) -> Tuple[str, str, Optional[int], Optional[i
             getattr(error, "rank", None))
 
 
-_PLAIN = {"ValueError": ValueError, "TypeError": TypeError, "TimeoutError": TimeoutError,
-          "RuntimeError": RuntimeError, "FileNotFoundError": FileNotFoundError}
+# What another rank raised, by class name, as the SimplerError of the same builtin kind.
+_PLAIN = {"ValueError": SimplerValueError, "TypeError": SimplerTypeError,
+          "TimeoutError": WorkerTimeoutError, "RuntimeError": SimplerRuntimeError,
+          "FileNotFoundError": RuntimeBuildNotFoundError}
+_PLAIN.update({cls.__name__: cls for cls in set(_PLAIN.values())})
 
 
 def _rebuild(described: Tuple[Any, ...], rank: int) -> BaseException:
@@ -561,6 +567,12 @@ class MpiWorker(HostWorker):
                     or not 0 < value < float("inf")):
                 raise SimplerValueError(f"{api}: {name} must be a positive number of seconds, "
                                         f"got {value!r}")
+        if heartbeat is not None and heartbeat > rank_timeout / 2:
+            # Fewer than two heartbeats per rank_timeout: healthy ranks get declared dead.
+            raise SimplerValueError(f"{api}: heartbeat ({heartbeat} s) must be at most half of "
+                                    f"rank_timeout ({rank_timeout} s); a rank silent for rank_timeout "
+                                    "is declared dead")
+        _require_bool(mpi_collectives, f"{api}: mpi_collectives")
         ids = validate_device_ids(device_ids, platform, api)
         MPI = _mpi()
         if comm is not None and not isinstance(comm, MPI.Intracomm):
@@ -572,8 +584,9 @@ class MpiWorker(HostWorker):
         self._rank_timeout = float(rank_timeout)
         self._mpi_collectives = bool(mpi_collectives)
         self._heartbeat = float(heartbeat) if heartbeat else min(0.25, self._rank_timeout / 5)
-        self._local = LocalTransport(ids, platform, runtime, lib_dir=_path(lib_dir),
+        self._local = LocalTransport(ids, platform, runtime, lib_dir=_lib_dir_path(lib_dir),
                                      enable_sdma=enable_sdma)
+        self._own_ids = ids                       # checked against rank 0's at init
         chips = [(rank, d) for rank in range(self._size) for d in ids]
         self._link: Optional[_Link] = None
         self._server: Optional[_Server] = None
@@ -606,7 +619,7 @@ class MpiWorker(HostWorker):
 
     @mpi_collectives.setter
     def mpi_collectives(self, value: bool) -> None:
-        self._mpi_collectives = bool(value)
+        self._mpi_collectives = _require_bool(value, "Worker(level=4).mpi_collectives")
         if self._transport is not None and hasattr(self._transport, "mpi_collectives"):
             self._transport.mpi_collectives = self._mpi_collectives
 
@@ -619,14 +632,21 @@ class MpiWorker(HostWorker):
         with self._lifecycle:
             if self._state != "NEW":
                 raise SimplerRuntimeError(f"Worker(level=4).init: the worker is {self._state}")
+            try:
+                _rendezvous(self._comm, self._rank_timeout)   # before any collective MPI call
+            except BaseException:
+                self._state = "FAILED"
+                raise
             link = self._link = _Link(self._comm, self._rank_timeout, self._heartbeat)
             statuses: Dict[int, Any] = {}
+            ids_of: Dict[int, Any] = {}
             arrived = threading.Event()
             verdict: List[Any] = []
             decided = threading.Event()
 
             def on_status(source: int, message: tuple) -> None:
                 statuses[source] = message[1]
+                ids_of[source] = message[2]
                 if len(statuses) == self._size - 1:
                     arrived.set()
 
@@ -656,10 +676,14 @@ class MpiWorker(HostWorker):
                     failures = {(0, d): e for d, e in mine.items()}
                     for rank, status in sorted(statuses.items()):
                         failures.update({(rank, d): e for d, e in status.items()})
+                        if ids_of[rank] != self._own_ids:   # rank 0 names every rank's chips
+                            failures[(rank, None)] = _describe(SimplerValueError(
+                                f"device_ids {ids_of[rank]} differ from rank 0's {self._own_ids}; "
+                                "give every rank the same device_ids"))
                     for rank in range(1, self._size):
                         link.send(rank, ("init_verdict", failures))
                 else:
-                    link.send(0, ("init_status", mine))
+                    link.send(0, ("init_status", mine, self._own_ids))
                     link.wait_event(decided, 0, "init")
                     failures = verdict[0]
             except BaseException:
@@ -674,8 +698,8 @@ class MpiWorker(HostWorker):
                 named = {chip: _rebuild(desc, chip[0]) for chip, desc in failures.items()}
                 raise ChipGroupError(
                     "Worker(level=4).init: "
-                    + "; ".join(f"rank {r} device {d}: {desc[1]}" for (r, d), desc in
-                                failures.items())
+                    + "; ".join(f"rank {r}{'' if d is None else f' device {d}'}: {desc[1]}"
+                                for (r, d), desc in failures.items())
                     + " — every rank rolled its chips back", named)
             self._state = "READY"
             if self._rank == 0:
@@ -704,6 +728,7 @@ class MpiWorker(HostWorker):
         their reports (a dead rank is reported, not waited for), closes its chips. Other
         ranks: serve until rank 0 closes (or is found dead), then close their chips.
         Failures of every rank are raised together as ChipGroupError keyed (rank, device)."""
+        self._refuse_inside_orchestration("close")
         with self._lifecycle:
             if self._state in ("NEW", "FAILED", "CLOSED"):
                 self._state = "CLOSED" if self._state != "FAILED" else "FAILED"
@@ -800,6 +825,13 @@ class MpiWorker(HostWorker):
             return CallableHandle(0, chip_callable)
         return super().register(chip_callable)
 
+    def unregister(self, handle: Any) -> None:
+        """On rank 0: removes the callable from every rank's chips. Elsewhere a no-op for the
+        handles register() gave there (so the same script may unregister on every rank)."""
+        if self._rank != 0 and isinstance(handle, CallableHandle) and handle.key == 0:
+            return
+        super().unregister(handle)
+
     def _test_go_silent(self, seconds: float) -> None:
         """Test hook: this rank stops answering (no replies, no heartbeats) for ``seconds``."""
         if self._link is not None:
@@ -810,6 +842,56 @@ class MpiWorker(HostWorker):
                 f"chips/rank={self._local.device_ids} state={self._state}>")
 
 
-def _path(lib_dir: Any) -> Optional[str]:
-    import os
-    return os.fspath(lib_dir) if lib_dir else None
+def _require_bool(value: Any, what: str) -> bool:
+    """True or False (numpy's too); a string such as "no" would otherwise read as True."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise SimplerTypeError(f"{what} must be True or False, got {value!r}")
+    return bool(value)
+
+
+_RENDEZVOUS_TAG = 32001   # on the user's communicator; MPI guarantees tags up to 32767
+
+
+def _rendezvous(comm: Any, timeout: float) -> None:
+    """Every rank reaches init() within ``timeout`` s, or RankError naming a missing one.
+
+    init() then duplicates communicators, a collective that would block forever on a rank
+    that never calls init() (its script raised before). Here every rank says hello to rank 0
+    and waits for its go, point-to-point, with requests that are cancelled on expiry."""
+    MPI = _mpi()
+    rank, size = comm.Get_rank(), comm.Get_size()
+    if size == 1:
+        return
+    deadline = time.monotonic() + timeout
+    if rank == 0:
+        hellos = {r: comm.Irecv(bytearray(1), source=r, tag=_RENDEZVOUS_TAG) for r in range(1, size)}
+        missing = _wait_until(hellos, deadline)
+        if missing:
+            raise RankError(f"Worker(level=4).init: rank {missing[0]} did not call init() within "
+                            f"rank_timeout={timeout} s (every rank must construct, init() and "
+                            "close() its Worker); nothing was taken", missing[0],
+                            PTO_RUNTIME_ERR_TIMEOUT)
+        MPI.Request.Waitall([comm.Isend(b"\1", dest=r, tag=_RENDEZVOUS_TAG) for r in range(1, size)])
+        return
+    hello = comm.Isend(b"\1", dest=0, tag=_RENDEZVOUS_TAG)
+    if _wait_until({0: comm.Irecv(bytearray(1), source=0, tag=_RENDEZVOUS_TAG)}, deadline):
+        _wait_until({0: hello}, time.monotonic())
+        raise RankError(f"Worker(level=4).init: rank 0 did not call init() within "
+                        f"rank_timeout={timeout} s (or gave up on this rank); nothing was taken",
+                        0, PTO_RUNTIME_ERR_TIMEOUT)
+    hello.Wait()
+
+
+def _wait_until(requests: Dict[int, Any], deadline: float) -> List[int]:
+    """Polls the requests until all complete or ``deadline``; cancels the rest and returns
+    their keys (sorted)."""
+    pause = 1e-5
+    while True:
+        pending = sorted(k for k, r in requests.items() if not r.Test())
+        for k in pending if pending and time.monotonic() >= deadline else ():
+            requests[k].Cancel()
+            requests[k].Wait()
+        if not pending or time.monotonic() >= deadline:
+            return pending
+        time.sleep(pause)
+        pause = min(pause * 2, 0.01)

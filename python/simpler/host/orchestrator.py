@@ -15,6 +15,7 @@ through a :class:`simpler.host.transport.ChipTransport`.
 from __future__ import annotations
 
 import itertools
+import os
 import struct
 import threading
 import queue
@@ -22,7 +23,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from simpler.errors import SimplerTypeError, SimplerValueError
+from simpler.errors import SimplerRuntimeError, SimplerTypeError, SimplerValueError
 from simpler.host.errors import ChipTaskError
 from simpler.host.tensormap import HOST, DeviceBuffer, HostTensorMap, Residency
 from simpler.host.transport import ChipTransport
@@ -51,11 +52,17 @@ def scalar_bits(value: Any, what: str) -> int:
     if isinstance(value, (bool, np.bool_)):
         return int(value)
     if isinstance(value, (int, np.integer)):
+        if not -(1 << 63) <= int(value) < (1 << 64):   # masking would pass another number
+            raise SimplerValueError(f"{what}: {value} does not fit 64 bits")
         return int(value) & 0xFFFFFFFFFFFFFFFF
     if isinstance(value, np.float64):
         return struct.unpack("<Q", struct.pack("<d", float(value)))[0]
     if isinstance(value, (float, np.floating)):
-        return struct.unpack("<I", struct.pack("<f", float(value)))[0]
+        try:
+            return struct.unpack("<I", struct.pack("<f", float(value)))[0]
+        except OverflowError:
+            raise SimplerValueError(f"{what}: {value} is out of float32's range (a Python float is "
+                                    "passed as float32; pass np.float64(x) for a float64 scalar)") from None
     raise SimplerTypeError(f"{what}: a scalar must be an int or a float, got {type(value).__name__}")
 
 
@@ -194,6 +201,19 @@ class _ChipExecutor:
         return wrapped
 
 
+def task_config(config: Any, seq: int, chip: Any) -> Any:
+    """The CallConfig of one task's chip run: with a diagnostics switch on, its files go to
+    ``<output_prefix>/task-<seq>-<chip>/`` (every chip run of a host run writes its own
+    swimlane.json, ...; one shared directory kept only the last run's files)."""
+    if config is None or not (config.enable_swimlane or config.dump_args or config.dump_dep_graph
+                              or config.enable_profiling):
+        return config
+    name = "-".join(str(part) for part in (chip if isinstance(chip, tuple) else (chip,)))
+    own = config.copy()
+    own.output_prefix = os.path.join(config.output_prefix, f"task-{seq:04d}-chip-{name}")
+    return own
+
+
 class HostRun:
     """State of one host run: its tasks, dependency map, residency and chip executors."""
 
@@ -201,6 +221,7 @@ class HostRun:
         self.transport = transport
         self.images = images
         self.config = config
+        self.finished = False    # finish() started: no task may join the run any more
         self.tensors = HostTensorMap()
         self.residency = Residency()
         self.tasks: List[_Task] = []
@@ -232,6 +253,9 @@ class HostRun:
                  accesses: Sequence[Tuple[np.ndarray, int, int, bool, bool]]) -> _Task:
         """A task over ``slots`` with its dependencies from ``accesses`` =
         (array, lo, hi, reads, writes); not yet enqueued."""
+        if self.finished:   # its buffers would never be freed nor its outputs copied back
+            raise SimplerRuntimeError("HostOrchestrator: its run has finished; use the orch only "
+                                      "inside the orchestration function it was given to")
         deps: List[_Task] = []
         seen = set()
         for array, lo, hi, reads, writes in accesses:
@@ -294,6 +318,7 @@ class HostRun:
         """Waits for every task, copies the latest bytes back to the host (when every task
         succeeded), frees every device buffer and stops the executors. Returns the first
         error (by task number), or None."""
+        self.finished = True
         for task in self.tasks:
             task.done.wait()
         error = next((t.error for t in self.tasks if t.error is not None), None)
@@ -377,10 +402,11 @@ class HostOrchestrator:
         for buf in written:
             run.residency.record_write(buf)
         transport = run.transport
+        config = task_config(run.config, task.seq, self._owner.device_ids[slot])
 
         def body(t: _Task) -> None:
             tensors_ = [(b.addr(b.lo), shape, dtype) for b, shape, dtype in refs]
-            transport.run(slot, key, tensors_, scalars, run.config)
+            transport.run(slot, key, tensors_, scalars, config)
 
         task.body = body
         run.enqueue(task)

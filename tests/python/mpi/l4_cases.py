@@ -91,6 +91,7 @@ def case_basics():
         run.wait(timeout=120)
     else:
         expect(RuntimeError, lambda: w.run(lambda o, a: None), "only rank 0")
+    w.unregister(add)              # every rank: rank 0's removes it everywhere, a no-op elsewhere
     w.close()
     assert w.state == "CLOSED" and free_memory() == before
 
@@ -294,6 +295,38 @@ def case_init_rollback():
     err = expect(ChipGroupError, w.init, f"rank {SIZE - 1} device 0")
     sim.clear_faults()
     assert (SIZE - 1, 0) in err.failures and w.state == "FAILED"
+    assert free_memory() == before
+    w.close()
+    COMM.Barrier()
+
+
+def case_mismatched_device_ids():
+    """The last rank gives fewer device_ids than rank 0 (which names every rank's chips after
+    its own): every rank's init fails naming that rank, and every chip is rolled back."""
+    before = free_memory()
+    w = Worker(level=4, device_ids=DEVICES[:1] if RANK == SIZE - 1 else DEVICES, rank_timeout=20)
+    err = expect(ChipGroupError, w.init, f"rank {SIZE - 1}: device_ids [0] differ from rank 0's")
+    assert (SIZE - 1, None) in err.failures and w.state == "FAILED"
+    assert free_memory() == before
+    w.close()
+    COMM.Barrier()
+
+
+def case_skipped_init():
+    """The last rank never calls init() (its script failed before): the others' init() raises
+    RankError within rank_timeout instead of blocking in MPI forever; nothing is taken."""
+    timeout = 1.0
+    before = free_memory()
+    COMM.Barrier()
+    w = Worker(level=4, device_ids=DEVICES, rank_timeout=timeout)
+    if RANK == SIZE - 1:
+        time.sleep(3 * timeout)
+    else:
+        start = time.monotonic()
+        missing = SIZE - 1 if RANK == 0 else 0
+        err = expect(RankError, w.init, f"rank {missing} did not call init()")
+        assert err.rank == missing and w.state == "FAILED", err
+        assert time.monotonic() - start < timeout + 2.0
     assert free_memory() == before
     w.close()
     COMM.Barrier()

@@ -1,0 +1,224 @@
+"""Levels 3 and 4 refuse hostile input with a typed SimplerError before anything is taken
+or moved (docs/api.md "Worker(level=3)", "Collectives", "Worker(level=4)")."""
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+from simpler import Worker, sim
+from simpler.errors import SimplerError, SimplerRuntimeError, SimplerTypeError, SimplerValueError
+
+PYTHON_DIR = str(pathlib.Path(__file__).resolve().parents[2] / "python")
+
+
+@pytest.fixture(scope="module")
+def w2():
+    worker = Worker(level=3, device_ids=[0, 1])
+    worker.init()
+    yield worker
+    worker.close()
+
+
+def _refused(worker, orchestration, exc, match):
+    with pytest.raises(exc, match=match) as err:
+        worker.run(orchestration)
+    assert isinstance(err.value, SimplerError)
+    assert worker.last_run_stats["tasks"] == 0          # nothing was enqueued
+
+
+@pytest.mark.parametrize("kind", ["reduce_scatter", "all_gather", "all_to_all"])
+@pytest.mark.parametrize("out_dtype", [np.uint8, np.float16, np.int32, np.float64])
+def test_collective_outputs_of_another_dtype_are_refused(w2, kind, out_dtype):
+    # A narrower output was copied past its end (a chip error after data moved); a wider or
+    # same-size one silently got reinterpreted bytes.
+    ins = [np.ones(10, np.float32), np.full(10, 2, np.float32)]
+    size = {"reduce_scatter": 5, "all_gather": 20, "all_to_all": 10}[kind]
+    outs = [np.zeros(size, out_dtype) for _ in range(2)]
+    _refused(w2, lambda o, a: getattr(o, kind)(ins, outs), SimplerValueError,
+             "outputs are .* but inputs are FLOAT32")
+    assert not any(o.any() for o in outs)
+
+
+def test_collective_group_and_dtype_arguments_are_typed(w2):
+    xs = [np.ones(4, np.float32), np.ones(4, np.float32)]
+    _refused(w2, lambda o, a: o.all_reduce(xs, chips=0), SimplerTypeError, "chips must be a list")
+    _refused(w2, lambda o, a: o.all_reduce(xs, dtype="float32"), SimplerTypeError,
+             "dtype must be a simpler.task_interface.DataType")
+    ys = [np.zeros(4, np.float32), np.arange(4, dtype=np.float32)]
+    w2.run(lambda o, a: o.broadcast(ys, np.int64(1)))   # a numpy integer is an index too
+    np.testing.assert_array_equal(ys[0], np.arange(4, dtype=np.float32))
+
+
+def test_a_bool_is_not_a_chip(w2, add_scalar_callable):
+    add = w2.register(add_scalar_callable)
+    try:
+        x = np.ones(8, np.float32)
+        y = np.zeros_like(x)
+        _refused(w2, lambda o, a: o.submit(add, x, y, 1.0, chip=True), SimplerValueError,
+                 "chip True is not one of")
+        with pytest.raises(SimplerValueError, match="not one of"):
+            w2.malloc(16, True)
+    finally:
+        w2.unregister(add)
+
+
+def test_numpy_device_ids_name_the_same_chips():
+    w = Worker(level=3, device_ids=np.array([1, 0]))
+    assert w.device_ids == [1, 0] and all(type(d) is int for d in w.device_ids)
+    with pytest.raises(SimplerValueError, match=r"must be ints, got 0\.0 \(float\)"):
+        Worker(level=3, device_ids=[0.0])
+
+
+def test_device_ids_at_level_2_point_to_level_3():
+    with pytest.raises(SimplerTypeError, match="level=3"):
+        Worker(level=2, device_ids=[0])
+
+
+def test_bad_configs_are_typed_errors_before_any_chip_is_taken(w2):
+    w = Worker(level=3, device_ids=[0, 1])
+    before = sim.call_count("malloc"), sim.call_count("stream_create")
+    with pytest.raises(SimplerTypeError, match="prewarm_config must be a CallConfig"):
+        w.init(prewarm_config=3)
+    assert (sim.call_count("malloc"), sim.call_count("stream_create")) == before
+    assert w.state == "NEW"
+    with pytest.raises(SimplerTypeError, match="config must be a CallConfig"):
+        w2.run(lambda o, a: None, config=3)
+    with pytest.raises(SimplerTypeError, match="config must be a CallConfig"):
+        w2.submit(lambda o, a: None, config="fast")
+
+
+def test_per_chip_copies_check_nbytes_as_level_2_does(w2):
+    ptr = w2.malloc(64, 1)
+    try:
+        src = np.arange(4, dtype=np.float32)              # 16 bytes
+        with pytest.raises(SimplerValueError, match="nbytes 64 exceeds the host buffer's 16"):
+            w2.copy_to(ptr, src, 64, device_id=1)
+        with pytest.raises(SimplerValueError, match="nbytes 64 exceeds"):
+            w2.copy_from(np.zeros(4, np.float32), ptr, 64, device_id=1)
+        with pytest.raises(SimplerValueError, match="nbytes must be >= 0"):
+            w2.copy_to(ptr, src, -1, device_id=1)
+        with pytest.raises(SimplerTypeError, match="C-contiguous"):
+            w2.copy_to(ptr, np.arange(8, dtype=np.float32)[::2], device_id=1)
+        with pytest.raises(SimplerTypeError, match="writable"):
+            w2.copy_from(np.frombuffer(bytes(16), np.float32), ptr, device_id=1)
+        for call in (lambda: w2.copy_to("0x10", src, device_id=1),
+                     lambda: w2.copy_from(np.zeros(4, np.float32), None, device_id=1),
+                     lambda: w2.free(1.5, 1), lambda: w2.malloc("64", 1)):
+            with pytest.raises(SimplerTypeError, match="must be an int"):  # at level 4 a remote
+                call()                                                     # rank got a raw str
+        w2.copy_to(ptr, src, 8, device_id=1)               # a prefix still works
+        out = np.zeros(4, np.float32)
+        w2.copy_from(out, ptr, 8, device_id=1)
+        np.testing.assert_array_equal(out, [0, 1, 0, 0])
+    finally:
+        w2.free(ptr, 1)
+
+
+def test_level4_options_are_checked_before_mpi():
+    with pytest.raises(SimplerTypeError, match="mpi_collectives must be True or False"):
+        Worker(level=4, device_ids=[0], mpi_collectives="no")
+    # A heartbeat as long as the timeout declared healthy ranks dead between two beats.
+    with pytest.raises(SimplerValueError, match="heartbeat .* at most half of rank_timeout"):
+        Worker(level=4, device_ids=[0], rank_timeout=1.0, heartbeat=3.0)
+
+
+@pytest.mark.parametrize("field, value, bounds", [
+    ("device_count", 0, "1..64"), ("device_count", 65, "1..64"),
+    ("clusters_per_device", 0, "1..64"), ("aicpu_threads", 1000, "1..64"),
+    ("device_memory_bytes", 1024, f"{64 << 10}..{1 << 40}"),
+])
+def test_sim_configure_names_the_field_and_its_range(field, value, bounds):
+    # Checked before the driver (which only said "null, zero or out of range"), so this
+    # holds even after the devices are in use.
+    before = sim.get_config()
+    with pytest.raises(SimplerValueError, match=f"{field} must be in {bounds}, got {value}"):
+        sim.configure(**{field: value})
+    assert sim.get_config() == before
+
+
+REENTRY = """
+import numpy as np
+from simpler import Worker
+from simpler.errors import SimplerRuntimeError
+w = Worker(level=3, device_ids=[0, 1])
+w.init()
+for name, inner in [("run", lambda: w.run(lambda o, a: None)), ("close", w.close),
+                    ("submit", lambda: w.submit(lambda o, a: None).wait())]:
+    try:
+        w.run(lambda o, a: inner())
+    except SimplerRuntimeError as e:
+        assert "inside a host orchestration" in str(e), e
+        print("refused", name, flush=True)
+h = w.submit(lambda o, a: w.close())
+try:
+    h.wait(30)
+except SimplerRuntimeError:
+    print("refused close in submit", flush=True)
+kept = []
+w.run(lambda o, a: kept.append(o))
+x = np.ones(4, np.float32)
+try:
+    kept[0].all_reduce([x, x.copy()])
+except SimplerRuntimeError:
+    print("refused finished orch", flush=True)
+assert w.committed_device_memory() == sum(w.committed_device_memory(d) for d in (0, 1))
+w.close()
+print("closed", w.state, flush=True)
+"""
+
+
+def test_run_submit_close_from_inside_an_orchestration_are_refused_not_a_hang():
+    # In a subprocess: before the fix these deadlocked on the worker's own run lock.
+    result = subprocess.run([sys.executable, "-c", REENTRY], capture_output=True, text=True,
+                            timeout=120, env=dict(os.environ, PYTHONPATH=PYTHON_DIR))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.split("\n")[:-1] == [
+        "refused run", "refused close", "refused submit", "refused close in submit",
+        "refused finished orch", "closed CLOSED"], result.stdout + result.stderr[-3000:]
+
+
+def test_unregister_during_a_run_is_refused_and_the_run_completes(w2, add_scalar_callable):
+    # It used to drop the callable on some chips while others refused (in use): the run
+    # failed and the handle stayed half-registered.
+    add = w2.register(add_scalar_callable)
+    x = np.arange(1 << 16, dtype=np.float32)
+    ys = [np.zeros_like(x) for _ in range(8)]
+    submitted, release = threading.Event(), threading.Event()
+
+    def orch(o, a):
+        for i, y in enumerate(ys):
+            o.submit(add, x, y, float(i))
+        submitted.set()
+        release.wait(30)
+
+    run = w2.submit(orch)
+    assert submitted.wait(30)
+    with pytest.raises(SimplerRuntimeError, match="a host run is in flight"):
+        w2.unregister(add)
+    release.set()
+    run.wait(60)
+    for i, y in enumerate(ys):
+        np.testing.assert_array_equal(y, x + i)
+    with pytest.raises(SimplerRuntimeError, match="a host run is in flight"):
+        w2.run(lambda o, a: w2.unregister(add))
+    w2.unregister(add)                                   # after the run: fine
+
+
+@pytest.mark.parametrize("value, match", [(2 ** 64, "does not fit 64 bits"),
+                                          (-2 ** 63 - 1, "does not fit 64 bits"),
+                                          (1e40, "out of float32's range")])
+def test_a_scalar_that_does_not_fit_is_refused_not_truncated(w2, add_scalar_callable, value, match):
+    # 2**64 used to reach the chip as 0; 1e40 raised struct's bare OverflowError.
+    add = w2.register(add_scalar_callable)
+    try:
+        x = np.ones(8, np.float32)
+        y = np.zeros_like(x)
+        _refused(w2, lambda o, a: o.submit(add, x, y, value), SimplerValueError, match)
+    finally:
+        w2.unregister(add)
