@@ -11,8 +11,9 @@
 // Helpers are created on first use (a program without cluster tasks starts none), at most
 // one per core of the chip. Between tasks an idle helper whose last idle gap was short
 // spins briefly (pause, then yield; kCrewSpinBudget) for its next part, then parks on a
-// condition variable: a wake-up costs tens of microseconds on a small VM. Waiting parts spin briefly and then
-// park too (ClusterSync), so helpers beyond the hardware threads cost little CPU.
+// condition variable: a wake-up costs tens of microseconds on a small VM. Waiting parts
+// spin briefly or not at all and then park too (ClusterSync), so helpers beyond the
+// hardware threads cost little CPU.
 #pragma once
 
 #include <atomic>

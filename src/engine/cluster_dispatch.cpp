@@ -83,9 +83,13 @@ void finish_cluster_task(ChipState& chip, TaskSlot& task, const std::vector<uint
 }
 
 // Starts the reserved task: every core of its clusters is held for it. With `here`, the
-// calling thread runs the first part itself as that lane (ClusterCrew::launch).
+// calling thread runs the first part itself as that lane (ClusterCrew::launch), unless
+// single-core tasks are ready: it runs those meanwhile, as no helper could (a second
+// scheduler would have to wake up for them first).
 void start_reserved(ChipState& chip, const uint32_t* here) {
   ClusterPool& pool = chip.clusters;
+  if (!chip.ready[SIMPLER_CORE_AIC].looks_empty() || !chip.ready[SIMPLER_CORE_AIV].looks_empty())
+    here = nullptr;
   TaskSlot& task = *pool.task;
   std::vector<uint32_t> clusters(pool.chosen.get(), pool.chosen.get() + task.block_num);
   for (uint32_t c : clusters) {

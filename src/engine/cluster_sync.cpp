@@ -6,8 +6,8 @@
 #include "backoff.h"
 #include "block_runner.h"
 #include "chip_state.h"
-#include "support/clock.h"
 #include "simpler/abi/status.h"
+#include "support/clock.h"
 
 namespace simpler::rt {
 namespace {
@@ -132,7 +132,8 @@ int ClusterSync::park(std::unique_lock<std::mutex>& lock, uint32_t part, Ready r
       parts_[part].wait = Wait::kRunning;
       // This part spins in its next waits only while they are short (a part that waits for
       // a long kernel of another part would spin for nothing).
-      if (started != 0) short_wait_[part] = support::steady_now_ns() - started <= kClusterSpinWorthNs;
+      if (started != 0)
+        short_wait_[part] = support::steady_now_ns() - started <= kClusterSpinWorthNs;
       return SIMPLER_OK;
     }
     if (task_->run->status.failed()) {
