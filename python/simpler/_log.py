@@ -143,7 +143,7 @@ def set_level(level: Union[int, str]) -> None:
     if not isinstance(number, int) or number < 0:
         raise SimplerValueError(f"unknown log level {level!r}; use DEBUG, INFO, WARNING, ERROR or a number")
     LOGGER.setLevel(number)
-    _bridge.set_threshold(number)
+    _bridge.set_threshold(min(number, _bridge.OFF))  # above OFF is off (and fits the native int)
     _pinned_by_set_level = True
 
 

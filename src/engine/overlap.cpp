@@ -26,22 +26,7 @@ void make_opaque(ViewGeometry& g) {
 // A dense view: the elements [lo, hi) / elem_size. Its box form is that interval, which
 // touches exactly the same bytes however the view was shaped.
 void set_interval(ViewGeometry& g, int64_t lo, int64_t hi, uint32_t elem_size) {
-  g.empty = false;
-  g.lo = lo;
-  g.hi = hi;
-  g.dense = true;
-  g.boxed = true;
-  g.ndims = 1;
-  g.elem_size = elem_size;
-  // Element sizes are powers of two and lo, hi multiples of it: a shift is the exact
-  // quotient (a 64-bit division costs tens of cycles on this hot path).
-  const int shift = __builtin_ctz(elem_size);
-  g.base = lo >> shift;
-  g.strides[0] = 1;
-  g.shapes[0] = (hi - lo) >> shift;
-  g.coords[0] = g.base;
-  g.coords_valid = g.base >= 0;
-  g.radix_fit = g.coords_valid;
+  interval_geometry(lo, hi, elem_size, g);
 }
 
 // Fast path for row-major contiguous views (whole tensors, blocks of full rows): fills
@@ -288,11 +273,6 @@ void describe_view(const ChipTensor& view, ViewGeometry& g) {
     fit = (s == 1 || next % s == 0) && g.coords[k] + g.shapes[k] <= radix;
   }
   g.radix_fit = fit;
-}
-
-const ViewGeometry& interval_geometry(int64_t lo, int64_t hi, uint32_t elem_size, ViewGeometry& g) {
-  set_interval(g, lo, hi, elem_size);
-  return g;
 }
 
 void move_box(const ViewGeometry& shape, int64_t lo, ViewGeometry& out) {

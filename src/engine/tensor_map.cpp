@@ -197,8 +197,11 @@ struct RawShape {
   // The first byte of `v` when it has this shape; false otherwise (or on int64 overflow).
   bool first_byte(const ChipTensor& v, uint32_t elem_size, int64_t& out) const {
     if (v.dtype != dtype || v.ndims != ndims) return false;
+    uint64_t diff = 0;  // one branch at the end, not two per dimension
     for (uint32_t k = 0; k < ndims; ++k)
-      if (v.shapes[k] != shapes[k] || v.strides[k] != strides[k]) return false;
+      diff |= static_cast<uint64_t>(v.shapes[k] ^ shapes[k]) |
+              static_cast<uint64_t>(v.strides[k] ^ strides[k]);
+    if (diff != 0) return false;
     int64_t delta;
     return !__builtin_sub_overflow(v.start_offset, start, &delta) &&
            !__builtin_mul_overflow(delta, static_cast<int64_t>(elem_size), &delta) &&
@@ -206,13 +209,27 @@ struct RawShape {
   }
 };
 
+// 48 bytes: opening and closing the grid of a buffer used once (a fresh output) touches
+// one cache line of it. A grid of boxes keeps its opener's shape apart (GridShape).
+// The grid's home tile, the one at the opener's first byte, is found through the grid; it
+// is filed in the tile index (for contiguous views, looked up without the grid) only when
+// a contiguous view finds it the slow way: a buffer written once and never read (a fresh
+// output) costs one hash insert and erase (the buffer index's), not two.
 struct Grid {
   uint64_t addr;
+  int64_t lo;   // the opener's first byte
+  int64_t len;  // a grid of intervals: their length in bytes (> 0); 0: a grid of boxes
+  uint32_t elem_size;
+  uint32_t home;        // the tile at byte `lo`, or kNil
+  bool home_filed;      // in the tile index
   uint32_t tiles;       // list of its tiles (Tile::next); the free-list link of a free grid
   uint32_t tile_count;  // tiles on the list
   uint32_t live_tiles;  // tiles with an entry
-  ViewGeometry shape;   // the view that opened the buffer
-  RawShape raw;         // and its descriptor
+};
+
+struct GridShape {     // of a grid of boxes, by grid number
+  ViewGeometry shape;  // the view that opened the buffer
+  RawShape raw;        // and its descriptor
 };
 
 struct alignas(64) Tile {  // one cache line per tile
@@ -235,9 +252,9 @@ struct alignas(64) Tile {  // one cache line per tile
 constexpr uint32_t kGridTag = 0x80000000u;
 
 // Tiles are keyed by their first byte: equal for two views of the grid's shape exactly
-// when they are the same view. Whether a view has that shape:
+// when they are the same view. Whether view `g` has the shape of box `s` (a grid of
+// intervals compares lengths: TensorMap::Impl::has_grid_shape):
 bool same_shape(const ViewGeometry& s, const ViewGeometry& g) {
-  if (s.dense) return g.dense && g.hi - g.lo == s.hi - s.lo;
   if (g.dense || !g.boxed || !g.radix_fit || !g.coords_valid || g.ndims != s.ndims ||
       g.elem_size != s.elem_size)
     return false;
@@ -246,9 +263,8 @@ bool same_shape(const ViewGeometry& s, const ViewGeometry& g) {
   return true;
 }
 
-// Whether a view of the grid's shape sits a whole number of tiles from the first one.
+// Whether a view of the shape of box `s` sits a whole number of tiles from it.
 bool on_grid(const ViewGeometry& s, const ViewGeometry& g) {
-  if (s.dense) return (g.lo - s.lo) % (s.hi - s.lo) == 0;
   for (int k = 0; k < s.ndims; ++k)
     if ((g.coords[k] - s.coords[k]) % s.shapes[k] != 0) return false;
   return true;
@@ -289,11 +305,12 @@ struct TensorMap::Impl {
 
   std::vector<Lane> lanes;
   uint32_t free_lane = kNil;
-  FlatIndex buffer_index;           // addr -> the buffer's head Lane
+  RecentIndex buffer_index;         // addr -> the buffer's head Lane (or its Grid)
   std::vector<SetIndex> set_index;  // [2 * lane + write] for each Lane
   IntervalForest ranges;            // node n = entry n, in its set's tree while that is built
 
   std::vector<Grid> grids;
+  std::vector<GridShape> grid_shapes;  // as long as the largest grid of boxes' number + 1
   uint32_t free_grid = kNil;
   std::vector<Tile> tiles;
   uint32_t free_tile = kNil;
@@ -629,7 +646,10 @@ struct TensorMap::Impl {
 
   // --- Grid buffers (see Grid) ---
 
-  void add_dep(uint64_t dep, uint64_t task, std::vector<uint64_t>& deps, size_t deps_before) {
+  // Inline (as drop_entry): a call per dependency or hidden entry cost more than its body.
+  inline __attribute__((always_inline)) void add_dep(uint64_t dep, uint64_t task,
+                                                     std::vector<uint64_t>& deps,
+                                                     size_t deps_before) {
     if (dep != task && (deps.size() == deps_before || deps.back() != dep)) deps.push_back(dep);
   }
 
@@ -644,6 +664,7 @@ struct TensorMap::Impl {
       gi = static_cast<uint32_t>(grids.size() - 1);
     }
     try {
+      if (!probe.dense && grid_shapes.size() <= gi) grid_shapes.resize(gi + 1);
       buffer_index.insert(addr, gi | kGridTag);
     } catch (...) {
       grids[gi].tiles = free_grid;
@@ -652,11 +673,18 @@ struct TensorMap::Impl {
     }
     Grid& gr = grids[gi];
     gr.addr = addr;
+    gr.lo = probe.lo;
+    gr.len = probe.dense ? probe.hi - probe.lo : 0;
+    gr.elem_size = probe.elem_size;
+    gr.home = kNil;
+    gr.home_filed = false;
     gr.tiles = kNil;
     gr.tile_count = 0;
     gr.live_tiles = 0;
-    copy_geometry(probe, gr.shape);
-    gr.raw.set(*probe_view, probe.lo);
+    if (!probe.dense) {
+      copy_geometry(probe, grid_shapes[gi].shape);
+      grid_shapes[gi].raw.set(*probe_view, probe.lo);
+    }
     return gi;
   }
 
@@ -670,16 +698,20 @@ struct TensorMap::Impl {
       tiles.emplace_back();
       ti = static_cast<uint32_t>(tiles.size() - 1);
     }
+    const bool home = lo == grids[gi].lo;
     try {
-      tile_index.insert(TaggedIndex::hash(addr, lo), ti);
+      if (!home) tile_index.insert(TaggedIndex::hash(addr, lo), ti);
     } catch (...) {
       tiles[ti].next = free_tile;
       free_tile = ti;
       throw;
     }
     Grid& gr = grids[gi];
-    const int64_t dense_hi =
-        gr.shape.dense ? lo + (gr.shape.hi - gr.shape.lo) : std::numeric_limits<int64_t>::min();
+    if (home) {
+      gr.home = ti;
+      gr.home_filed = false;
+    }
+    const int64_t dense_hi = gr.len != 0 ? lo + gr.len : std::numeric_limits<int64_t>::min();
     tiles[ti] = Tile{addr, lo, dense_hi, 0, kNil, kNil, 0, gi, gr.tiles};
     gr.tiles = ti;
     ++gr.tile_count;
@@ -692,6 +724,19 @@ struct TensorMap::Impl {
       return tiles[x].lo == lo && tiles[x].addr == addr;
     });
     return ti == TaggedIndex::kNone ? kNil : ti;
+  }
+
+  // The tile of grid `gi` (of the buffer at `addr`) that starts at byte `lo`, or kNil.
+  uint32_t grid_tile(uint32_t gi, uint64_t addr, int64_t lo) const {
+    return lo == grids[gi].lo ? grids[gi].home : find_tile(addr, lo);
+  }
+
+  // Takes tile `x` of grid `gr` out of the tile index (and off its grid's home).
+  void unfile_tile(Grid& gr, uint32_t x) {
+    const Tile& t = tiles[x];
+    const bool home = x == gr.home;
+    if (!home || gr.home_filed) tile_index.erase(TaggedIndex::hash(t.addr, t.lo), x);
+    if (home) gr.home = kNil;
   }
 
   // Closes the empty tiles of grid `gi` (all of them when `all`, then the grid leaves its
@@ -707,7 +752,7 @@ struct TensorMap::Impl {
         continue;
       }
       *link = t.next;
-      tile_index.erase(TaggedIndex::hash(t.addr, t.lo), x);
+      unfile_tile(gr, x);
       t.next = free_tile;
       free_tile = x;
       --gr.tile_count;
@@ -729,7 +774,8 @@ struct TensorMap::Impl {
       close_tiles(gi, /*all=*/false);
   }
 
-  void unlink_from_tile(uint32_t n, bool release_empty_buffer) {
+  inline __attribute__((always_inline)) void unlink_from_tile(uint32_t n,
+                                                              bool release_empty_buffer) {
     const Entry& e = entries[n];
     Tile& t = tiles[e.lane];
     if (e.write) {
@@ -811,17 +857,31 @@ struct TensorMap::Impl {
     return true;
   }
 
-  void drop_entry(uint32_t n) {
+  inline __attribute__((always_inline)) void drop_entry(uint32_t n) {
     unlink_from_task(n);
     free_entry_slot(n);
   }
 
   // The geometry of the tile of grid `gr` at byte `lo`.
-  const ViewGeometry& tile_geometry(const Grid& gr, int64_t lo, ViewGeometry& out) {
-    if (gr.shape.dense)
-      return interval_geometry(lo, lo + (gr.shape.hi - gr.shape.lo), gr.shape.elem_size, out);
-    move_box(gr.shape, lo, out);
+  const ViewGeometry& tile_geometry(uint32_t gi, int64_t lo, ViewGeometry& out) {
+    const Grid& gr = grids[gi];
+    if (gr.len != 0) return interval_geometry(lo, lo + gr.len, gr.elem_size, out);
+    move_box(grid_shapes[gi].shape, lo, out);
     return out;
+  }
+
+  // Whether the probe has the shape of grid `gi`'s tiles (see same_shape).
+  bool has_grid_shape(uint32_t gi) const {
+    const Grid& gr = grids[gi];
+    if (gr.len != 0) return probe.dense && probe.hi - probe.lo == gr.len;
+    return same_shape(grid_shapes[gi].shape, probe);
+  }
+
+  // Whether the probe, of that shape, sits on the grid (see on_grid).
+  bool on_grid_of(uint32_t gi) const {
+    const Grid& gr = grids[gi];
+    if (gr.len != 0) return (gr.lo - probe.lo) % gr.len == 0;
+    return on_grid(grid_shapes[gi].shape, probe);
   }
 
   // What conflicts() finds in a grid buffer: the probe against each tile.
@@ -829,13 +889,13 @@ struct TensorMap::Impl {
     constexpr uint64_t kNoTask = ~uint64_t{0};
     const Grid& gr = grids[gi];
     uint32_t ti = kNil;
-    if (same_shape(gr.shape, probe)) {
-      ti = find_tile(gr.addr, probe.lo);
+    if (has_grid_shape(gi)) {
+      ti = grid_tile(gi, gr.addr, probe.lo);
     }
     for (uint32_t x = ti != kNil ? ti : gr.tiles; x != kNil;
          x = ti != kNil ? kNil : tiles[x].next) {
       const Tile& t = tiles[x];
-      if (ti == kNil && !relate(probe, tile_geometry(gr, t.lo, tile_scratch)).overlap) continue;
+      if (ti == kNil && !relate(probe, tile_geometry(gi, t.lo, tile_scratch)).overlap) continue;
       if (t.writer != kNil) add_dep(t.writer_task, kNoTask, deps, deps_before);
       if (write)
         for (uint32_t r = t.readers; r != kNil; r = entries[r].slot)
@@ -858,7 +918,7 @@ struct TensorMap::Impl {
     try {
       for (uint32_t x = grids[gi].tiles; x != kNil; x = tiles[x].next) {
         const Tile& t = tiles[x];
-        const ViewGeometry& g = tile_geometry(grids[gi], t.lo, tile_scratch);
+        const ViewGeometry& g = tile_geometry(gi, t.lo, tile_scratch);
         probe_band = ColumnBand::of(g);
         if (t.writer != kNil) move_to_lane(addr, g, t.writer, t.writer_task, true);
         for (uint32_t r = t.readers; r != kNil; r = entries[r].slot)
@@ -889,7 +949,7 @@ struct TensorMap::Impl {
     for (uint32_t x = grids[gi].tiles; x != kNil;) {
       Tile& t = tiles[x];
       const uint32_t next = t.next;
-      tile_index.erase(TaggedIndex::hash(t.addr, t.lo), x);
+      unfile_tile(grids[gi], x);
       t.next = free_tile;
       free_tile = x;
       x = next;
@@ -945,28 +1005,42 @@ struct TensorMap::Impl {
     } else {
       head = buffer_index.find(addr);
       if (head != FlatIndex::kNone && (head & kGridTag) != 0 && elem_size != 0 &&
-          grids[head & ~kGridTag].raw.first_byte(view, elem_size, lo))
-        ti = find_tile(addr, lo);
+          grids[head & ~kGridTag].len == 0 &&
+          grid_shapes[head & ~kGridTag].raw.first_byte(view, elem_size, lo))
+        ti = grid_tile(head & ~kGridTag, addr, lo);
     }
     if (ti != kNil) return grid_access(addr, tiles[ti].grid, ti, task, write, deps, deps_before);
-    if (contiguous) head = buffer_index.find(addr);
+    if (contiguous) {
+      head = buffer_index.find(addr);
+      if (head != FlatIndex::kNone && (head & kGridTag) != 0) {  // its home tile?
+        Grid& gr = grids[head & ~kGridTag];
+        if (gr.lo == lo && gr.home != kNil && tiles[gr.home].dense_hi == hi) {
+          // Looked up again: filed from now on (may throw, changing nothing).
+          tile_index.insert(TaggedIndex::hash(addr, lo), gr.home);
+          gr.home_filed = true;
+          return grid_access(addr, head & ~kGridTag, gr.home, task, write, deps, deps_before);
+        }
+      }
+    }
     ViewGeometry& g = probe;
-    describe_view(view, g);
+    if (contiguous)
+      interval_geometry(lo, hi, elem_size, g);  // what describe_view gives it, cheaper
+    else
+      describe_view(view, g);
     if (g.empty) return true;  // touches no byte: orders nothing
     probe_view = &view;
-    if (g.dense && !contiguous) {  // a known tile of a grid of intervals
-      ti = find_tile(addr, g.lo);
+    if (g.dense && !contiguous && head != FlatIndex::kNone && (head & kGridTag) != 0) {
+      // a known tile of a grid of intervals
+      ti = grid_tile(head & ~kGridTag, addr, g.lo);
       if (ti != kNil && tiles[ti].dense_hi == g.hi)
         return grid_access(addr, tiles[ti].grid, ti, task, write, deps, deps_before);
     }
     if (head != FlatIndex::kNone && (head & kGridTag) != 0) {
       const uint32_t gi = head & ~kGridTag;
-      const Grid& gr = grids[gi];
-      if (same_shape(gr.shape, probe)) {
-        ti = find_tile(addr, probe.lo);
+      if (has_grid_shape(gi)) {
+        ti = grid_tile(gi, addr, probe.lo);
         if (ti != kNil) return grid_access(addr, gi, ti, task, write, deps, deps_before);
-        if (on_grid(gr.shape, probe))
-          return grid_access(addr, gi, kNil, task, write, deps, deps_before);
+        if (on_grid_of(gi)) return grid_access(addr, gi, kNil, task, write, deps, deps_before);
       }
       ungrid(gi);
       head = buffer_index.find(addr);
@@ -1026,7 +1100,10 @@ struct TensorMap::Impl {
     uint32_t n = tasks[t].head;
     while (n != kNil) {
       const uint32_t next = entries[n].task_next;
-      unlink_from_buffer(n, /*release_empty_buffer=*/true);
+      if (entries[n].on_tile)  // (the call below would check it; this saves the call)
+        unlink_from_tile(n, /*release_empty_buffer=*/true);
+      else
+        unlink_from_buffer(n, /*release_empty_buffer=*/true);
       free_entry_slot(n);
       n = next;
     }
@@ -1040,6 +1117,7 @@ struct TensorMap::Impl {
     lanes.clear();
     tasks.clear();
     grids.clear();
+    grid_shapes.clear();
     tiles.clear();
     tile_index.clear();
     free_entry = free_lane = free_task = recent_task_rec = free_grid = free_tile = kNil;

@@ -148,6 +148,41 @@ class FlatIndex {
   size_t count_ = 0;
 };
 
+// A FlatIndex that remembers its last lookup (found or not): the accesses of a tiled loop
+// mostly name the buffer of the access before, which then costs a compare, not a probe.
+class RecentIndex {
+ public:
+  static constexpr uint32_t kNone = FlatIndex::kNone;
+
+  uint32_t find(uint64_t key) {
+    if (known_ && key == key_) return value_;
+    value_ = index_.find(key);
+    key_ = key;
+    known_ = true;
+    return value_;
+  }
+  // As FlatIndex::insert and erase; forget the remembered lookup of that key.
+  void insert(uint64_t key, uint32_t value) {
+    if (key == key_) known_ = false;  // (first: insert may throw)
+    index_.insert(key, value);
+  }
+  void erase(uint64_t key) {
+    if (key == key_) known_ = false;
+    index_.erase(key);
+  }
+  void clear() {
+    known_ = false;
+    index_.clear();
+  }
+  size_t size() const { return index_.size(); }
+
+ private:
+  FlatIndex index_;
+  uint64_t key_ = 0;
+  uint32_t value_ = kNone;
+  bool known_ = false;
+};
+
 // Task id -> record number. Task ids are mostly consecutive (the engine numbers its tasks
 // and retires them in order): each id has one direct slot, at the id modulo the table size
 // (four or more slots per live id), so filing, finding and dropping a task is one load or

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 from simpler import Worker
+from simpler.errors import SimplerValueError
 from simpler.task_interface import CallConfig
 
 
@@ -31,3 +33,17 @@ def test_each_task_of_a_host_run_writes_its_own_trace(tmp_path, add_scalar_calla
         trace = json.loads((tmp_path / name / "swimlane.json").read_text())
         assert any(e.get("ph") == "X" for e in trace["traceEvents"])   # a kernel ran there
     assert not (tmp_path / "swimlane.json").exists()
+
+
+def test_a_prefix_too_long_for_the_task_directories_is_refused_before_anything_runs(
+        tmp_path, add_scalar_callable):
+    prefix = str(tmp_path / ("p" * (250 - len(str(tmp_path)))))   # valid alone (<= 255 bytes)
+    x = np.ones(64, np.float32)
+    y = np.zeros_like(x)
+    with Worker(level=3, device_ids=[0, 1]) as w:
+        add = w.register(add_scalar_callable)
+        w.init()
+        config = CallConfig(enable_swimlane=True, output_prefix=prefix)
+        with pytest.raises(SimplerValueError, match="shorten output_prefix"):
+            w.run(lambda o, a: o.submit(add, x, y, 1.0), config=config)
+        assert w.last_run_stats["tasks"] == 0 and not y.any()

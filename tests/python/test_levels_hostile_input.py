@@ -2,11 +2,13 @@
 or moved (docs/api.md "Worker(level=3)", "Collectives", "Worker(level=4)")."""
 from __future__ import annotations
 
+import itertools
 import os
 import pathlib
 import subprocess
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -62,6 +64,9 @@ def test_a_bool_is_not_a_chip(w2, add_scalar_callable):
         y = np.zeros_like(x)
         _refused(w2, lambda o, a: o.submit(add, x, y, 1.0, chip=True), SimplerValueError,
                  "chip True is not one of")
+        _refused(w2, lambda o, a: o.submit(add, x, y, 1.0, chip=1.0), SimplerValueError,
+                 "chip 1.0 is not one of")
+        w2.run(lambda o, a: o.submit(add, x, y, 1.0, chip=np.int64(1)))   # numpy ints name chips
         with pytest.raises(SimplerValueError, match="not one of"):
             w2.malloc(16, True)
     finally:
@@ -73,6 +78,20 @@ def test_numpy_device_ids_name_the_same_chips():
     assert w.device_ids == [1, 0] and all(type(d) is int for d in w.device_ids)
     with pytest.raises(SimplerValueError, match=r"must be ints, got 0\.0 \(float\)"):
         Worker(level=3, device_ids=[0.0])
+
+
+@pytest.mark.parametrize("ids, match", [
+    (list(range(200_000)), "more than 4096 device ids"),
+    (itertools.count(), "more than 4096 device ids"),            # never ends
+    ([0] * 4000, r"\[0\] appear more than once in \[0, 0, 0, 0, 0, 0, 0, 0, \.\.\. \(4000 ids\)\]"),
+    (list(range(4, 4000)), "3996 device ids given but the simulator has"),
+])
+def test_a_huge_or_endless_device_list_is_refused_at_once(ids, match):
+    # The duplicate search was quadratic (200,000 ids: hours) and list() never ended.
+    start = time.monotonic()
+    with pytest.raises(SimplerValueError, match=match) as err:
+        Worker(level=3, device_ids=ids)
+    assert time.monotonic() - start < 5 and len(str(err.value)) < 400
 
 
 def test_device_ids_at_level_2_point_to_level_3():
@@ -220,5 +239,45 @@ def test_a_scalar_that_does_not_fit_is_refused_not_truncated(w2, add_scalar_call
         x = np.ones(8, np.float32)
         y = np.zeros_like(x)
         _refused(w2, lambda o, a: o.submit(add, x, y, value), SimplerValueError, match)
+    finally:
+        w2.unregister(add)
+
+
+def test_an_infinite_wait_on_a_host_run_means_forever(w2):
+    run = w2.submit(lambda o, a: None)
+    for timeout in (float("inf"), 1e300, 2 ** 70):   # was OverflowError from threading
+        run.wait(timeout)
+        run.result(timeout)
+    assert run.done
+
+
+def test_close_grace_is_every_chips_close_grace():
+    # It raised AttributeError ("no attribute '_native'") at level 3.
+    w = Worker(level=3, device_ids=[2, 3])                # the module's worker holds 0 and 1
+    assert w.close_grace == 10.0
+    w.close_grace = 2.5                                   # before init: applied at init
+    with pytest.raises(SimplerValueError, match="close_grace"):
+        w.close_grace = -1
+    with pytest.raises(SimplerTypeError, match="close_grace"):
+        w.close_grace = "soon"
+    w.init()
+    try:
+        assert [w.transport.worker(s).close_grace for s in (0, 1)] == [2.5, 2.5]
+        w.close_grace = 4
+        assert w.close_grace == 4.0
+        assert [w.transport.worker(s).close_grace for s in (0, 1)] == [4.0, 4.0]
+    finally:
+        w.close()
+
+
+@pytest.mark.parametrize("shape", [(), (1,) * 6])
+def test_a_tensor_of_a_rank_chips_do_not_take_is_refused_at_submit(w2, add_scalar_callable, shape):
+    # It was staged and enqueued, then the chip run failed (ChipTaskError).
+    add = w2.register(add_scalar_callable)
+    try:
+        x = np.ones(shape, np.float32)
+        y = np.zeros_like(x)
+        _refused(w2, lambda o, a: o.submit(add, x, y, 1.0), SimplerValueError,
+                 f"a {len(shape)}-d array; chip tensors have 1..5 dimensions")
     finally:
         w2.unregister(add)

@@ -22,6 +22,18 @@ def test_set_log_level_refuses_what_is_not_a_level(level, exc):
     assert logging.getLogger("simpler").level == before     # nothing changed
 
 
+def test_set_log_level_above_off_is_off_not_an_overflow():
+    from simpler import _log, _native
+    before = logging.getLogger("simpler").level
+    try:
+        simpler.set_log_level(10 ** 20)     # a valid logging level: nothing is logged
+        assert _native.log.threshold() == _native.log.OFF
+        assert logging.getLogger("simpler").level == 10 ** 20
+    finally:
+        simpler.set_log_level(before or logging.WARNING)
+        _log._pinned_by_set_level = False
+
+
 @pytest.mark.parametrize("event", [
     {"ph": "X", "ts": 1, "dur": 1, "pid": 1, "tid": [1]},      # unhashable core id
     {"ph": "X", "ts": "soon", "dur": 1, "pid": 1, "tid": 1},   # not a number

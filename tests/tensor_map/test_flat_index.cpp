@@ -1,6 +1,7 @@
-// Tests of the tensor map's hash indexes (engine/tensor_map_index.h): the address index and
-// the task index (a direct slot per id, a hashed overflow for ids whose slot is taken) must
-// find, insert and erase exactly like a std::unordered_map.
+// Tests of the tensor map's hash indexes (engine/tensor_map_index.h): the address index
+// (and its remembered last lookup) and the task index (a direct slot per id, a hashed
+// overflow for ids whose slot is taken) must find, insert and erase exactly like a
+// std::unordered_map.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -51,6 +52,39 @@ TEST(FlatIndex, AddressesAnswerLikeAMap) {
   FlatIndex index;
   check_against_reference(
       index, [](uint64_t k) { return 0x10000000 + k * 4096; }, 1);
+}
+
+// The remembered lookup must never answer for a key inserted or erased since: lookups of
+// few keys (mostly the same one again) mixed with inserts and erases, against a map.
+TEST(RecentIndex, ARememberedLookupFollowsInsertsAndErases) {
+  RecentIndex index;
+  std::unordered_map<uint64_t, uint32_t> ref;
+  std::mt19937_64 rng(5);
+  uint64_t key = 0x1000;
+  for (uint32_t step = 0; step < 20000; ++step) {
+    if (rng() % 4 == 0) key = 0x1000 * (1 + rng() % 6);  // else the same key again
+    const auto it = ref.find(key);
+    ASSERT_EQ(index.find(key), it == ref.end() ? RecentIndex::kNone : it->second) << step;
+    switch (rng() % 3) {
+      case 0:
+        if (it == ref.end()) {
+          index.insert(key, step);
+          ref[key] = step;
+        }
+        break;
+      case 1:
+        index.erase(key);
+        ref.erase(key);
+        break;
+      default:
+        break;
+    }
+    ASSERT_EQ(index.size(), ref.size());
+    if (step % 5000 == 4999) {
+      index.clear();
+      ref.clear();
+    }
+  }
 }
 
 TEST(TaskIndex, AWindowOfConsecutiveIds) {

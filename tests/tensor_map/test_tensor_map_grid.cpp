@@ -180,6 +180,65 @@ TEST(TensorMapGrid, TheOpenersShapeAtAnotherStartIsThatTileOrNone) {
 
 // Task ids need not be consecutive (the task index groups consecutive ones): ids far apart
 // answer as consecutive ones.
+// A grid's home tile (at its opener's first byte) is found through the grid, the others
+// through the tile index: every lookup path must find it, also after it was closed and
+// reopened, and a view off the grid must see its entries. Each step is checked against a
+// map without grids.
+TEST(TensorMapGrid, TheHomeTileIsFoundOnEveryPath) {
+  TensorMap grids(4096, TensorMap::kDefaultIndexAbove, true);
+  TensorMap lanes(4096, TensorMap::kDefaultIndexAbove, false);
+  uint64_t task = 0;
+  auto step = [&](const ChipTensor& v, AccessKind kind) {
+    std::vector<uint64_t> dg, dl, cg, cl;
+    grids.conflicts(v, kind, cg);
+    lanes.conflicts(v, kind, cl);
+    EXPECT_EQ(Ids(cg.begin(), cg.end()), Ids(cl.begin(), cl.end())) << "conflicts, task " << task;
+    EXPECT_TRUE(grids.access(task, v, kind, dg));
+    EXPECT_TRUE(lanes.access(task, v, kind, dl));
+    EXPECT_EQ(Ids(dg.begin(), dg.end()), Ids(dl.begin(), dl.end())) << "task " << task;
+    EXPECT_EQ(grids.live_entries(), lanes.live_entries()) << "task " << task;
+    return Ids(dg.begin(), dg.end());
+  };
+  auto retire = [&](uint64_t t) {
+    grids.retire(t);
+    lanes.retire(t);
+  };
+  // A grid of 16-element slices opened at element 64 (its home), and tiles around it.
+  step(slice1d(kA, 64, 80), AccessKind::Write);  // task 0
+  ++task;
+  for (int64_t i = 0; i < 40; ++i, ++task)
+    step(slice1d(kA, 80 + 16 * i, 96 + 16 * i), AccessKind::Write);
+  EXPECT_EQ(step(slice1d(kA, 64, 80), AccessKind::Read), Ids{0});  // contiguous: by bytes
+  ++task;
+  // The home tile described as a dense, not row-major view (2 x 8, column-major).
+  EXPECT_EQ(step(make_view(kA, 1u << 20, 64, {2, 8}, {1, 2}), AccessKind::Read), Ids{0});
+  ++task;
+  EXPECT_EQ(step(slice1d(kA, 64, 80), AccessKind::Write), (Ids{0, 41, 42}));
+  const uint64_t home_writer = task++;
+  // Most tiles empty: the empty ones are closed, the home one with them; then reopened.
+  for (uint64_t t = 1; t <= 38; ++t) retire(t);
+  retire(home_writer);
+  EXPECT_EQ(step(slice1d(kA, 64, 80), AccessKind::Read), Ids{});
+  ++task;
+  EXPECT_EQ(step(slice1d(kA, 64, 80), AccessKind::Write), Ids{task - 1});
+  ++task;
+  // A view off the grid sees the home tile's entry too.
+  EXPECT_EQ(step(slice1d(kA, 72, 700), AccessKind::Read), (Ids{task - 1, 39}));
+  ++task;
+  // A grid of boxes: its home tile by the opener's descriptor, and described transposed.
+  step(tile(kB, 64, 16, 16, 16, 16), AccessKind::Write);
+  const uint64_t box_writer = task++;
+  step(tile(kB, 64, 0, 0, 16, 16), AccessKind::Write);
+  ++task;
+  EXPECT_EQ(step(tile(kB, 64, 16, 16, 16, 16), AccessKind::Read), Ids{box_writer});
+  ++task;
+  EXPECT_EQ(step(tile_transposed(kB, 64, 16, 16, 16, 16), AccessKind::Read), Ids{box_writer});
+  ++task;
+  retire(box_writer);
+  EXPECT_EQ(step(tile(kB, 64, 16, 16, 16, 16), AccessKind::Write), (Ids{task - 2, task - 1}));
+  ++task;
+}
+
 TEST(TensorMapGrid, TaskIdsThatPileUpAnswerAsConsecutiveOnes) {
   TensorMap consecutive(1024), piled(1024);
   auto id = [](uint64_t t, bool pile) { return pile ? (t << 32) | 7 : t; };

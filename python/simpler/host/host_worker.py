@@ -19,6 +19,7 @@ The chips are driven through a ChipTransport (simpler.host.transport); level 4
 """
 from __future__ import annotations
 
+import collections
 import itertools
 import numbers
 import threading
@@ -51,27 +52,38 @@ class CallableHandle:
         return f"<simpler.host.CallableHandle {self.key} {self.callable.func_name!r}>"
 
 
+_MAX_DEVICE_IDS = 1 << 12   # far above any host's chips (the simulator has at most 64)
+
+
+def _short(values: List[Any]) -> str:
+    """A list for a message: at most 8 items shown."""
+    return str(values) if len(values) <= 8 else f"[{', '.join(map(str, values[:8]))}, ... ({len(values)} ids)]"
+
+
 def validate_device_ids(device_ids: Any, platform: str, api: str) -> List[int]:
     """The device list, or ValueError naming what is wrong (nothing is taken)."""
     if device_ids is None:
         raise SimplerValueError(f"{api}: device_ids is required (a list of device ids, e.g. [0, 1])")
     if isinstance(device_ids, (str, bytes)) or not hasattr(device_ids, "__iter__"):
         raise SimplerValueError(f"{api}: device_ids must be a list of ints, got {device_ids!r}")
-    ids = list(device_ids)
+    ids = list(itertools.islice(device_ids, _MAX_DEVICE_IDS + 1))   # a generator may not end
+    if len(ids) > _MAX_DEVICE_IDS:
+        raise SimplerValueError(f"{api}: more than {_MAX_DEVICE_IDS} device ids given; give this "
+                                "host's chips")
     if not ids:
         raise SimplerValueError(f"{api}: device_ids is empty; give at least one device id")
     for d in ids:
         if not isinstance(d, numbers.Integral) or isinstance(d, (bool, np.bool_)):
             raise SimplerValueError(f"{api}: device ids must be ints, got {d!r} "
-                                    f"({type(d).__name__}) in {ids}")
+                                    f"({type(d).__name__}) in {_short(ids)}")
     ids = [int(d) for d in ids]     # numpy integers too; the chips are named by plain ints
     for d in ids:
         if d < 0:
             raise SimplerValueError(f"{api}: device id {d} is negative")
-    duplicates = sorted({d for d in ids if ids.count(d) > 1})
+    duplicates = sorted(d for d, n in collections.Counter(ids).items() if n > 1)
     if duplicates:
-        raise SimplerValueError(f"{api}: device ids {duplicates} appear more than once in {ids}; "
-                                "each chip gets one worker")
+        raise SimplerValueError(f"{api}: device ids {_short(duplicates)} appear more than once in "
+                                f"{_short(ids)}; each chip gets one worker")
     if platform.endswith("sim"):
         from simpler import sim
         count = sim.device_count()
@@ -80,7 +92,7 @@ def validate_device_ids(device_ids: Any, platform: str, api: str) -> List[int]:
                                     "devices (sim.configure(device_count=N) before first use)")
         bad = [d for d in ids if d >= count]
         if bad:
-            raise SimplerValueError(f"{api}: device ids {bad} out of range; the simulator has devices "
+            raise SimplerValueError(f"{api}: device ids {_short(bad)} out of range; the simulator has devices "
                                     f"0..{count - 1}")
     return ids
 
@@ -115,6 +127,8 @@ class HostWorker(Worker):
         self._reduce_ready = False
         self._totals: Dict[int, int] = {}
         self._orchestrating: Optional[int] = None   # the thread running an orchestration
+        self._local_chips = transport               # this process's chips (level 4: its rank's)
+        self._close_grace = Worker(level=2).close_grace   # the level-2 default
 
     # ---- state --------------------------------------------------------------------------
     @property
@@ -138,6 +152,19 @@ class HostWorker(Worker):
     def state(self) -> str:
         """``"NEW"``, ``"READY"``, ``"FAILED"`` or ``"CLOSED"``."""
         return self._state
+
+    @property
+    def close_grace(self) -> float:
+        """Seconds close() waits for each chip's runs in flight before abandoning a stuck
+        one (the level-2 ``close_grace`` of every chip of this process; default 10)."""
+        return self._close_grace
+
+    @close_grace.setter
+    def close_grace(self, seconds: float) -> None:
+        check = Worker(level=2)            # validates only (takes nothing): level 2's rules
+        check.close_grace = seconds
+        self._close_grace = check.close_grace
+        self._local_chips.set_close_grace(self._close_grace)
 
     @property
     def kernel_mode_supported(self) -> bool:
@@ -325,11 +352,13 @@ class HostWorker(Worker):
         return HostOrchestrator(self, run)
 
     def _slot_of(self, chip: Any, api: str) -> int:
-        try:
-            if not isinstance(chip, (bool, np.bool_)):    # True == 1 but names no chip
+        parts = chip if isinstance(chip, tuple) else (chip,)
+        # True == 1 and 1.0 == 1, but neither names a chip: ints only (numpy's too).
+        if all(isinstance(p, numbers.Integral) and not isinstance(p, (bool, np.bool_)) for p in parts):
+            try:
                 return self._chips.index(chip)
-        except ValueError:
-            pass
+            except ValueError:
+                pass
         raise SimplerValueError(f"Worker(level={self._level}).{api}: chip {chip!r} is not one of "
                                 f"this Worker's chips {self._chips}")
 
@@ -431,6 +460,8 @@ class HostRunHandle(RunHandle):
         """Waits for the run (None = forever); TimeoutError on expiry (not cancelled);
         raises the run's error; repeatable."""
         _require_timeout(timeout, "HostRunHandle.wait")
+        if timeout is not None and float(timeout) >= threading.TIMEOUT_MAX:
+            timeout = None    # inf: forever (Event.wait raises OverflowError beyond TIMEOUT_MAX)
         if not self._finished.wait(timeout):
             raise WorkerTimeoutError(f"host run not finished after {timeout} s (still running)")
         if self._error is not None:
