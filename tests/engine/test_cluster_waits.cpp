@@ -1,7 +1,7 @@
 // Waiting cluster parts and idle crew helpers spin only briefly, then park: a part that
 // waits 50 ms for a flag, or a helper between tasks, must not hold a hardware thread
 // (cluster_sync.h kClusterSpinBudget, cluster_crew.h kCrewSpinBudget). Measured as the
-// process's CPU time: about 1 ms here, 30+ ms with a spin budget of 100 ms (even at load 12).
+// process's CPU time: about 1 ms here, 36-66 ms with a spin budget of 100 ms (at load 9.5).
 #include <time.h>
 
 #include <chrono>
