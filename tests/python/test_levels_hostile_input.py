@@ -241,3 +241,61 @@ def test_a_scalar_that_does_not_fit_is_refused_not_truncated(w2, add_scalar_call
         _refused(w2, lambda o, a: o.submit(add, x, y, value), SimplerValueError, match)
     finally:
         w2.unregister(add)
+
+
+def test_an_infinite_wait_on_a_host_run_means_forever(w2):
+    run = w2.submit(lambda o, a: None)
+    for timeout in (float("inf"), 1e300, 2 ** 70):   # was OverflowError from threading
+        run.wait(timeout)
+        run.result(timeout)
+    assert run.done
+
+
+def test_close_grace_is_every_chips_close_grace():
+    # It raised AttributeError ("no attribute '_native'") at level 3.
+    w = Worker(level=3, device_ids=[2, 3])                # the module's worker holds 0 and 1
+    assert w.close_grace == 10.0
+    w.close_grace = 2.5                                   # before init: applied at init
+    with pytest.raises(SimplerValueError, match="close_grace"):
+        w.close_grace = -1
+    with pytest.raises(SimplerTypeError, match="close_grace"):
+        w.close_grace = "soon"
+    w.init()
+    try:
+        assert [w.transport.worker(s).close_grace for s in (0, 1)] == [2.5, 2.5]
+        w.close_grace = 4
+        assert w.close_grace == 4.0
+        assert [w.transport.worker(s).close_grace for s in (0, 1)] == [4.0, 4.0]
+    finally:
+        w.close()
+
+
+@pytest.mark.parametrize("shape", [(), (1,) * 6])
+def test_a_tensor_of_a_rank_chips_do_not_take_is_refused_at_submit(w2, add_scalar_callable, shape):
+    # It was staged and enqueued, then the chip run failed (ChipTaskError).
+    add = w2.register(add_scalar_callable)
+    try:
+        x = np.ones(shape, np.float32)
+        y = np.zeros_like(x)
+        _refused(w2, lambda o, a: o.submit(add, x, y, 1.0), SimplerValueError,
+                 f"a {len(shape)}-d array; chip tensors have 1..5 dimensions")
+    finally:
+        w2.unregister(add)
+
+
+def test_another_workers_handle_does_not_name_this_workers_callable(
+        w2, add_scalar_callable, fatal_callable):
+    # Both handles had key 1: the other Worker's fatal program ran as this one's add.
+    other = Worker(level=3, device_ids=[2, 3])             # never init: nothing is taken
+    add = w2.register(add_scalar_callable)
+    foreign = other.register(fatal_callable)
+    while foreign.key < add.key:                           # the same key in both Workers
+        foreign = other.register(fatal_callable)
+    assert foreign.key == add.key
+    try:
+        x = np.ones(8, np.float32)
+        y = np.zeros_like(x)
+        _refused(w2, lambda o, a: o.submit(foreign, x, y, 1.0), SimplerValueError,
+                 "unknown callable handle")
+    finally:
+        w2.unregister(add)

@@ -127,6 +127,8 @@ class HostWorker(Worker):
         self._reduce_ready = False
         self._totals: Dict[int, int] = {}
         self._orchestrating: Optional[int] = None   # the thread running an orchestration
+        self._local_chips = transport               # this process's chips (level 4: its rank's)
+        self._close_grace = Worker(level=2).close_grace   # the level-2 default
 
     # ---- state --------------------------------------------------------------------------
     @property
@@ -150,6 +152,19 @@ class HostWorker(Worker):
     def state(self) -> str:
         """``"NEW"``, ``"READY"``, ``"FAILED"`` or ``"CLOSED"``."""
         return self._state
+
+    @property
+    def close_grace(self) -> float:
+        """Seconds close() waits for each chip's runs in flight before abandoning a stuck
+        one (the level-2 ``close_grace`` of every chip of this process; default 10)."""
+        return self._close_grace
+
+    @close_grace.setter
+    def close_grace(self, seconds: float) -> None:
+        check = Worker(level=2)            # validates only (takes nothing): level 2's rules
+        check.close_grace = seconds
+        self._close_grace = check.close_grace
+        self._local_chips.set_close_grace(self._close_grace)
 
     @property
     def kernel_mode_supported(self) -> bool:
@@ -272,7 +287,8 @@ class HostWorker(Worker):
                                     f"({total} bytes of device memory); split the tensor over chips")
 
     def _resolve(self, handle: Any, api: str) -> Tuple[int, Any]:
-        if not isinstance(handle, CallableHandle) or handle.key not in self._callables:
+        # Keys count from 1 in every Worker: another Worker's handle must not name ours.
+        if not isinstance(handle, CallableHandle) or self._callables.get(handle.key) is not handle.callable:
             raise SimplerValueError(f"Worker(level={self._level}).{api}: unknown callable handle (not "
                                     "returned by this Worker's register(), or unregistered)")
         return handle.key, self._callables[handle.key]
@@ -445,6 +461,8 @@ class HostRunHandle(RunHandle):
         """Waits for the run (None = forever); TimeoutError on expiry (not cancelled);
         raises the run's error; repeatable."""
         _require_timeout(timeout, "HostRunHandle.wait")
+        if timeout is not None and float(timeout) >= threading.TIMEOUT_MAX:
+            timeout = None    # inf: forever (Event.wait raises OverflowError beyond TIMEOUT_MAX)
         if not self._finished.wait(timeout):
             raise WorkerTimeoutError(f"host run not finished after {timeout} s (still running)")
         if self._error is not None:

@@ -367,7 +367,7 @@ class HostOrchestrator:
         array for each IN/OUT/INOUT entry, an int or float for each SCALAR entry. Returns
         the task number. Validation errors (ValueError/TypeError) are raised before
         anything is enqueued."""
-        from simpler.task_interface import ArgDirection, DataType
+        from simpler.task_interface import CHIP_TENSOR_MAX_DIMS, ArgDirection, DataType
         key, callable_ = self._owner._resolve(handle, "submit")
         signature = list(callable_.signature)
         name = f"'{callable_.func_name}'"
@@ -388,6 +388,9 @@ class HostOrchestrator:
             reads = direction in (ArgDirection.IN, ArgDirection.INOUT)
             writes = direction in (ArgDirection.OUT, ArgDirection.INOUT)
             array, lo, hi = host_range(value, what, writes)
+            if not 1 <= array.ndim <= CHIP_TENSOR_MAX_DIMS:   # else the chip run refuses it
+                raise SimplerValueError(f"{what}: a {array.ndim}-d array; chip tensors have "
+                                        f"1..{CHIP_TENSOR_MAX_DIMS} dimensions (e.g. x.reshape(-1))")
             try:
                 dtypes.append(int(DataType.from_numpy(array.dtype)))
             except (ValueError, TypeError) as error:

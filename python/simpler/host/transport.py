@@ -96,6 +96,7 @@ class LocalTransport(ChipTransport):
         self._enable_sdma = enable_sdma
         self._workers: List[Any] = []
         self._handles: Dict[int, List[Any]] = {}
+        self._close_grace: Optional[float] = None   # Worker.close_grace of every chip
         self._peer_copy = platform.endswith("sim")
 
     @property
@@ -129,6 +130,8 @@ class LocalTransport(ChipTransport):
             worker = Worker(level=2, device_id=device, platform=self._platform,
                             runtime=self._runtime, enable_sdma=self._enable_sdma,
                             lib_dir=self._lib_dir)
+            if self._close_grace is not None:
+                worker.close_grace = self._close_grace
             try:
                 self._init_chip(worker, prewarm_config)
             except BaseException as error:  # noqa: BLE001 - rolled back, then re-raised
@@ -149,6 +152,12 @@ class LocalTransport(ChipTransport):
                        f" (rollback failed on {sorted(failures)[1:]})"),
                     failures) from error
             self._workers.append(worker)
+
+    def set_close_grace(self, seconds: float) -> None:
+        """Every chip's Worker.close_grace (seconds, already validated), now and at init."""
+        self._close_grace = seconds
+        for worker in self._workers:
+            worker.close_grace = seconds
 
     @staticmethod
     def _init_chip(worker: Any, prewarm_config: Any) -> None:
