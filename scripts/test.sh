@@ -44,10 +44,6 @@ if [ "$mode" = --sanitize=address ]; then
   # that link a C++ program against the build's libraries (pkg-config, find_package): the
   # ASan-instrumented libraries only link into a program built with -fsanitize=address,
   # which a user's build of the documented example is not (they check the build files).
-  # test_forked_child_of_a_sim_stream_user_exits_cleanly: GCC 12's ASan allocator is not
-  # fork-safe; a parent thread inside malloc at fork leaves its lock held, and the child's
-  # first new thread (the log drain restarted after fork) waits on it forever (seen in 4 of
-  # 5 runs; glibc's malloc, in the normal build, takes its locks across fork).
   reports="$dir/sanitizer-reports"
   rm -rf "$reports" && mkdir -p "$reports"
   LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(g++ -print-file-name=libstdc++.so)" \
@@ -57,7 +53,6 @@ if [ "$mode" = --sanitize=address ]; then
     --ignore="$here/tests/python/test_packaging.py" \
     --deselect="tests/python/test_docs.py::test_cpp_example_links_through_pkg_config" \
     --deselect="tests/python/test_docs.py::test_cpp_example_builds_with_find_package" \
-    --deselect="tests/python/test_fork_and_exit.py::test_forked_child_of_a_sim_stream_user_exits_cleanly" \
     -q -p no:cacheprovider || status=1
   if compgen -G "$reports/*" >/dev/null; then
     cat "$reports"/* >&2

@@ -167,12 +167,35 @@ PackedTensor from_buffer(const PackTarget& t, uint32_t i, const ArgSpec& spec, p
   return p;
 }
 
+// The producer's own failure (an object handing out one capsule twice: a capsule is
+// consumed by its first import; a __dlpack__ that raises or returns no capsule; a device
+// that is not two ints) as an ArgumentError naming the argument, not a bare ValueError or
+// pybind11's cast error. simpler's own typed errors pass through.
+template <typename Read>
+auto read_dlpack(const PackTarget& t, uint32_t i, const ArgSpec& spec, Read&& read) {
+  try {
+    return read();
+  } catch (py::error_already_set& e) {
+    if (e.matches(py::module_::import("simpler.errors").attr("SimplerError"))) throw;
+    const std::string why = py::str(e.type().attr("__name__")).cast<std::string>() + ": " +
+                            py::str(e.value()).cast<std::string>();
+    bad_value(t, i, spec,
+              "its DLPack export could not be read (" + why +
+                  "); pass the tensor itself, whose __dlpack__() makes a fresh capsule for "
+                  "each import");
+  } catch (const py::cast_error& e) {
+    bad_value(t, i, spec,
+              std::string("its __dlpack_device__() is not two ints (") + e.what() + ")");
+  }
+}
+
 PackedTensor from_dlpack(const PackTarget& t, uint32_t i, const ArgSpec& spec, py::handle obj) {
-  const auto [device_type, device_id] = dlpack_device(obj);
+  const auto [device_type, device_id] = read_dlpack(t, i, spec, [&] { return dlpack_device(obj); });
   if (device_type == kDLCPU) {
     // Host memory or a CPU view of sim memory: numpy imports it zero-copy, then the buffer
     // rules apply (the numpy array keeps the producer's export alive).
-    py::object array = py::module_::import("numpy").attr("from_dlpack")(obj);
+    py::object array = read_dlpack(
+        t, i, spec, [&] { return py::module_::import("numpy").attr("from_dlpack")(obj); });
     return from_buffer(t, i, spec, array, /*dlpack_host=*/true, obj);
   }
   if (device_type != kSimDLDeviceType) {
@@ -182,7 +205,7 @@ PackedTensor from_dlpack(const PackTarget& t, uint32_t i, const ArgSpec& spec, p
                   std::to_string(kSimDLDeviceType) + ") or CPU memory");
   }
   check_device(t, i, spec, device_id);
-  const DLPackView v = dlpack_borrow(obj);
+  const DLPackView v = read_dlpack(t, i, spec, [&] { return dlpack_borrow(obj); });
   if (!v.dtype) {
     bad_type(t, i, spec,
              "DLPack dtype (code " + std::to_string(v.dl_dtype.code) + ", " +

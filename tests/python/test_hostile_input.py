@@ -225,3 +225,43 @@ def test_level4_options_are_checked_before_anything_is_taken(kwargs, kind, words
 def test_kernel_compiler_arguments_of_the_wrong_type(compiler, call, words):
     with pytest.raises(SimplerTypeError, match=words):
         call(compiler)
+
+
+class _OneCapsule:
+    """A DLPack producer that hands out the same capsule every time (consumed by the first
+    import), or whose export fails."""
+
+    def __init__(self, array=None, device=(1, 0)):
+        self.capsule = array.__dlpack__() if array is not None else 5
+        self.device = device
+
+    def __dlpack__(self, stream=None):
+        if self.capsule is None:
+            raise RuntimeError("export failed")
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return self.device
+
+
+def test_a_dlpack_capsule_reused_or_a_failing_export_is_an_argument_error(
+        add_scalar_kernel_worker):
+    worker, cid, stream = add_scalar_kernel_worker
+    dx = sim.DeviceArray.from_numpy(np.arange(64, dtype=np.float32), stream=stream)
+    dy = sim.DeviceArray.zeros((64,), np.float32, stream=stream)
+    reused = _OneCapsule(dx.numpy())
+    worker.kernel_launch(cid, reused, dy, 1.0, caller_stream=stream)  # the first import
+    stream.synchronize()
+    failing = _OneCapsule()
+    failing.capsule = None
+    sim.reset_counters()
+    for producer, why in ((reused, "ValueError"), (failing, "RuntimeError: export failed"),
+                          (_OneCapsule(), "ValueError"),   # __dlpack__ returns no capsule
+                          (_OneCapsule(dx.numpy(), device=("a", "b")), "not two ints")):
+        with pytest.raises(ArgumentError, match="argument 0 .*" + why) as err:
+            worker.kernel_launch(cid, producer, dy, 1.0, caller_stream=stream)
+        assert err.value.index == 0
+        launch = worker.kernel_bind(cid, dx, dy, 1.0)
+        with pytest.raises(ArgumentError, match="KernelLaunch.set_arg: argument 0"):
+            launch.set_arg(0, producer)
+    assert sim.call_count("launch") == 0  # refused before anything was enqueued
