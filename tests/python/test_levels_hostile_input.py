@@ -281,3 +281,21 @@ def test_a_tensor_of_a_rank_chips_do_not_take_is_refused_at_submit(w2, add_scala
                  f"a {len(shape)}-d array; chip tensors have 1..5 dimensions")
     finally:
         w2.unregister(add)
+
+
+def test_another_workers_handle_does_not_name_this_workers_callable(
+        w2, add_scalar_callable, fatal_callable):
+    # Both handles had key 1: the other Worker's fatal program ran as this one's add.
+    other = Worker(level=3, device_ids=[2, 3])             # never init: nothing is taken
+    add = w2.register(add_scalar_callable)
+    foreign = other.register(fatal_callable)
+    while foreign.key < add.key:                           # the same key in both Workers
+        foreign = other.register(fatal_callable)
+    assert foreign.key == add.key
+    try:
+        x = np.ones(8, np.float32)
+        y = np.zeros_like(x)
+        _refused(w2, lambda o, a: o.submit(foreign, x, y, 1.0), SimplerValueError,
+                 "unknown callable handle")
+    finally:
+        w2.unregister(add)

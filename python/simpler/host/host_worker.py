@@ -287,7 +287,8 @@ class HostWorker(Worker):
                                     f"({total} bytes of device memory); split the tensor over chips")
 
     def _resolve(self, handle: Any, api: str) -> Tuple[int, Any]:
-        if not isinstance(handle, CallableHandle) or handle.key not in self._callables:
+        # Keys count from 1 in every Worker: another Worker's handle must not name ours.
+        if not isinstance(handle, CallableHandle) or self._callables.get(handle.key) is not handle.callable:
             raise SimplerValueError(f"Worker(level={self._level}).{api}: unknown callable handle (not "
                                     "returned by this Worker's register(), or unregistered)")
         return handle.key, self._callables[handle.key]
