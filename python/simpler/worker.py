@@ -383,7 +383,7 @@ class Worker:
             if self._native.state == "READY" and _is_chip_callable(chip_callable):
                 self._images.append(chip_callable)
 
-    def kernel_launch(self, callable_id: int, *args: Any, caller_stream: Any) -> None:
+    def kernel_launch(self, callable_id: int, *args: Any, caller_stream: Any = None) -> None:
         """Enqueues the prepared callable on ``caller_stream`` (an int handle or an object
         with ``.handle``) and returns; the caller synchronizes its stream.
 
@@ -392,7 +392,8 @@ class Worker:
         device, scalars as Python or numpy numbers. They are borrowed for the launch: no
         copy, no ownership; the caller keeps them alive until its stream ran the launch.
         A refused argument raises :class:`simpler.errors.ArgumentError` (or
-        ArgumentTypeError) naming its index, before anything is enqueued."""
+        ArgumentTypeError) naming its index, before anything is enqueued. ``caller_stream``
+        is required (None: a SimplerTypeError saying so, not Python's bare TypeError)."""
         self._native.kernel_launch(callable_id, args, caller_stream)
 
     def kernel_launch_error(self) -> str:

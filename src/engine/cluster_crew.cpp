@@ -5,6 +5,9 @@
 
 #include <system_error>
 
+#include "backoff.h"
+#include "support/clock.h"
+
 namespace simpler::rt {
 
 struct ClusterCrew::Batch {
@@ -23,64 +26,103 @@ uint32_t ClusterCrew::helpers() const {
   return static_cast<uint32_t>(helpers_.size());
 }
 
-bool ClusterCrew::launch(uint32_t parts, Part part, Done done) {
+bool ClusterCrew::launch(uint32_t parts, Part part, Done done, const uint32_t* here) {
   auto batch = std::make_unique<Batch>();
   batch->part = std::move(part);
   batch->done = std::move(done);
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (stopping_ || helpers_.size() - idle_.size() + parts > max_helpers_) return false;
-  while (idle_.size() < parts) {
-    auto helper = std::make_unique<Helper>();
-    Helper* h = helper.get();
-    const uint32_t lane = first_lane_ + static_cast<uint32_t>(helpers_.size());
-    try {
-      h->thread = std::thread([this, h, lane] { helper_loop(h, lane); });
-    } catch (const std::system_error&) {
+  const uint32_t first = here != nullptr ? 1 : 0;  // parts before it run on the caller
+  const uint32_t handed = parts - first;
+  std::vector<Helper*> to_wake;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_.load(std::memory_order_relaxed) ||
+        helpers_.size() - idle_.size() + handed > max_helpers_) {
       return false;
     }
-    pthread_setname_np(h->thread.native_handle(), "simpler-mix");
-    helpers_.push_back(std::move(helper));
-    idle_.push_back(h);
+    while (idle_.size() < handed) {
+      auto helper = std::make_unique<Helper>();
+      Helper* h = helper.get();
+      const uint32_t lane = first_lane_ + static_cast<uint32_t>(helpers_.size());
+      try {
+        h->thread = std::thread([this, h, lane] { helper_loop(h, lane); });
+      } catch (const std::system_error&) {
+        return false;
+      }
+      pthread_setname_np(h->thread.native_handle(), "simpler-mix");
+      helpers_.push_back(std::move(helper));
+      idle_.push_back(h);
+    }
+    // Every part is handed out before any starts here: the parts wait for each other, so
+    // none may be left for later.
+    batch->unfinished = parts;
+    for (uint32_t i = first; i < parts; ++i) {
+      Helper* h = idle_.back();
+      idle_.pop_back();
+      h->part = i;
+      h->batch.store(batch.get(), std::memory_order_release);
+      if (h->parked) to_wake.push_back(h);
+    }
   }
-  // Every part is handed out under the lock, before any helper can start: the parts wait
-  // for each other, so none may be left for later.
-  Batch* b = batch.release();  // freed by the helper that finishes last
-  b->unfinished = parts;
-  for (uint32_t i = 0; i < parts; ++i) {
-    Helper* h = idle_.back();
-    idle_.pop_back();
-    h->batch = b;
-    h->part = i;
-    h->wake.notify_one();
+  // Outside the mutex: a woken helper does not block on it at once. Helpers live until
+  // stop(), which does not run during a launch.
+  for (Helper* h : to_wake) h->wake.notify_one();
+  Batch* b = batch.release();  // freed by the thread whose part returns last
+  if (here != nullptr) {
+    b->part(0, *here);
+    part_returned(b, *here);
   }
   return true;
 }
 
+void ClusterCrew::part_returned(Batch* batch, uint32_t lane) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (--batch->unfinished != 0) return;
+  }
+  std::unique_ptr<Batch> last(batch);
+  last->done(lane);
+}
+
+ClusterCrew::Batch* ClusterCrew::next_batch(Helper* self) {
+  const int64_t idle_since = support::steady_now_ns();
+  // Spins only while this helper's idle gaps are short (a stream of short cluster tasks).
+  Backoff backoff(self->short_gaps ? kCrewSpinBudget : std::chrono::nanoseconds(0));
+  Batch* batch = nullptr;
+  do {
+    batch = self->batch.load(std::memory_order_acquire);
+    if (batch != nullptr || stopping_.load(std::memory_order_acquire)) break;
+  } while (self->short_gaps && backoff.spin());
+  if (batch == nullptr) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    self->parked = true;
+    self->wake.wait(lock, [&] {
+      return self->batch.load(std::memory_order_relaxed) != nullptr ||
+             stopping_.load(std::memory_order_relaxed);
+    });
+    self->parked = false;
+    batch = self->batch.load(std::memory_order_relaxed);  // null: stopping
+  }
+  self->short_gaps = support::steady_now_ns() - idle_since <= kCrewSpinWorthNs;
+  return batch;
+}
+
 void ClusterCrew::helper_loop(Helper* self, uint32_t lane) {
-  std::unique_lock<std::mutex> lock(mutex_);
-  for (;;) {
-    self->wake.wait(lock, [&] { return self->batch != nullptr || stopping_; });
-    if (self->batch == nullptr) return;  // stopping
-    Batch* batch = self->batch;
-    const uint32_t part = self->part;
-    lock.unlock();
-    batch->part(part, lane);
-    lock.lock();
-    self->batch = nullptr;
-    idle_.push_back(self);
-    if (--batch->unfinished == 0) {
-      lock.unlock();
-      std::unique_ptr<Batch> last(batch);
-      last->done(lane);
-      lock.lock();
+  while (Batch* batch = next_batch(self)) {
+    batch->part(self->part, lane);
+    {
+      // Idle again before the batch may complete: its done may start the next task.
+      std::lock_guard<std::mutex> lock(mutex_);
+      self->batch.store(nullptr, std::memory_order_relaxed);
+      idle_.push_back(self);
     }
+    part_returned(batch, lane);
   }
 }
 
 void ClusterCrew::stop(bool detach) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
+    stopping_.store(true, std::memory_order_release);
     for (auto& h : helpers_) h->wake.notify_one();
   }
   for (auto& h : helpers_) {

@@ -3,16 +3,21 @@
 // A cluster task runs its kernel on every core of its clusters at once, and the parts wait
 // for each other (cluster_sync.h). Blocks of single-core tasks run on the dispatching
 // thread itself (dispatcher.h), but a dispatcher cannot be three cores at once, and on a
-// 2-core machine there are not three dispatchers; nor should a dispatcher sit in a long
-// cluster task while single-core tasks wait for the idle cores it could hand them. So the
-// dispatcher that starts a cluster task hands every part to a helper thread of this crew
-// and goes back to dispatching; the last part to return runs the task's completion.
-// Helpers are created on first use (a program without cluster tasks starts none), kept
-// parked on a condition variable between tasks, and at most one per core of the chip
-// ever exists. Waiting parts park (ClusterSync), so helpers beyond the hardware threads
-// cost no CPU while they wait.
+// 2-core machine there are not three dispatchers. So the parts go to helper threads of
+// this crew; a scheduler that starts a cluster task may run its first part (the AIC part
+// of block 0) itself: it starts at once, without a wake-up, and one thread fewer is
+// runnable. The orchestrating thread hands every part over and goes back to submitting.
+// The thread whose part returns last runs the task's completion.
+// Helpers are created on first use (a program without cluster tasks starts none), at most
+// one per core of the chip. Between tasks an idle helper whose last idle gap was short
+// spins briefly (pause, then yield; kCrewSpinBudget) for its next part, then parks on a
+// condition variable: a wake-up costs tens of microseconds on a small VM. Waiting parts
+// spin briefly or not at all and then park too (ClusterSync), so helpers beyond the
+// hardware threads cost little CPU.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -32,12 +37,14 @@ class ClusterCrew {
   ClusterCrew(const ClusterCrew&) = delete;
   ClusterCrew& operator=(const ClusterCrew&) = delete;
 
-  // Starts part(i, lane of its helper) for i in 0..parts-1, each on its own helper, all
-  // handed out before any starts, and returns; the helper whose part returns last then
-  // runs done(its lane). False (nothing started) if helper threads could not be created.
+  // Starts part(i, lane of its thread) for i in 0..parts-1, each on its own thread, all
+  // handed out before any starts; the thread whose part returns last then runs done(its
+  // lane). With `here` the caller runs part 0 itself as lane *here (after handing out the
+  // others) before launch returns, else every part goes to a helper and launch returns at
+  // once. False (nothing started) if helper threads could not be created.
   using Part = std::function<void(uint32_t part, uint32_t lane)>;
   using Done = std::function<void(uint32_t lane)>;
-  bool launch(uint32_t parts, Part part, Done done);
+  bool launch(uint32_t parts, Part part, Done done, const uint32_t* here = nullptr);
 
   // Stops the helpers: joins them, or detaches them when a stuck kernel may never return.
   void stop(bool detach);
@@ -47,18 +54,30 @@ class ClusterCrew {
   struct Batch;  // one launch: its parts and the count of unfinished ones
   struct Helper {
     std::thread thread;
-    Batch* batch = nullptr;  // the batch whose part this helper runs, or null (idle)
+    // The batch whose part this helper runs, or null (idle): set under the mutex, read by
+    // the spinning helper without it (part is written before it).
+    std::atomic<Batch*> batch{nullptr};
     uint32_t part = 0;
+    bool parked = false;      // waits on `wake` (guarded by the mutex)
+    bool short_gaps = false;  // its last idle gap was short: spin first (its own thread)
     std::condition_variable wake;
   };
   void helper_loop(Helper* self, uint32_t lane);
+  Batch* next_batch(Helper* self);  // null: stopping
+  // Counts a returned part; the thread of the last one runs the batch's done and frees it.
+  void part_returned(Batch* batch, uint32_t lane);
 
   const uint32_t max_helpers_;
   const uint32_t first_lane_;
   mutable std::mutex mutex_;
   std::vector<std::unique_ptr<Helper>> helpers_;
   std::vector<Helper*> idle_;
-  bool stopping_ = false;
+  std::atomic<bool> stopping_{false};
 };
+
+// How long an idle helper spins for its next part before it parks, and the longest idle
+// gap after which it still spins in the next one.
+inline constexpr std::chrono::microseconds kCrewSpinBudget{30};
+inline constexpr int64_t kCrewSpinWorthNs = 100'000;
 
 }  // namespace simpler::rt

@@ -62,7 +62,7 @@ uint8_t* cluster_buffers(ClusterPool& pool) {
   return pool.buffers.get();
 }
 
-void start_reserved(ChipState& chip);
+void start_reserved(ChipState& chip, const uint32_t* here = nullptr);
 
 // After the last part of a cluster task returned (on that part's helper thread): frees the
 // cores (one may complete a new reservation), completes the task, starts what was handed.
@@ -82,9 +82,14 @@ void finish_cluster_task(ChipState& chip, TaskSlot& task, const std::vector<uint
   if (handed) start_reserved(chip);
 }
 
-// Starts the reserved task: every core of its clusters is held for it.
-void start_reserved(ChipState& chip) {
+// Starts the reserved task: every core of its clusters is held for it. With `here`, the
+// calling thread runs the first part itself as that lane (ClusterCrew::launch), unless
+// single-core tasks are ready: it runs those meanwhile, as no helper could (a second
+// scheduler would have to wake up for them first).
+void start_reserved(ChipState& chip, const uint32_t* here) {
   ClusterPool& pool = chip.clusters;
+  if (!chip.ready[SIMPLER_CORE_AIC].looks_empty() || !chip.ready[SIMPLER_CORE_AIV].looks_empty())
+    here = nullptr;
   TaskSlot& task = *pool.task;
   std::vector<uint32_t> clusters(pool.chosen.get(), pool.chosen.get() + task.block_num);
   for (uint32_t c : clusters) {
@@ -120,7 +125,16 @@ void start_reserved(ChipState& chip) {
     sync.part_exit(within);
   };
   auto done = [&chip, &task, clusters](uint32_t) { finish_cluster_task(chip, task, clusters); };
-  if (!pool.crew->launch(parts, part, done)) {
+  if (here != nullptr) {
+    // The calling scheduler becomes a part: like a helper it is outside the schedulers'
+    // awake budget meanwhile, so another scheduler may take the ready work.
+    chip.leave_awake();
+    if (chip.has_ready()) chip.wake_schedulers(1);
+  }
+  const bool launched = pool.crew->launch(parts, part, done, here);
+  // Back to dispatching (over the budget for a moment: it leaves the budget when idle).
+  if (here != nullptr) chip.awake.fetch_add(1, std::memory_order_seq_cst);
+  if (!launched) {
     chip.fail(*task.run, SIMPLER_CHIP_ERR_KERNEL_FAULT,
               "cannot start the helper threads of " + task_name(task.id - task.run->first_id) +
                   " (a cluster task runs one host thread per core)");
@@ -130,7 +144,7 @@ void start_reserved(ChipState& chip) {
 
 }  // namespace
 
-bool start_cluster_task(ChipState& chip) {
+bool start_cluster_task(ChipState& chip, const uint32_t* here) {
   ClusterPool& pool = chip.clusters;
   if (chip.ready[SIMPLER_CORE_MIX].looks_empty()) return false;
   bool idle = false;
@@ -148,7 +162,7 @@ bool start_cluster_task(ChipState& chip) {
                   [&](uint32_t type, uint32_t id) { reserve_core(chip, type, id); });
   }
   if (pool.missing.fetch_sub(1, std::memory_order_acq_rel) != 1) return false;
-  start_reserved(chip);
+  start_reserved(chip, here);
   return true;
 }
 

@@ -14,8 +14,8 @@
 // No idle cores: one reservation exists at a time (other cluster tasks stay queued
 // meanwhile), so at most one task's clusters hold idle cores, and only until the blocks
 // already running there end; every other core keeps taking single-core tasks, and the
-// dispatcher that reserved goes straight back to them. Cluster tasks never occupy a
-// dispatcher: their parts run on the crew's helper threads.
+// dispatcher that reserved goes straight back to them. The orchestrating thread never runs
+// a part; a scheduler that starts a task at once runs its first part (cluster_crew.h).
 #pragma once
 
 #include <cstdint>
@@ -25,8 +25,9 @@ namespace simpler::rt {
 struct ChipState;
 
 // If a cluster task is ready and no reservation is pending, reserves clusters for it and
-// starts it when they are all idle already. True if a task was started.
-bool start_cluster_task(ChipState& chip);
+// starts it when they are all idle already. True if a task was started. With `here` (a
+// scheduler's lane), the caller runs the task's first part itself before it returns.
+bool start_cluster_task(ChipState& chip, const uint32_t* here = nullptr);
 
 // Releases a core the caller claimed; when the release hands the core to the pending
 // reservation and completes it, starts the reserved cluster task.

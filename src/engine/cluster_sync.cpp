@@ -3,9 +3,11 @@
 
 #include <string>
 
+#include "backoff.h"
 #include "block_runner.h"
 #include "chip_state.h"
 #include "simpler/abi/status.h"
+#include "support/clock.h"
 
 namespace simpler::rt {
 namespace {
@@ -111,25 +113,49 @@ bool ClusterSync::deadlocked() {
                   std::to_string(cluster_id_) + ": " + what +
                   "; no part can release the others (a flag no part sets, or a barrier a part "
                   "never reaches): check the kernel's set_flag/wait_flag/barrier pairs");
-  changed_.notify_all();
+  changed();
   return true;
+}
+
+void ClusterSync::changed() {
+  version_.fetch_add(1, std::memory_order_release);
+  if (parked_ > 0) changed_.notify_all();
 }
 
 template <typename Ready>
 int ClusterSync::park(std::unique_lock<std::mutex>& lock, uint32_t part, Ready ready) {
+  Backoff backoff(kClusterSpinBudget);  // one budget per wait
+  int64_t started = 0;                  // when this wait began (0: it did not wait yet)
   for (;;) {
     if (broken_) return broken_status();
     if (ready()) {
       parts_[part].wait = Wait::kRunning;
+      // This part spins in its next waits only while they are short (a part that waits for
+      // a long kernel of another part would spin for nothing).
+      if (started != 0)
+        short_wait_[part] = support::steady_now_ns() - started <= kClusterSpinWorthNs;
       return SIMPLER_OK;
     }
     if (task_->run->status.failed()) {
       broken_ = true;
-      changed_.notify_all();
+      changed();
       return broken_status();
     }
     if (deadlocked()) return broken_status();
+    if (started == 0) started = support::steady_now_ns();
+    // Spin without the mutex until something changes, within the budget; then park.
+    const uint32_t seen = version_.load(std::memory_order_relaxed);
+    bool moved = false;
+    if (short_wait_[part]) {
+      lock.unlock();
+      while (!moved && backoff.spin()) moved = version_.load(std::memory_order_acquire) != seen;
+      lock.lock();
+    }
+    // Under the mutex the version is exact: a change after the last look is not missed.
+    if (moved || version_.load(std::memory_order_relaxed) != seen) continue;
+    ++parked_;
     changed_.wait_for(lock, kFailPollInterval);
+    --parked_;
   }
 }
 
@@ -142,7 +168,7 @@ int ClusterSync::barrier(uint32_t part) {
   if (++arrived_ == kClusterParts) {
     arrived_ = 0;
     ++generation_;
-    changed_.notify_all();
+    changed();
   }
   return park(lock, part, [&] { return generation_ != generation; });
 }
@@ -156,11 +182,11 @@ int ClusterSync::set_flag(uint32_t part, uint32_t flag) {
                 part_name(part) + " of " + task_name(task_->id - task_->run->first_id) +
                     " set flag " + std::to_string(flag) + ", out of range (flags 0.." +
                     std::to_string(SIMPLER_CLUSTER_FLAG_COUNT - 1) + ")");
-    changed_.notify_all();
+    changed();
     return broken_status();
   }
   ++flags_[flag];
-  changed_.notify_all();
+  changed();
   return SIMPLER_OK;
 }
 
@@ -173,7 +199,7 @@ int ClusterSync::wait_flag(uint32_t part, uint32_t flag) {
                 part_name(part) + " of " + task_name(task_->id - task_->run->first_id) +
                     " waited for flag " + std::to_string(flag) + ", out of range (flags 0.." +
                     std::to_string(SIMPLER_CLUSTER_FLAG_COUNT - 1) + ")");
-    changed_.notify_all();
+    changed();
     return broken_status();
   }
   parts_[part].wait = Wait::kFlag;

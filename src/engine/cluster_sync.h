@@ -2,7 +2,10 @@
 // cluster (MIX) task hand tiles to each other (internal).
 //
 // The parts run as host threads (cluster_crew.h), possibly more of them than hardware
-// threads, so a waiting part parks on a condition variable: it never spins. A wait that can
+// threads. A waiting part spins briefly (pause, then yield: backoff.h) and then parks on a
+// condition variable: a hand-off between parts is often a few microseconds away, and a
+// condition-variable wake-up costs tens of microseconds on a small VM; the spin is
+// bounded (kClusterSpinBudget), and only a part whose last wait was short spins. A wait that can
 // never end is detected exactly, not by a timeout: flags and the barrier are local to the
 // cluster, so when every part that has not returned waits for something no part can
 // give any more (a flag at 0, a barrier that a returned part will never reach), the
@@ -12,6 +15,7 @@
 // (any error) also releases the waiters, within kFailPollInterval.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -60,9 +64,16 @@ class ClusterSync {
   template <typename Ready>
   int park(std::unique_lock<std::mutex>& lock, uint32_t part, Ready ready);
   int broken_status() const;
+  void changed();  // under mutex_: a waiter may be released (wakes spinners and parked ones)
 
   std::mutex mutex_;
   std::condition_variable changed_;
+  // Bumped by changed(): a spinning waiter watches it without the mutex.
+  std::atomic<uint32_t> version_{0};
+  uint32_t parked_ = 0;  // waiters on changed_ (guarded by mutex_)
+  // Per part: its last wait was short, so it spins first. Kept across tasks; until a part
+  // has waited once here it parks at once (a long kernel's waits spin for nothing).
+  bool short_wait_[kClusterParts] = {};
   ChipState* chip_ = nullptr;
   const TaskSlot* task_ = nullptr;
   uint32_t cluster_id_ = 0;
@@ -76,5 +87,9 @@ class ClusterSync {
 
 // How often a parked part re-checks whether the run failed elsewhere.
 inline constexpr std::chrono::milliseconds kFailPollInterval{20};
+// How long a waiting part spins before it parks, and the longest wait after which the part
+// still spins in its next one.
+inline constexpr std::chrono::microseconds kClusterSpinBudget{50};
+inline constexpr int64_t kClusterSpinWorthNs = 100'000;
 
 }  // namespace simpler::rt

@@ -16,9 +16,12 @@ Dispatcher::Dispatcher(ChipState& chip, uint32_t lane,
 }
 
 bool Dispatcher::run_one() {
-  // A cluster task first: it reserves its clusters and returns at once (its parts run on
-  // helper threads), so the single-core tasks below are not delayed by it.
-  if (!chip_.ready[SIMPLER_CORE_MIX].looks_empty() && start_cluster_task(chip_)) return true;
+  // A cluster task first: it reserves its clusters; a scheduler runs the first part
+  // itself, the orchestrating thread hands every part to helper threads and goes on.
+  if (!chip_.ready[SIMPLER_CORE_MIX].looks_empty() &&
+      start_cluster_task(chip_, orchestrating_ ? nullptr : &lane_)) {
+    return true;
+  }
   const uint32_t first = next_type_;
   next_type_ ^= 1u;
   return run_one(first) || run_one(first ^ 1u);

@@ -296,7 +296,10 @@ class TaggedIndex {
   // `value` (not kNone, not in the index) under hash `h`. May throw std::bad_alloc when
   // it grows, changing nothing.
   void insert(uint32_t h, uint32_t value) {
-    if ((count_ + 1) * 2 > slots_.size()) grow();
+    // At most a quarter full while the slots fit in 32 KB (fewer, shorter probe runs,
+    // whose length a lookup's branches cannot predict), at most half full beyond.
+    const size_t limit = slots_.size() < kSparseSlots ? slots_.size() / 4 : slots_.size() / 2;
+    if (count_ + 1 > limit) grow();
     place(h, value);
     ++count_;
   }
@@ -333,6 +336,7 @@ class TaggedIndex {
     uint32_t value;
   };
   static constexpr size_t kMinSlots = 64;
+  static constexpr size_t kSparseSlots = 4096;
 
   size_t home(uint32_t h) const { return static_cast<size_t>(h >> shift_); }
 

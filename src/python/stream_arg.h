@@ -14,6 +14,11 @@ namespace simpler::python {
 inline void* stream_pointer(pybind11::handle stream, bool zero_allowed = false) {
   namespace py = pybind11;
   PyObject* value = stream.ptr();
+  if (value == Py_None) {
+    throw py::type_error(
+        "caller_stream is required: the stream to enqueue on, an int handle or an object with "
+        "an int .handle (simpler.sim.Stream)");
+  }
   py::object holder;
   if (!PyLong_CheckExact(value)) {
     if (!PyLong_Check(value) && PyObject_HasAttrString(value, "handle")) {

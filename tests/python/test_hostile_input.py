@@ -265,3 +265,17 @@ def test_a_dlpack_capsule_reused_or_a_failing_export_is_an_argument_error(
         with pytest.raises(ArgumentError, match="KernelLaunch.set_arg: argument 0"):
             launch.set_arg(0, producer)
     assert sim.call_count("launch") == 0  # refused before anything was enqueued
+
+
+def test_kernel_launch_without_a_stream_says_the_stream_is_required(add_scalar_kernel_worker):
+    worker, cid, stream = add_scalar_kernel_worker
+    dx = sim.DeviceArray.zeros((64,), np.float32, stream=stream)
+    dy = sim.DeviceArray.zeros((64,), np.float32, stream=stream)
+    launch = worker.kernel_bind(cid, dx, dy, 1.0)
+    sim.reset_counters()
+    for call in (lambda: worker.kernel_launch(cid, dx, dy, 1.0),
+                 lambda: worker.kernel_launch(cid, dx, dy, 1.0, caller_stream=None),
+                 lambda: launch.launch(caller_stream=None)):
+        with pytest.raises(SimplerTypeError, match="caller_stream is required"):
+            call()
+    assert sim.call_count("launch") == 0

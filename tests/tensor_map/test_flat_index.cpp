@@ -1,7 +1,7 @@
 // Tests of the tensor map's hash indexes (engine/tensor_map_index.h): the address index
-// (and its remembered last lookup) and the task index (a direct slot per id, a hashed
-// overflow for ids whose slot is taken) must find, insert and erase exactly like a
-// std::unordered_map.
+// (and its remembered last lookup), the tile index and the task index (a direct slot per
+// id, a hashed overflow for ids whose slot is taken) must find, insert and erase exactly
+// like a std::unordered_map.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -85,6 +85,39 @@ TEST(RecentIndex, ARememberedLookupFollowsInsertsAndErases) {
       ref.clear();
     }
   }
+}
+
+// Records keyed by a value of their own, filed under a 32-bit hash that often collides:
+// finds, inserts and erases against a map, through growth past the sparse limit (a
+// quarter full below 4,096 slots, half full beyond) and back down to empty.
+TEST(TaggedIndex, FindsItsRecordsThroughGrowthAndCollisions) {
+  TaggedIndex index;
+  std::unordered_map<uint32_t, uint32_t> ref;  // record -> hash
+  std::vector<uint32_t> live;
+  std::mt19937_64 rng(9);
+  auto hash_of = [](uint32_t record) { return TaggedIndex::hash(record % 97, 0); };
+  for (uint32_t step = 0; step < 40000; ++step) {
+    const bool grow_phase = step < 30000;
+    if (grow_phase ? rng() % 4 != 0 : rng() % 4 == 0) {
+      const uint32_t record = step;
+      index.insert(hash_of(record), record);
+      ref[record] = hash_of(record);
+      live.push_back(record);
+    } else if (!live.empty()) {
+      const size_t i = rng() % live.size();
+      index.erase(ref[live[i]], live[i]);
+      ref.erase(live[i]);
+      live[i] = live.back();
+      live.pop_back();
+    }
+    ASSERT_EQ(index.size(), ref.size());
+    const uint32_t probe = static_cast<uint32_t>(rng() % (step + 1));
+    const uint32_t found =
+        index.find(hash_of(probe), [&](uint32_t record) { return record == probe; });
+    ASSERT_EQ(found, ref.count(probe) != 0 ? probe : TaggedIndex::kNone) << step;
+  }
+  for (uint32_t record : live) index.erase(ref[record], record);
+  EXPECT_EQ(index.size(), 0u);
 }
 
 TEST(TaskIndex, AWindowOfConsecutiveIds) {
