@@ -13,7 +13,9 @@ namespace {
 
 const char* core_type_name(uint32_t type) { return type == SIMPLER_CORE_AIC ? "AIC" : "AIV"; }
 
-void complete(ChipState& chip, TaskSlot& task, bool orchestrating, bool on_dispatcher) {
+}  // namespace
+
+void complete_task(ChipState& chip, TaskSlot& task, bool orchestrating, bool on_dispatcher) {
   // Edges are pushed by the orchestrating thread only (Orchestrator::link): when it
   // completes the task itself, nobody can push meanwhile and closing the list needs no
   // read-modify-write.
@@ -51,8 +53,6 @@ void complete(ChipState& chip, TaskSlot& task, bool orchestrating, bool on_dispa
   if (released > take_here) chip.wake_schedulers(released - take_here);
   if (counted != nullptr) counted->task_done();  // a pipelined run ends with its last task
 }
-
-}  // namespace
 
 uint32_t claim_block(ChipState& chip, TaskSlot& task) {
   const uint32_t block = task.next_block.load(std::memory_order_relaxed);
@@ -147,7 +147,7 @@ void finish_block(ChipState& chip, TaskSlot& task, bool orchestrating, bool on_d
   // be reused by a new task (a new block_num) while this thread still compares.
   const uint32_t blocks = task.block_num;
   if (blocks == 1 || task.blocks_done.fetch_add(1, std::memory_order_acq_rel) + 1 == blocks) {
-    complete(chip, task, orchestrating, on_dispatcher);
+    complete_task(chip, task, orchestrating, on_dispatcher);
   }
 }
 

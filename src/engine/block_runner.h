@@ -34,6 +34,10 @@ std::string block_name(const ChipState& chip, const TaskSlot& task, uint32_t blo
 void finish_block(ChipState& chip, TaskSlot& task, bool orchestrating = false,
                   bool on_dispatcher = true);
 
+// Completes `task` after its last block (finish_block's tail, called directly for a
+// single-block task): closes and walks its fanout list, publishes done_id.
+void complete_task(ChipState& chip, TaskSlot& task, bool orchestrating, bool on_dispatcher);
+
 // Takes one block of a task popped from a ready queue (the popper owns the block counter
 // until it queues the task again) and re-queues the task if it has more blocks.
 uint32_t claim_block(ChipState& chip, TaskSlot& task);

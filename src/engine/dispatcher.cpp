@@ -44,21 +44,44 @@ bool Dispatcher::run_one(uint32_t type) {
   return true;
 }
 
-bool Dispatcher::run_now(TaskSlot& task) {
+bool Dispatcher::run_now(TaskSlot& task, bool keep) {
   const uint32_t type = task.core_type;
-  uint32_t core = 0;
-  if (!claim_core(type, &core)) return false;
+  uint32_t core = kept_[type];
+  kept_[type] = kNoCore;
+  // A kept core is still this lane's unless a cluster reservation marked it meanwhile:
+  // then it is handed over now (release_core), and another one is claimed.
+  if (core != kNoCore &&
+      chip_.core_claimed[type][core].load(std::memory_order_relaxed) != kCoreBusy) {
+    release_core(chip_, type, core);
+    core = kNoCore;
+  }
+  if (core == kNoCore && !claim_core(type, &core)) return false;
   task.next_block.store(1, std::memory_order_relaxed);  // its only block: taken
-  run_claimed(task, 0, type, core);
+  run_block(chip_, task, 0, type, core, lane_);
+  if (keep) {
+    kept_[type] = core;
+  } else {
+    release_core(chip_, type, core);
+  }
+  count_block();
+  complete_task(chip_, task, orchestrating_, /*on_dispatcher=*/true);  // no block count
   return true;
 }
 
+void Dispatcher::let_go() {
+  for (uint32_t type = 0; type < kCoreTypeCount; ++type) {
+    if (kept_[type] == kNoCore) continue;
+    release_core(chip_, type, kept_[type]);
+    kept_[type] = kNoCore;
+  }
+}
+
 // Runs one block of `task` as `core` (claimed by this lane), then frees the core and
-// completes the block: the common tail of run_one and run_now.
+// completes the block: run_one's tail.
 void Dispatcher::run_claimed(TaskSlot& task, uint32_t block, uint32_t type, uint32_t core) {
   run_block(chip_, task, block, type, core, lane_);
   release_core(chip_, type, core);
-  blocks_.store(blocks_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  count_block();
   finish_block(chip_, task, orchestrating_);
 }
 
@@ -68,13 +91,18 @@ void Dispatcher::run_claimed(TaskSlot& task, uint32_t block, uint32_t type, uint
 bool Dispatcher::claim_core(uint32_t type, uint32_t* id) {
   const uint32_t count = chip_.core_count[type];
   uint32_t candidate = next_core_[type];
-  for (uint32_t i = 0; i < count; ++i) {
+  if (count == 0) return false;
+  if (chip_.claim_core(type, candidate)) {  // the common case: no search
+    *id = candidate;
+    return true;
+  }
+  for (uint32_t i = 1; i < count; ++i) {
+    candidate = candidate + 1 == count ? 0 : candidate + 1;
     if (chip_.claim_core(type, candidate)) {
       next_core_[type] = candidate;
       *id = candidate;
       return true;
     }
-    candidate = candidate + 1 == count ? 0 : candidate + 1;
   }
   return false;
 }

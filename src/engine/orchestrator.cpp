@@ -170,6 +170,7 @@ void Orchestrator::run(const ChipStorageTaskArgs& args) {
   if (tracked) chip_.running.orchestration_enter(support::steady_now_ns());
   const bool returned = guarded_call([&] { rc = program_->orchestration(&args, &api_); }, &signal);
   if (tracked) chip_.running.orchestration_leave();
+  dispatcher_.let_go();  // this thread runs no more direct blocks in this run
   building_ = false;
   if (options_.timed) {
     orchestration_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -500,6 +501,7 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
       options_.observer->on_dependency(p - run_first_, id - run_first_);
   }
   deps_.resize(unique);
+  bool ran = false;  // this submit ran a block on this thread (one per submit)
   // TMR: this call releases the latest task. When the new one depends on it and nothing
   // else holds it back, it runs here at once (work-first: its consumer waits for it, so
   // there is nothing to run beside it), before the edges are linked: the new task then
@@ -513,7 +515,7 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
     for (uint32_t i = 0; take_back && i < kTakeBackSpins && producer_running_elsewhere(); ++i)
       cpu_relax();
     if (deferred_->pending.load(std::memory_order_acquire) == 1)
-      release_deferred(/*run_here=*/true, take_back);
+      ran = release_deferred(/*run_here=*/true, take_back);
   }
 
   task.entry = kernel.entry;
@@ -557,20 +559,24 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
   if (options_.observer != nullptr)
     options_.observer->on_task(
         TaskView{id - run_first_, desc->func_id, desc->core_type, desc->block_num});
-  bool ran = false;
   if (!options_.build_graph_first) {
     // While nothing else is queued for its core type, running the released task here is
     // what the queue round trip (enqueue, then run_ready_inline pops the oldest) would do,
-    // minus the push and the pop.
-    ran = release_deferred(/*run_here=*/deferred_ != nullptr &&
-                           chip_.ready[deferred_->core_type].looks_empty());
+    // minus the push and the pop. (Released above already when the new task depends on it.)
+    if (deferred_ != nullptr)
+      ran = release_deferred(/*run_here=*/chip_.ready[deferred_->core_type].looks_empty());
     deferred_ = &task;
   }
   if (result != nullptr) {
     result->task_id = id - run_first_;  // the user's numbering: 0, 1, 2, ... per run
     result->output_count = outputs;
   }
-  if (!ran) run_ready_inline();  // one block per submit
+  if (!ran) {
+    // No direct run this time: the kept core goes back (another lane may want it, or a
+    // queued task of its type).
+    dispatcher_.let_go();
+    run_ready_inline();  // one block per submit
+  }
   return SIMPLER_OK;
 }
 
@@ -651,9 +657,14 @@ bool Orchestrator::drop_guard(TaskSlot& task, bool wake, bool run_here, bool tak
     // Work-first straight from the guard: the task this thread just made ready runs here
     // with no ready-queue round trip, under the same rules as run_ready_inline (short
     // kernels; nobody awake to take it, or the awake ones are behind).
+    // The core stays claimed for the next direct run while blocks are short and nothing
+    // else of its type is queued (a scheduler could run that on it meanwhile).
     if (run_here && task.block_num == 1 && task.core_type != SIMPLER_CORE_MIX &&
-        (take_back || take_released_here()) &&
-        inline_sense_.run([&] { return dispatcher_.run_now(task); })) {
+        (take_back || take_released_here()) && inline_sense_.run([&] {
+          const bool keep =
+              !inline_sense_.shared_blocks() && chip_.ready[task.core_type].looks_empty();
+          return dispatcher_.run_now(task, keep);
+        })) {
       bump_progress();
       return true;
     }
@@ -777,6 +788,7 @@ bool Orchestrator::help_once() {
 }
 
 void Orchestrator::wait_for_completion(uint64_t id, bool stop_on_error) {
+  dispatcher_.let_go();  // what it waits for may need that core
   TaskSlot& slot = chip_.slot(id);
   auto done = [&] {
     return slot.done_id.load(std::memory_order_acquire) == id ||

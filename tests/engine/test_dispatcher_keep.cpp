@@ -1,0 +1,90 @@
+// Dispatcher::run_now with `keep`: the orchestrating lane keeps its core claimed between
+// direct runs (no claim and release per task). The core stays busy to everyone else, a
+// cluster reservation that marked it gets it at the next direct run, and let_go frees it.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "engine/block_runner.h"
+#include "engine/chip_state.h"
+#include "engine/dispatcher.h"
+
+namespace simpler::rt::testing {
+namespace {
+
+thread_local uint32_t t_core_of_last_block = ~0u;
+
+void record_core(int64_t* args) { t_core_of_last_block = simpler_kernel_context(args)->core_id; }
+
+class DispatcherKeepTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    chip_.init_cores(1);  // AIC core 0, AIV cores 0 and 1
+  }
+  // A single-block AIV task, made ready by this thread (what run_now is for).
+  TaskSlot& task(uint64_t id) {
+    TaskSlot& t = slots_[id % 4];
+    t.entry = record_core;
+    t.args = nullptr;
+    t.arg_count = 0;
+    t.block_num = 1;
+    t.core_type = SIMPLER_CORE_AIV;
+    t.id = id;
+    t.run = &run_;
+    t.fanout.store(nullptr, std::memory_order_relaxed);
+    t.done_id.store(0, std::memory_order_relaxed);
+    return t;
+  }
+  uint32_t word(uint32_t core) {
+    return chip_.core_claimed[SIMPLER_CORE_AIV][core].load(std::memory_order_relaxed);
+  }
+
+  ChipState chip_;
+  RunTrack run_;
+  TaskSlot slots_[4];
+};
+
+TEST_F(DispatcherKeepTest, AKeptCoreStaysBusyAndRunsTheNextDirectBlock) {
+  Dispatcher lane(chip_, 0, {0, 1});
+  ASSERT_TRUE(lane.run_now(task(1), /*keep=*/true));
+  const uint32_t core = t_core_of_last_block;
+  EXPECT_EQ(slots_[1].done_id.load(), 1u);  // completed
+  EXPECT_EQ(word(core), kCoreBusy) << "a kept core must look busy to every other lane";
+  EXPECT_FALSE(chip_.claim_core(SIMPLER_CORE_AIV, core));
+  ASSERT_TRUE(lane.run_now(task(2), /*keep=*/true));
+  EXPECT_EQ(t_core_of_last_block, core);
+  EXPECT_EQ(slots_[2].done_id.load(), 2u);
+  lane.let_go();
+  EXPECT_EQ(word(core), kCoreFree);
+  lane.let_go();  // nothing kept: no second release
+  EXPECT_EQ(word(core), kCoreFree);
+}
+
+TEST_F(DispatcherKeepTest, WithoutKeepTheCoreIsFreedAfterTheBlock) {
+  Dispatcher lane(chip_, 0, {0, 1});
+  ASSERT_TRUE(lane.run_now(task(1), /*keep=*/false));
+  EXPECT_EQ(word(t_core_of_last_block), kCoreFree);
+}
+
+// A cluster reservation marks a busy core (kCoreBusyReserved) and waits for its release.
+// The lane's next direct run must hand the kept core over (release: -> kCoreHeld, one less
+// missing) and run on another core, never on the reserved one.
+TEST_F(DispatcherKeepTest, AReservedKeptCoreIsHandedOverAtTheNextDirectRun) {
+  Dispatcher lane(chip_, 0, {0, 1});
+  ASSERT_TRUE(lane.run_now(task(1), /*keep=*/true));
+  const uint32_t kept = t_core_of_last_block;
+  uint32_t busy = kCoreBusy;
+  ASSERT_TRUE(
+      chip_.core_claimed[SIMPLER_CORE_AIV][kept].compare_exchange_strong(busy, kCoreBusyReserved));
+  chip_.clusters.missing.store(2);  // another core still missing: nothing starts here
+  ASSERT_TRUE(lane.run_now(task(2), /*keep=*/true));
+  EXPECT_NE(t_core_of_last_block, kept);
+  EXPECT_EQ(word(kept), kCoreHeld);
+  EXPECT_EQ(chip_.clusters.missing.load(), 1);
+  lane.let_go();
+  EXPECT_EQ(word(t_core_of_last_block), kCoreFree);
+  EXPECT_EQ(word(kept), kCoreHeld);  // the reservation's now, not the lane's
+}
+
+}  // namespace
+}  // namespace simpler::rt::testing
