@@ -100,6 +100,11 @@ Worker::~Worker() {
   // Worker (the runtime owns a program-mode device, so nothing binds the teardown to the
   // init thread): its memory and its device claim come back. A teardown that fails pins
   // the context with a warning.
+  simpler_log(SIMPLER_LOG_LEVEL_WARNING, "worker",
+              "program-mode Worker on device %d destroyed without close(); its device memory "
+              "and device claim are released now, on the thread that destroyed it (call "
+              "close() to release them when you choose)",
+              c.options.device_id);
   try {
     {
       std::lock_guard plock(c.program_mu);

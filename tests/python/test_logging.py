@@ -42,6 +42,28 @@ def test_a_native_warning_reaches_the_simpler_logger(caplog):
     assert record.simpler_component == "test"
 
 
+def test_a_program_mode_worker_collected_without_close_warns(caplog):
+    """docs/logging.md: a Worker destroyed without close() is a `worker` WARNING; in program
+    mode its device memory and claim still come back (the device can be claimed again)."""
+    import gc
+    with caplog.at_level(logging.WARNING, logger="simpler"):
+        w = simpler.Worker(level=2, device_id=0)
+        w.init()
+        w.malloc(256)
+        del w
+        gc.collect()
+        (record,) = _wait_for(caplog, "destroyed without close()")
+    assert record.levelno == logging.WARNING
+    assert record.simpler_component == "worker"
+    assert "program-mode Worker on device 0" in record.getMessage()
+    with simpler.Worker(level=2, device_id=0) as again:  # the claim came back
+        again.init()
+        again.malloc(256)
+    _log.flush()
+    assert not [r for r in caplog.records if "destroyed without close()" in r.getMessage()
+                and r is not record]
+
+
 def test_levels_map_one_to_one():
     assert (_native.log.DEBUG, _native.log.INFO, _native.log.WARNING, _native.log.ERROR) == (
         logging.DEBUG, logging.INFO, logging.WARNING, logging.ERROR)
