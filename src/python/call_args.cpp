@@ -159,6 +159,13 @@ PackedTensor from_buffer(const PackTarget& t, uint32_t i, const ArgSpec& spec, p
     check_device(t, i, spec, owner);
     p.tensor = make_tensor(addr, shape, *dtype, AddressSpace::DEVICE, bytes);
   } else {
+    if (t.mode == CallMode::KERNEL && bytes == 0) {
+      // An empty view has no byte whose owner could be checked (not even a slice of a
+      // DeviceArray), so it cannot be shown to be device memory.
+      bad_value(t, i, spec,
+                "an empty (0-byte) array; kernel mode takes device memory only, and an empty "
+                "view has no byte to check: pass a non-empty view of device memory");
+    }
     if (t.mode == CallMode::KERNEL) refuse_host(t, i, spec, shown ? shown : obj);
     p.tensor = make_tensor(addr, shape, *dtype, AddressSpace::HOST, bytes == 0 ? 1 : bytes);
     p.host = std::move(lease);

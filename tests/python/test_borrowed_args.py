@@ -208,6 +208,7 @@ def test_kernel_launch_refusals_are_typed_name_the_argument_and_enqueue_nothing(
         ((other, dy, 1.0), ArgumentError, 0, "device 1, the worker uses device 0"),
         ((dx, wide.numpy()[::2], 1.0), ArgumentError, 1, "non-contiguous"),
         ((x, dy, 1.0), ArgumentError, 0, "copy it to the device first"),
+        ((dx.numpy()[0:0], dy, 1.0), ArgumentError, 0, r"empty \(0-byte\) array"),
         ((torch.from_numpy(x), dy, 1.0), ArgumentError, 0, r"host array \(torch\.Tensor\)"),
         ((dx, dy, dx), ArgumentTypeError, 2, "expected a Python or numpy number"),
         ((1.0, dy, 1.0), ArgumentTypeError, 0, "expected a tensor"),
