@@ -128,7 +128,7 @@ int64_t ChipWorker::kernel_prepare_callable(const ChipCallable& callable) {
 }
 
 void ChipWorker::kernel_launch(int64_t callable_id, const ChipStorageTaskArgs& args,
-                               void* caller_stream) {
+                               void* caller_stream, const char* api) {
   if (state_ != ChipWorkerState::INITIALIZED || mode_ != ChipWorkerMode::KERNEL) {
     require_initialized(ChipWorkerMode::KERNEL, "kernel_launch");
   }
@@ -144,8 +144,14 @@ void ChipWorker::kernel_launch(int64_t callable_id, const ChipStorageTaskArgs& a
                                 .stream = caller_stream};
   int st = library_->api().kernel_mode_launch(&a);
   if (st != SIMPLER_OK) {
-    throw_status(
-        st, "ChipWorker.kernel_launch(callable_id=" + std::to_string(callable_id) + ") failed");
+    // One prefix: the API the user called (docs/faults.md).
+    if (api == nullptr) {
+      throw_status(
+          st, "ChipWorker.kernel_launch(callable_id=" + std::to_string(callable_id) + ") failed");
+    }
+    const std::string name(api);
+    throw_status(st, (name.find('.') == std::string::npos ? "Worker." + name : name) +
+                         ": callable " + std::to_string(callable_id));
   }
 }
 

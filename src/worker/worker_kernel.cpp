@@ -103,7 +103,7 @@ void Worker::kernel_launch(int64_t callable_id, const ChipStorageTaskArgs& args,
   const WorkerCore::Minted* minted = c.minted_ids.find(callable_id);
   if (minted == nullptr) refuse_foreign_id(callable_id, api);
   if (minted->typed) detail::check_signature_types(args, *minted->specs, api);
-  c.chip->kernel_launch(callable_id, args, caller_stream);
+  c.chip->kernel_launch(callable_id, args, caller_stream, api);
 }
 
 std::string Worker::kernel_launch_error() {

@@ -148,8 +148,11 @@ def test_kernel_mode_a_crash_is_on_the_stream_and_poisons_the_context(crash_call
     assert "SIGSEGV" in msg and "kernel func_id 0" in msg, msg
     assert "task 0 (the 1st task the orchestration submitted)" in msg, msg
     assert msg.count("SIMPLER_CHIP_ERR_KERNEL_FAULT") == 1, msg
-    with pytest.raises(KernelFaultError, match="failed earlier"):
+    with pytest.raises(KernelFaultError, match="failed earlier") as again:
         w.kernel_launch(cid, crash_args(tensor, FINE), caller_stream=stream)
+    # One prefix, the API called (docs/faults.md), not the layer underneath.
+    assert str(again.value).startswith(f"Worker.kernel_launch: callable {cid}: "), again.value
+    assert "ChipWorker" not in str(again.value), again.value
     w.close()
     stream.destroy()
     sim.free(dx)

@@ -101,7 +101,12 @@ class ChipWorker {
   // Returns the runtime-minted id. The image is kept until a finalize succeeds.
   int64_t kernel_prepare_callable(const ChipCallable& callable);
   // caller_stream: the caller's sim_stream_t (null -> INVALID_ARGUMENT before the entry).
-  void kernel_launch(int64_t callable_id, const ChipStorageTaskArgs& args, void* caller_stream);
+  // `api`: the API the caller used, heading an error message: a qualified name as is
+  // ("KernelLaunch.launch: callable 3: ..."), a bare one as a Worker method
+  // ("kernel_launch" -> "Worker.kernel_launch: ..."); null: "ChipWorker.kernel_launch(
+  // callable_id=3) failed: ...". Read only when the launch fails.
+  void kernel_launch(int64_t callable_id, const ChipStorageTaskArgs& args, void* caller_stream,
+                     const char* api = nullptr);
   // Never throws; false when no context is bound.
   bool kernel_mode_supported() const noexcept;
   // The runtime's message for this context's most recent kernel-mode launch that failed on
