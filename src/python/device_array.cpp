@@ -144,7 +144,7 @@ DeviceArray::DeviceArray(std::vector<int64_t> shape, DataType dtype, py::object 
     raise_sim("DeviceArray: sim_malloc(" + std::to_string(nbytes_) + ")", st);
   ptr_ = reinterpret_cast<uint64_t>(p);
   try {
-    tensor_ = make_tensor(ptr_, shape_, dtype_, AddressSpace::DEVICE, nbytes_ == 0 ? 1 : nbytes_);
+    tensor_ = make_device_tensor();
     tensor_made_ = true;
   } catch (const std::exception&) {
     // Not cached: tensor_if_live makes it again and reports the refusal where it is used.
@@ -173,11 +173,13 @@ void DeviceArray::free() {
   (void)sim_free(p);
 }
 
+ChipTensor DeviceArray::make_device_tensor() const {
+  return make_tensor(ptr_, shape_, dtype_, AddressSpace::DEVICE, nbytes_ == 0 ? 1 : nbytes_);
+}
+
 bool DeviceArray::tensor_if_live(ChipTensor* out) const {
   if (!live()) return false;
-  *out = tensor_made_
-             ? tensor_
-             : make_tensor(ptr_, shape_, dtype_, AddressSpace::DEVICE, nbytes_ == 0 ? 1 : nbytes_);
+  *out = tensor_made_ ? tensor_ : make_device_tensor();
   return true;
 }
 

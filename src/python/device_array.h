@@ -54,6 +54,7 @@ class DeviceArray {
   uint64_t reset_epoch_ = 0;  // the device's reset epoch when the memory was allocated
   // The DEVICE tensor over the allocation, made once: every field is fixed for the array's
   // life, so the launch path copies it instead of rebuilding it (about 300 instructions).
+  ChipTensor make_device_tensor() const;  // throws what make_tensor refuses
   ChipTensor tensor_{};
   bool tensor_made_ = false;  // false: make_tensor refused it; tensor_if_live retries (throws)
   pybind11::object stream_;   // None or the stream object/handle

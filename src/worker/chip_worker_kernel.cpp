@@ -3,6 +3,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "api_name.h"
 #include "runtime_library.h"
 #include "simpler/worker/chip_worker.h"
 
@@ -149,9 +150,7 @@ void ChipWorker::kernel_launch(int64_t callable_id, const ChipStorageTaskArgs& a
       throw_status(
           st, "ChipWorker.kernel_launch(callable_id=" + std::to_string(callable_id) + ") failed");
     }
-    const std::string name(api);
-    throw_status(st, (name.find('.') == std::string::npos ? "Worker." + name : name) +
-                         ": callable " + std::to_string(callable_id));
+    throw_status(st, detail::api_name(api) + ": callable " + std::to_string(callable_id));
   }
 }
 

@@ -16,6 +16,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "api_name.h"
 #include "simpler/worker/worker.h"
 
 namespace simpler::detail {
@@ -28,13 +29,6 @@ struct RunRecord {
   std::exception_ptr error;
   std::atomic<bool> finished{false};
 };
-
-// The name an error message starts with: "Worker.<api>", or `api` itself when it names
-// its own class ("KernelLaunch.launch", "RunHandle.wait"): the API the user called.
-inline std::string api_name(const char* api) {
-  const std::string name(api);
-  return name.find('.') == std::string::npos ? "Worker." + name : name;
-}
 
 // Throws SignatureMismatch ("Worker.<api>: argument i ...") unless `args` fit the typed
 // entries of `specs`; called before anything is enqueued.
