@@ -136,25 +136,25 @@ void bind_task_interface_config(py::module_& m) {
       "tensormap_capacity), watchdog_timeout_ms and pipeline_depth (program mode: runs in "
       "flight at once, 1..8). 0 means 'default' for every number (for watchdog_timeout_ms: no "
       "watchdog, see docs/faults.md; for pipeline_depth: 1, no pipelining, see docs/api.md).");
-  cls.def(py::init([](const py::args& args, const py::kwargs& kwargs) {
-            if (!args.empty()) {
-              throw py::type_error("CallConfig: takes keyword arguments only (fields: " +
-                                   field_list() + "), got " + std::to_string(args.size()) +
-                                   " positional");
-            }
-            CallConfig c;
-            for (auto [key, value] : kwargs) {
-              const auto name = key.cast<std::string>();
-              const Field* field = find_field(name);
-              if (!field) {
-                throw py::type_error("CallConfig: unknown field '" + name +
-                                     "' (fields: " + field_list() + ")");
-              }
-              field->set(c, value);
-            }
-            return c;
-          }),
-          "CallConfig(**fields): keyword arguments only; unset fields keep their defaults.");
+  cls.def(
+      py::init([](const py::args& args, const py::kwargs& kwargs) {
+        if (!args.empty()) {
+          throw py::type_error("CallConfig: takes keyword arguments only (fields: " + field_list() +
+                               "), got " + std::to_string(args.size()) + " positional");
+        }
+        CallConfig c;
+        for (auto [key, value] : kwargs) {
+          const auto name = key.cast<std::string>();
+          const Field* field = find_field(name);
+          if (!field) {
+            throw py::type_error("CallConfig: unknown field '" + name +
+                                 "' (fields: " + field_list() + ")");
+          }
+          field->set(c, value);
+        }
+        return c;
+      }),
+      "CallConfig(**fields): keyword arguments only; unset fields keep their defaults.");
   for (const Field& f : kFields) {
     cls.def_property(
         f.name, [get = f.get](const CallConfig& c) { return get(c); },
