@@ -223,7 +223,7 @@ RunHandle Worker::submit(CallableHandle handle, const ChipStorageTaskArgs& args,
   detail::check_signature_types(args, reg.specs, api);
   auto record = std::make_shared<RunRecord>();
   record->host_ranges = host_ranges_of(args);
-  record->run_id = c.chip->submit(*reg.chip_handle, args, config);
+  record->run_id = c.chip->submit(*reg.chip_handle, args, config, api);
   c.in_flight.emplace(record->run_id, record);
   return RunHandle(core_, record);
 }

@@ -8,6 +8,7 @@ import copy
 import inspect
 import pickle
 
+import numpy as np
 import pytest
 
 from simpler import Worker, errors, sim
@@ -173,3 +174,21 @@ def test_caller_stream_refusals_name_the_api_called(add_scalar_kernel_worker):
     launch.launch(caller_stream=stream)
     stream.synchronize()
     assert (dy.numpy() == 1.0).all()
+
+
+def test_a_refused_device_tensor_is_reported_under_the_api_called(add_scalar_callable):
+    """A DEVICE ChipTensor outside any allocation: the runtime's refusal names the argument,
+    with one prefix, the API the caller used (was "ChipWorker.submit: preparing the run
+    failed: ...")."""
+    from simpler.task_interface import ChipTensor, DataType
+    with Worker() as worker:
+        handle = worker.register(add_scalar_callable)
+        worker.init()
+        ptr = worker.malloc(32)
+        y = np.zeros(8, np.float32)
+        for api, call in (("run", worker.run), ("submit", worker.submit)):
+            with pytest.raises(errors.ChipWorkerError,
+                               match=rf"^Worker\.{api}: argument 0: DEVICE tensor") as err:
+                call(handle, ChipTensor.make(ptr, (64,), DataType.FLOAT32), y, 1.0)
+            _assert_invalid_argument(err.value)
+        worker.free(ptr)
