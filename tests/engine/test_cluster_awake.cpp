@@ -44,9 +44,9 @@ bool eventually(Condition condition) {
 TEST(ClusterAwakeBudgetTest, ASchedulerBackFromAClusterPartWaitsForRoomInTheAwakeBudget) {
   ChipState chip;
   for (auto& queue : chip.ready) queue.reset(8);
-  chip.init_cores(1);          // one cluster: 1 AIC, 2 AIV cores
-  chip.clusters.init(1, 2);    // its helpers report as lanes 2..
-  chip.max_awake = 1;          // room for one awake scheduler
+  chip.init_cores(1);        // one cluster: 1 AIC, 2 AIV cores
+  chip.clusters.init(1, 2);  // its helpers report as lanes 2..
+  chip.max_awake = 1;        // room for one awake scheduler
   RunTrack run;
   run.first_id = 1;
   TaskSlot cluster_task, single_task;
