@@ -107,6 +107,7 @@ RunTrack* Orchestrator::begin_run(const LoadedProgram::Impl& program, const RunO
   // const away) must not break the next run of another program.
   api_ = make_orch_api(this);
   addresses_.begin_run(reinterpret_cast<uintptr_t>(heap_base_), heap_.capacity());
+  views_.clear();  // what it knows holds for one run (as the address cache's)
   // A free track: every execute() returns with at most SIMPLER_MAX_PIPELINE_DEPTH runs
   // in flight, and there is one track more than that.
   run_ = nullptr;
@@ -418,14 +419,19 @@ bool Orchestrator::validate_task(const SimplerTaskDesc* d) {
       if (!shape_bytes(a.tensor.ndims, a.tensor.shapes, a.tensor.dtype, &bytes, &why)) {
         return invalid("tensor " + std::to_string(i) + " (OUT_ALLOC): " + why);
       }
-    } else if (!device_tensor_quick_ok(a.tensor) ||
-               !addresses_.known(a.tensor.buffer.addr, a.tensor.buffer.size)) {
+    } else if (views_.hit(a.tensor, i)) {
+      // Checked before in this run (view_cache.h).
+    } else if (device_tensor_quick_ok(a.tensor) &&
+               addresses_.known(a.tensor.buffer.addr, a.tensor.buffer.size)) {
+      views_.add(a.tensor, i);
+    } else {
       // The slow path names what is wrong (and asks the driver about a new allocation).
       std::string why;
       if (!check_device_tensor(a.tensor, &why) ||
           !addresses_.contains(a.tensor.buffer.addr, a.tensor.buffer.size, &why)) {
         return invalid("tensor " + std::to_string(i) + ": " + why);
       }
+      if (device_tensor_quick_ok(a.tensor)) views_.add(a.tensor, i);  // its memory is known now
     }
   }
   return true;

@@ -40,6 +40,7 @@
 #include "observer.h"
 #include "simpler/orch/orchestration_api.h"
 #include "tensor_map.h"
+#include "view_cache.h"
 #include "watchdog.h"
 
 namespace simpler::rt {
@@ -171,6 +172,7 @@ class Orchestrator {
   InlineSense inline_sense_;  // how long those blocks take: long ones go to a scheduler
   TensorMap tmap_;
   AddressCheck addresses_;
+  ViewCache views_;       // DEVICE views validate_task already accepted in this run
   SimplerOrchApi api_{};  // rebuilt for every run: an orchestration may have scribbled on it
 
   // Task ids are unique for the engine's lifetime: slot = id & window_mask.

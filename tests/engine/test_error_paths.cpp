@@ -64,6 +64,13 @@ TEST_F(ErrorPathsTest, OrchestrationApiMisuseIsNamed) {
       {15, SIMPLER_CHIP_ERR_INVALID_ARGS, "write_value: bytes ["},
       {16, SIMPLER_CHIP_ERR_INVALID_ARGS, "run past the end of their allocation"},
       {17, SIMPLER_CHIP_ERR_INVALID_ARGS, "read_value: bytes ["},
+      // A view accepted once, then changed in one field (view_cache.h must miss).
+      {20, SIMPLER_CHIP_ERR_INVALID_ARGS,
+       "the view reaches byte 4100 but the buffer has only 4096"},
+      {21, SIMPLER_CHIP_ERR_INVALID_ARGS, "run past the end of their allocation"},
+      {22, SIMPLER_CHIP_ERR_INVALID_ARGS, "start_offset: -1 is negative"},
+      {23, SIMPLER_CHIP_ERR_INVALID_ARGS,
+       "the view reaches byte 6004 but the buffer has only 4096"},
   };
   for (const MisuseCase& c : cases) {
     std::string error;
