@@ -122,6 +122,9 @@ class Orchestrator {
   static constexpr uint64_t kOpen = ~uint64_t{0};
 
   bool validate_task(const SimplerTaskDesc* desc);
+  // Tensor `arg` passes the quick checks (device_tensor_quick_ok, a known allocation):
+  // kept in views_ for the next task; false sends validate_task to the slow path.
+  bool keep_view(const ChipTensor& t, uint32_t arg);
   bool heap_alloc(uint64_t bytes, uint8_t** out);
   bool loose_alloc(uint64_t bytes, uint8_t** out);
   static void free_loose(std::vector<void*>& blocks);

@@ -2,13 +2,16 @@
 // (internal).
 //
 // A task's DEVICE tensor passes when device_tensor_quick_ok (tensor_shape.h) accepts its
-// descriptor and its buffer lies in memory the address cache knows (address_check.h).
-// Within a run neither answer changes for a given descriptor (a known allocation stays
-// valid until the run ends), so a view that passed is kept here and the next task naming
-// it skips both checks. The key is every field those checks read except start_offset;
-// the entry keeps the largest start offset for which the view still lies in its buffer,
-// so the slots and tiles of one buffer (one shape, other offsets) share one entry.
-// Forgotten at each run's start. Used by the orchestrating thread only.
+// descriptor and its buffer lies in an allocation the address cache knows
+// (address_check.h). Within a run neither answer changes (a known allocation stays valid
+// until the run ends), so a view that passed is kept here and the next task naming a view
+// of the same kind skips both checks. The key is every field those checks read except
+// the buffer's address and the start offset; the entry keeps the allocation the buffer
+// lay in (a buffer of the same size anywhere inside it passes the address check) and the
+// largest start offset for which the view still lies in its buffer (the rest of quick_ok
+// does not depend on it). So the slots and tiles of one buffer, and equal buffers carved
+// from one allocation, share one entry. Forgotten at each run's start. Used by the
+// orchestrating thread only.
 #pragma once
 
 #include <cstdint>
@@ -24,14 +27,14 @@ class ViewCache {
     for (Entry& e : entries_) e.ndims = 0;  // no view has rank 0: never matches
   }
 
-  // `t`, passed as tensor `arg` of a task, is a view that passed both checks.
+  // `t`, passed as tensor `arg` of a task, is a view that passes both checks.
   bool hit(const ChipTensor& t, uint32_t arg) const {
     const Entry& e = entries_[arg & (kEntries - 1)];
-    // A negative start offset is above max_start (<= INT64_MAX) as an unsigned number.
-    // Dimension 0 outside the loop: the common views are 1-D (an empty entry's rank 0
-    // never matches).
-    if (t.buffer.addr != e.addr || t.buffer.size != e.size || t.ndims != e.ndims ||
-        t.dtype != e.dtype || t.space != e.space ||
+    // Unsigned differences: an address below the allocation, or a negative start offset,
+    // is far above the limit. Dimension 0 outside the loop: the common views are 1-D (an
+    // empty entry's rank 0 never matches).
+    if (t.buffer.size != e.size || t.ndims != e.ndims || t.dtype != e.dtype || t.space != e.space ||
+        t.buffer.addr - e.lowest > e.addr_room ||
         static_cast<uint64_t>(t.start_offset) > e.max_start || t.shapes[0] != e.shapes[0] ||
         t.strides[0] != e.strides[0]) {
       return false;
@@ -42,9 +45,9 @@ class ViewCache {
     return true;
   }
 
-  // Keeps `t` (tensor `arg`); only for a view that passed device_tensor_quick_ok and whose
-  // buffer the address cache knows. Empty views are not kept.
-  void add(const ChipTensor& t, uint32_t arg) {
+  // Keeps `t` (tensor `arg`), a view that passed device_tensor_quick_ok and whose buffer
+  // lies in the known allocation [begin, end). Empty views are not kept.
+  void add(const ChipTensor& t, uint32_t arg, uint64_t begin, uint64_t end) {
     // quick_ok accepts start offset s iff (s + span + 1) * element bytes fits both the
     // buffer and int64 (its arithmetic is int64); with every shape >= 1 nothing else
     // it checks depends on s. span: the last element's offset from the first.
@@ -55,9 +58,13 @@ class ViewCache {
     }
     const uint64_t limit = t.buffer.size < uint64_t{INT64_MAX} ? t.buffer.size : INT64_MAX;
     const uint64_t elements = limit / static_cast<uint64_t>(quick_element_bytes(t.dtype));
-    if (span >= elements) return;  // unreachable for a view that passed
+    // Unreachable for a view that passed (and whose buffer is inside [begin, end)); the
+    // lowest address kept is 1 (quick_ok refuses a null buffer).
+    const uint64_t lowest = begin != 0 ? begin : 1;
+    if (span >= elements || end - begin < t.buffer.size || end - t.buffer.size < lowest) return;
     Entry& e = entries_[arg & (kEntries - 1)];
-    e.addr = t.buffer.addr;
+    e.lowest = lowest;
+    e.addr_room = end - t.buffer.size - lowest;
     e.size = t.buffer.size;
     e.ndims = t.ndims;
     e.dtype = t.dtype;
@@ -74,7 +81,8 @@ class ViewCache {
   // their views in the same order).
   static constexpr uint32_t kEntries = 4;
   struct Entry {
-    uint64_t addr = 0;
+    uint64_t lowest = 0;     // buffer addresses from here
+    uint64_t addr_room = 0;  // ... to lowest + addr_room (the buffer ends inside the allocation)
     uint64_t size = 0;
     uint64_t max_start = 0;
     uint32_t ndims = 0;

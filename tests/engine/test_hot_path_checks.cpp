@@ -4,6 +4,7 @@
 // masked wrap (byte_ring.h) against the modulo arithmetic it replaces.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -113,7 +114,7 @@ ChipTensor mutated(ChipTensor t, std::mt19937_64& rng) {
           rng() % 2 == 0 ? t.buffer.size + rng() % 9 - 4 : static_cast<uint64_t>(edgy(rng));
       break;
     case 1:
-      t.buffer.addr = rng() % 2 == 0 ? 0 : t.buffer.addr + 64;
+      t.buffer.addr = rng() % 4 == 0 ? 0 : t.buffer.addr + rng() % 129 - 64;
       break;
     case 2:
       t.ndims = static_cast<uint32_t>(rng() % (CHIP_TENSOR_MAX_DIMS + 2));
@@ -138,8 +139,9 @@ ChipTensor mutated(ChipTensor t, std::mt19937_64& rng) {
   return t;
 }
 
-// A view the cache keeps must never make it accept a descriptor quick_ok refuses (a stale
-// or too wide entry), and for the key it keeps it takes every offset quick_ok takes.
+// A view the cache keeps must never make it accept a descriptor quick_ok refuses or a
+// buffer outside the allocation it was kept with (a stale or too wide entry), and for the
+// key it keeps it takes every address and offset that pass both.
 TEST(HotPathChecks, ViewCacheNeverAcceptsWhatTheQuickCheckRefuses) {
   std::mt19937_64 rng(20261204);
   uint64_t kept = 0;
@@ -154,10 +156,20 @@ TEST(HotPathChecks, ViewCacheNeverAcceptsWhatTheQuickCheckRefuses) {
       t.ndims = 1 + static_cast<uint32_t>(rng() % CHIP_TENSOR_MAX_DIMS);
     }
     if (!device_tensor_quick_ok(t)) continue;
+    // The allocation the buffer lies in: up to 32 bytes more on either side.
+    const uint64_t below = std::min<uint64_t>(t.buffer.addr, rng() % 33);
+    const uint64_t end = t.buffer.addr + t.buffer.size;
+    const uint64_t above = std::min<uint64_t>(UINT64_MAX - end, rng() % 33);
+    const uint64_t begin = t.buffer.addr - below;
+    const uint64_t alloc_end = end + above;
+    auto inside = [&](const ChipTensor& p) {
+      return p.buffer.addr >= begin && p.buffer.addr <= alloc_end &&
+             p.buffer.size <= alloc_end - p.buffer.addr;
+    };
     ViewCache cache;
     cache.clear();
     const uint32_t arg = static_cast<uint32_t>(rng() % 8);
-    cache.add(t, arg);
+    cache.add(t, arg, begin, alloc_end);
     bool nonempty = true;
     for (uint32_t d = 0; d < t.ndims; ++d) nonempty = nonempty && t.shapes[d] != 0;
     EXPECT_EQ(cache.hit(t, arg), nonempty);  // empty views are not kept
@@ -167,11 +179,13 @@ TEST(HotPathChecks, ViewCacheNeverAcceptsWhatTheQuickCheckRefuses) {
       const bool quick = device_tensor_quick_ok(probe);
       const bool hit = cache.hit(probe, arg);
       hits += hit ? 1 : 0;
-      EXPECT_TRUE(!hit || quick) << "the cache accepted a view quick_ok refuses (case " << i << ")";
-      ChipTensor same_key = t;  // only the offset differs: the cache must take what quick_ok takes
+      EXPECT_TRUE(!hit || (quick && inside(probe)))
+          << "the cache accepted a view quick_ok or the allocation refuses (case " << i << ")";
+      ChipTensor same_key = t;  // only the address or offset differs: take what passes both
+      same_key.buffer.addr = probe.buffer.addr;
       same_key.start_offset = probe.start_offset;
-      if (nonempty && quick && std::memcmp(&same_key, &probe, sizeof probe) == 0) {
-        EXPECT_TRUE(hit) << "an offset quick_ok takes was missed (case " << i << ")";
+      if (nonempty && quick && inside(probe) && std::memcmp(&same_key, &probe, sizeof probe) == 0) {
+        EXPECT_TRUE(hit) << "a view that passes both was missed (case " << i << ")";
       }
     }
     cache.clear();
