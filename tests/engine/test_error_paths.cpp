@@ -111,6 +111,20 @@ TEST_F(ErrorPathsTest, OrchestrationAddressesOutsideDeviceMemoryAreRefused) {
   expect_engine_still_works(*e);
 }
 
+// What a run learnt about its tensors does not outlive it: a view of a scope-less
+// allocation (freed when its run ended) is refused in the next run.
+TEST_F(ErrorPathsTest, AViewOfMemoryFreedWithAnEarlierRunIsRefused) {
+  auto program = load(test_programs::misuse());
+  auto e = make_engine();
+  DeviceBuffer x(1024 * 4);
+  std::string error;
+  ASSERT_EQ(run(*e, *program, make_args({x.tensor({1024})}, {24}), &error), SIMPLER_OK) << error;
+  EXPECT_EQ(run(*e, *program, make_args({x.tensor({1024})}, {25}), &error),
+            SIMPLER_CHIP_ERR_INVALID_ARGS);
+  EXPECT_NE(error.find("are not device memory"), std::string::npos) << error;
+  expect_engine_still_works(*e);
+}
+
 // The API table an orchestration receives is its run's own: scribbling over it cannot
 // break the next run of another program.
 TEST_F(ErrorPathsTest, AnOrchestrationThatOverwritesItsApiTableBreaksNoLaterRun) {

@@ -25,6 +25,9 @@
 //     field so that it leaves x's allocation: 20 start offset one past the end, 21 buffer
 //     size one byte past the allocation, 22 start offset -1, 23 stride 100 -> INVALID_ARGS
 //     (the submit path's cache of views it already checked must not let any through)
+//  24 a task on a scope-less alloc_tensor (freed when the run ends), kept for case 25;
+//     returns 0
+//  25 (a later run) a task on case 24's tensor, no longer device memory -> INVALID_ARGS
 //  14 checks runtime allocations (OUT_ALLOC and alloc_tensor): DEVICE, >= 1024-byte
 //     aligned, contiguous with the asked shape, distinct; returns 0 or calls fatal
 #include "orch_util.h"
@@ -34,6 +37,7 @@ using simpler::orch::Task;
 
 namespace {
 unsigned char g_host_bytes[256];  // host memory an orchestration must not reach via the API
+ChipTensor g_stale{};             // case 24's tensor, for case 25
 }  // namespace
 
 extern "C" int orch_misuse(const ChipStorageTaskArgs* args, const SimplerOrchApi* api) {
@@ -186,6 +190,13 @@ extern "C" int orch_misuse(const ChipStorageTaskArgs* args, const SimplerOrchApi
       if (args->scalars[0] == 23) v.strides[0] = 100;
       return Task(api, 0, SIMPLER_CORE_AIV).inout(v).scalar_f32(1.0f).submit(&r2);
     }
+    case 24: {
+      const int64_t shape[1] = {256};
+      TEST_ORCH_TRY(api->alloc_tensor(api->rt, 1, shape, CHIP_DT_FLOAT32, &g_stale));
+      return Task(api, 0, SIMPLER_CORE_AIV).inout(g_stale).scalar_f32(1.0f).submit(&r);
+    }
+    case 25:
+      return Task(api, 0, SIMPLER_CORE_AIV).inout(g_stale).scalar_f32(1.0f).submit(&r);
     default:
       return api->fatal(api->rt, "orch_misuse: unknown case");
   }
