@@ -898,8 +898,7 @@ struct TensorMap::Impl {
     if (has_grid_shape(gi)) {
       ti = grid_tile(gi, gr.addr, probe.lo);
     }
-    for (uint32_t x = ti != kNil ? ti : gr.tiles; x != kNil;
-         x = ti != kNil ? kNil : tile_next[x]) {
+    for (uint32_t x = ti != kNil ? ti : gr.tiles; x != kNil; x = ti != kNil ? kNil : tile_next[x]) {
       const Tile& t = tiles[x];
       if (ti == kNil && !relate(probe, tile_geometry(gi, t.lo, tile_scratch)).overlap) continue;
       if (t.writer != kNil) add_dep(t.writer_task, kNoTask, deps, deps_before);

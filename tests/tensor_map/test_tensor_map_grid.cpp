@@ -258,19 +258,19 @@ TEST(TensorMapGrid, LongTilesAndTilesOfTwoBuffersAtOneOffset) {
     return make_view(addr, uint64_t{1} << 40, begin, {end - begin}, {1});
   };
   constexpr uint64_t kC = uint64_t{1} << 40, kD = uint64_t{2} << 40;
-  constexpr int64_t k4G = int64_t{1} << 30;  // float32 elements: 4 GiB
-  EXPECT_EQ(step(slice(kC, 0, k4G), AccessKind::Write), Ids{});            // 0
-  EXPECT_EQ(step(slice(kC, k4G, 2 * k4G), AccessKind::Write), Ids{});      // 1
-  EXPECT_EQ(step(slice(kC, k4G, 2 * k4G), AccessKind::Read), Ids{1});      // 2
+  constexpr int64_t k4G = int64_t{1} << 30;                            // float32 elements: 4 GiB
+  EXPECT_EQ(step(slice(kC, 0, k4G), AccessKind::Write), Ids{});        // 0
+  EXPECT_EQ(step(slice(kC, k4G, 2 * k4G), AccessKind::Write), Ids{});  // 1
+  EXPECT_EQ(step(slice(kC, k4G, 2 * k4G), AccessKind::Read), Ids{1});  // 2
   EXPECT_EQ(step(slice(kC, k4G, 2 * k4G), AccessKind::Write), (Ids{1, 2}));  // 3
-  EXPECT_EQ(step(slice(kC, 0, k4G + 16), AccessKind::Read), (Ids{0, 3}));  // 4: off the grid
+  EXPECT_EQ(step(slice(kC, 0, k4G + 16), AccessKind::Read), (Ids{0, 3}));    // 4: off the grid
   // Tiles of 4 GiB + 64 bytes: a 64-byte view at a tile's start is not that tile.
   const int64_t len = k4G + 16;
-  EXPECT_EQ(step(slice(kD, 0, len), AccessKind::Write), Ids{});                 // 5
-  EXPECT_EQ(step(slice(kD, len, 2 * len), AccessKind::Write), Ids{});           // 6
-  EXPECT_EQ(step(slice(kD, len, 2 * len), AccessKind::Write), Ids{6});          // 7
-  EXPECT_EQ(step(slice(kD, len, len + 16), AccessKind::Write), Ids{7});         // 8
-  EXPECT_EQ(step(slice(kD, len + 16, 2 * len), AccessKind::Read), (Ids{7}));    // 9
+  EXPECT_EQ(step(slice(kD, 0, len), AccessKind::Write), Ids{});               // 5
+  EXPECT_EQ(step(slice(kD, len, 2 * len), AccessKind::Write), Ids{});         // 6
+  EXPECT_EQ(step(slice(kD, len, 2 * len), AccessKind::Write), Ids{6});        // 7
+  EXPECT_EQ(step(slice(kD, len, len + 16), AccessKind::Write), Ids{7});       // 8
+  EXPECT_EQ(step(slice(kD, len + 16, 2 * len), AccessKind::Read), (Ids{7}));  // 9
   // Two buffers, tiles at the same offsets.
   EXPECT_EQ(step(slice(kA, 0, 16), AccessKind::Write), Ids{});    // 10
   EXPECT_EQ(step(slice(kB, 0, 16), AccessKind::Write), Ids{});    // 11
