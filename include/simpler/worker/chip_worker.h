@@ -78,8 +78,11 @@ class ChipWorker {
   void run(CallableHandle handle, const ChipStorageTaskArgs& args,
            const std::optional<CallConfig>& config = std::nullopt);
   // Asynchronous run: submit -> poll/wait -> finalize_run (exactly once per run).
+  // `caller_api` (e.g. "run" for Worker.run) names the caller's API in a refusal's message, read
+  // only on failure; nullptr: "ChipWorker.submit".
   uint64_t submit(CallableHandle handle, const ChipStorageTaskArgs& args,
-                  const std::optional<CallConfig>& config = std::nullopt);
+                  const std::optional<CallConfig>& config = std::nullopt,
+                  const char* caller_api = nullptr);
   bool poll(uint64_t run_id);
   // True when the run finished; false when `timeout` expired first (the run keeps going).
   // std::nullopt waits forever. Does not throw the run's own status.
