@@ -186,7 +186,8 @@ void bind_chip_worker(py::module_& m) {
             w.run(h, a.args, config);
           },
           py::arg("handle"), py::arg("args"), py::arg("config") = std::nullopt)
-      .def("malloc", &ChipWorker::malloc, py::arg("size"))
+      .def(
+          "malloc", [](ChipWorker& w, size_t size) { return w.malloc(size); }, py::arg("size"))
       .def("free", &ChipWorker::free, py::arg("device_ptr"))
       .def(
           "copy_to",
@@ -305,7 +306,7 @@ void bind_worker_classes(py::module_& m) {
           [](Worker& w, double seconds) {
             // Bounded (close() must end) and finite: inf/nan would overflow the conversion.
             if (!(seconds >= 0 && seconds <= kMaxCloseGraceSeconds)) {
-              throw py::value_error("close_grace must be a number of seconds in 0.." +
+              throw py::value_error("Worker.close_grace: must be a number of seconds in 0.." +
                                     std::to_string(static_cast<int64_t>(kMaxCloseGraceSeconds)) +
                                     ", got " + py::repr(py::float_(seconds)).cast<std::string>());
             }

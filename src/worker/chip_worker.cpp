@@ -325,11 +325,14 @@ void ChipWorker::finalize_run(uint64_t run_id) {
   if (st != SIMPLER_OK) throw_status(st, "");
 }
 
-uint64_t ChipWorker::malloc(size_t size) {
+uint64_t ChipWorker::malloc(size_t size, const char* caller_api) {
   require_initialized(ChipWorkerMode::PROGRAM, "malloc");
   SimplerDeviceMallocArgs a{.struct_size = sizeof a, .ctx = ctx_, .size = size};
   int st = library_->api().device_malloc(&a);
-  if (st != SIMPLER_OK) throw_status(st, "ChipWorker.malloc(" + std::to_string(size) + ") failed");
+  if (st != SIMPLER_OK) {
+    throw_status(st, caller_api ? detail::api_name(caller_api)
+                                : "ChipWorker.malloc(" + std::to_string(size) + ") failed");
+  }
   return a.device_ptr;
 }
 

@@ -234,7 +234,7 @@ uint64_t Worker::malloc(size_t size) {
   if (size == 0) throw std::invalid_argument("Worker.malloc: size must be > 0");
   std::lock_guard lock(c.program_mu);
   require_ready(c, "malloc");
-  const uint64_t ptr = c.chip->malloc(size);
+  const uint64_t ptr = c.chip->malloc(size, "malloc");
   c.allocations.emplace(ptr, size);
   return ptr;
 }

@@ -341,3 +341,12 @@ def test_orch_calls_that_do_not_fit_the_signature_are_typed(w2, add_scalar_calla
     _refused(w2, lambda o, a: call(o, handle, xs), SimplerTypeError,
              r"HostOrchestrator\.\w+: .*the signature is orch\.")
     w2.unregister(handle)
+
+
+def test_run_and_submit_take_the_documented_keywords(w2):
+    """docs/api.md: run(fn, args=None, config=None), submit(fn, args=None, config=None)."""
+    from simpler.task_interface import CallConfig
+    seen = []
+    w2.run(fn=lambda orch, args: seen.append(args), args=7, config=CallConfig())
+    w2.submit(fn=lambda orch, args: seen.append(args), args=8, config=None).wait(30)
+    assert seen == [7, 8]

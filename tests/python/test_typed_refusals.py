@@ -192,3 +192,16 @@ def test_a_refused_device_tensor_is_reported_under_the_api_called(add_scalar_cal
                 call(handle, ChipTensor.make(ptr, (64,), DataType.FLOAT32), y, 1.0)
             _assert_invalid_argument(err.value)
         worker.free(ptr)
+
+
+def test_an_out_of_memory_malloc_is_reported_under_worker_malloc():
+    """One prefix, the API called, and no C ABI entry name (was "ChipWorker.malloc(N)
+    failed: allocating N device bytes for simpler_device_malloc: ...")."""
+    with Worker() as worker:
+        worker.init()
+        with pytest.raises(errors.ChipWorkerError,
+                           match=r"^Worker\.malloc: allocating \d+ device bytes") as err:
+            worker.malloc(1 << 62)
+        assert err.value.status_name == "SIM_ERR_OUT_OF_MEMORY"
+        assert "simpler_device_malloc" not in str(err.value)
+        worker.free(worker.malloc(64))   # the worker stays usable

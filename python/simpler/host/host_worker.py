@@ -298,25 +298,24 @@ class HostWorker(Worker):
 
     # ---- runs ---------------------------------------------------------------------------
     @typed_call("Worker.run")
-    def run(self, orchestration: Callable[..., Any], args: Any = None,
-            config: Any = None) -> None:
-        """Runs a host orchestration ``orchestration(orch, args)`` and blocks until every
-        task it submitted finished and its outputs are back in the host arrays; raises the
-        first failure (ChipTaskError naming the chip) or the orchestration's own error."""
-        self._check_orchestration(orchestration, config)
+    def run(self, fn: Callable[..., Any], args: Any = None, config: Any = None) -> None:
+        """Runs a host orchestration ``fn(orch, args)`` and blocks until every task it
+        submitted finished and its outputs are back in the host arrays; raises the first
+        failure (ChipTaskError naming the chip) or the orchestration's own error."""
+        self._check_orchestration(fn, config)
         self._refuse_inside_orchestration("run")
         with self._run_lock:
             self._require_ready("run")
-            self._execute(orchestration, args, config)
+            self._execute(fn, args, config)
 
     @typed_call("Worker.submit")
-    def submit(self, orchestration: Callable[..., Any], args: Any = None,
+    def submit(self, fn: Callable[..., Any], args: Any = None,
                config: Any = None) -> "HostRunHandle":
         """Starts :meth:`run` on a background thread and returns a RunHandle at once."""
-        self._check_orchestration(orchestration, config)
+        self._check_orchestration(fn, config)
         self._refuse_inside_orchestration("submit")
         self._require_ready("submit")
-        handle = HostRunHandle(self, orchestration, args, config)
+        handle = HostRunHandle(self, fn, args, config)
         self._in_flight.append(handle)
         handle._start()
         return handle
