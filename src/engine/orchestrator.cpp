@@ -244,8 +244,8 @@ void Orchestrator::end_pipelined() {
   loose_.clear();
   drained_ = false;
   // Nobody helps the schedulers once this thread returned: one more may run, and they are
-  // woken for what is ready.
-  chip_.orchestrator_leaves();
+  // woken for what is ready, unless this thread orchestrates the next run at once.
+  chip_.orchestrator_leaves(/*wake=*/!options_.next_follows);
   // Drop the orchestration's guard: kUncounted minus the completions so far; whoever
   // brings it to zero (here, or the last task's completing thread) completes the run.
   const auto uncounted = static_cast<int64_t>(kUncounted - (head_ - run_first_));
