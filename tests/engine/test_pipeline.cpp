@@ -246,12 +246,12 @@ TEST_F(EngineTest, APipelinedOrchestrationLeavesItsBlocksToTheSchedulers) {
     Completion done;
     std::string error;
     bool deferred = false;
-    ASSERT_EQ(engine->execute(
-                  *program,
-                  make_args({y.tensor({48}, DataType::INT32), c.tensor({2}, DataType::INT32)},
-                            {kTasks}),
-                  &config, &error, done.callback(), &deferred),
-              SIMPLER_OK)
+    ASSERT_EQ(
+        engine->execute(
+            *program,
+            make_args({y.tensor({48}, DataType::INT32), c.tensor({2}, DataType::INT32)}, {kTasks}),
+            &config, &error, done.callback(), &deferred),
+        SIMPLER_OK)
         << error;
     ASSERT_TRUE(deferred);
     ASSERT_EQ(done.wait(), SIMPLER_OK) << done.message();
