@@ -30,13 +30,19 @@ def status_meaning(code: int) -> str:
 class SimplerError(Exception):
     """Base of every exception simpler defines.
 
-    ``.code`` is the native status when one exists (else ``None``) and ``.status_name``
-    its name (``""`` without a code). Each subclass also keeps the builtin base that
-    callers already catch (RuntimeError, ValueError, TypeError, ...).
+    ``.code`` is the native status when one exists, else the class's ``default_code``
+    (argument errors: PTO_RUNTIME_ERR_INVALID_ARGUMENT; ``None`` for the rest), and
+    ``.status_name`` its name (``""`` without a code). Each subclass also keeps the builtin
+    base that callers already catch (RuntimeError, ValueError, TypeError, ...).
     """
+
+    #: The status a refusal of this class means when no native status is behind it.
+    default_code: "int | None" = None
 
     def __init__(self, message: str, code: int | None = None) -> None:
         super().__init__(message)
+        if code is None:
+            code = self.default_code
         self.code: int | None = None if code is None else int(code)
         self.status_name: str = "" if code is None else status_name(self.code)
 
@@ -53,13 +59,18 @@ class UnsupportedRuntimeOperation(ChipWorkerError, NotImplementedError):
     """The runtime build does not support the operation (code PTO_RUNTIME_ERR_UNSUPPORTED)."""
 
 
+_INVALID_ARGUMENT: int = STATUS_CODES["PTO_RUNTIME_ERR_INVALID_ARGUMENT"]
+
+
 class SignatureMismatchError(SimplerError, ValueError, TypeError):
     """Call arguments do not fit a typed signature (dtype, rank, core type).
 
     Raised before anything is enqueued. ``.arg_index`` is the argument's position in the
     signature (``None`` when the mismatch is not about one argument); the message says
-    what was expected and what was given.
+    what was expected and what was given. ``.code``: PTO_RUNTIME_ERR_INVALID_ARGUMENT.
     """
+
+    default_code = _INVALID_ARGUMENT
 
     def __init__(self, message: str, arg_index: int | None = None) -> None:
         super().__init__(message)
@@ -72,11 +83,26 @@ class DiagnosticsWarning(SimplerError, RuntimeWarning):
 
 
 class SimplerValueError(SimplerError, ValueError):
-    """A value was refused (bad argument, bad config field, bad image); the message names it."""
+    """A value was refused (bad argument, bad config field, bad image); the message names it.
+    ``.code``: PTO_RUNTIME_ERR_INVALID_ARGUMENT unless a native status is behind it."""
+
+    default_code = _INVALID_ARGUMENT
 
 
 class SimplerTypeError(SimplerError, TypeError):
-    """An argument of the wrong type; the message names it and what was expected."""
+    """An argument of the wrong type, or a call with an unknown keyword or too many
+    positional arguments; the message names it and what was expected.
+    ``.code``: PTO_RUNTIME_ERR_INVALID_ARGUMENT."""
+
+    default_code = _INVALID_ARGUMENT
+
+
+class SimplerAttributeError(SimplerError, AttributeError):
+    """An attribute that does not exist was set or read on a simpler object whose fields
+    are fixed (e.g. ``CallConfig().watchdog_ms = 5``, a misspelt field); the message lists
+    the fields. ``.code``: PTO_RUNTIME_ERR_INVALID_ARGUMENT."""
+
+    default_code = _INVALID_ARGUMENT
 
 
 class SimplerRuntimeError(SimplerError, RuntimeError):
@@ -107,8 +133,6 @@ class ArgumentError(SimplerValueError):
 
     def __init__(self, message: str, index: "int | None" = None,
                  code: "int | None" = None) -> None:
-        if code is None:
-            code = STATUS_CODES["PTO_RUNTIME_ERR_INVALID_ARGUMENT"]
         SimplerError.__init__(self, message, code)
         self.index: "int | None" = index
         self.arg_index: "int | None" = index

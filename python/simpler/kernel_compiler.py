@@ -24,7 +24,7 @@ import concurrent.futures
 import os
 import time
 from dataclasses import dataclass
-from typing import Callable, List, Optional, Sequence
+from typing import Any, Callable, List, Optional, Sequence
 
 from simpler import _log  # noqa: F401 - native log lines -> logging "simpler"
 from simpler import _native
@@ -75,7 +75,20 @@ def _require_str(api: str, name: str, value: object) -> None:
 
 
 class KernelCompiler(_native.KernelCompiler):
-    """Compiles kernel and orchestration sources (see docs/kernels.md); cached by content."""
+    """Compiles kernel and orchestration sources (see docs/kernels.md); cached by content.
+
+    ``KernelCompiler(cache_dir=None, *, compiler=None, include_dirs=[], extra_flags=[],
+    use_cache=True, timeout_seconds=0)``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        try:
+            super().__init__(*args, **kwargs)
+        except TypeError as error:
+            if isinstance(error, SimplerError):
+                raise
+            # pybind11's "incompatible constructor arguments" (an unknown keyword, a
+            # non-path cache_dir): its text lists the accepted signature.
+            raise SimplerTypeError(f"KernelCompiler: {error}") from None
 
     def compile_kernel(self, source: str, core_type: str = "aiv") -> KernelBinary:
         """Kernel image bytes for ``core_type`` ('aic', 'aiv' or 'mix'), tagged with that core type.

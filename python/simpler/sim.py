@@ -33,6 +33,8 @@ from typing import Any, Callable, Iterator, List, Optional
 
 from simpler import _log  # noqa: F401 - native log lines -> logging "simpler"
 from simpler import _native
+from simpler._process_local import ProcessLocal
+from simpler._typed_call import typed_call
 from simpler.errors import (STATUS_CODES, SimError, SimplerRuntimeError, SimplerTypeError,
                             SimplerValueError, status_meaning, stream_error_class)
 
@@ -164,6 +166,7 @@ def get_config() -> SimConfig:
     return SimConfig(**_sim.get_config())
 
 
+@typed_call("sim.configure")
 def configure(*, device_count: Optional[int] = None, clusters_per_device: Optional[int] = None,
               aicpu_threads: Optional[int] = None,
               device_memory_bytes: Optional[int] = None) -> SimConfig:
@@ -313,7 +316,7 @@ def _require(obj: Any, cls: type, api: str, name: str) -> Any:
     return obj
 
 
-class Stream:
+class Stream(ProcessLocal):
     """An in-order queue of operations on the current device (created there).
 
     ``handle`` is the driver handle as an int, usable as ``caller_stream``. Host buffers
@@ -460,7 +463,7 @@ class Stream:
         return f"<simpler.sim.Stream handle={self._handle:#x} {state}>"
 
 
-class Event:
+class Event(ProcessLocal):
     """A point in a stream: record() it, then synchronize()/query() it or make another
     stream wait_event() for it. Created on the current device; an unrecorded event is complete."""
 
@@ -516,7 +519,7 @@ def _data_type(dtype: Any) -> Any:
     return dtype if isinstance(dtype, DataType) else DataType.from_numpy(dtype)
 
 
-class DeviceArray(_sim.DeviceArray):
+class DeviceArray(ProcessLocal, _sim.DeviceArray):
     """A C-contiguous array in the current device's memory that owns its allocation.
 
     ``DeviceArray(shape, dtype=numpy.float32, stream=None)`` allocates (uninitialized) on

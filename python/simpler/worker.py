@@ -30,6 +30,8 @@ import weakref
 from typing import Any, List, Optional
 
 from simpler import _native
+from simpler._process_local import ProcessLocal
+from simpler._typed_call import typed_call
 from simpler import errors as _errors  # noqa: F401  (the native error translator imports it)
 from simpler.errors import SimplerTypeError, SimplerValueError
 
@@ -146,7 +148,7 @@ def _lib_dir_path(lib_dir: Any) -> Optional[str]:
     return os.fspath(lib_dir)
 
 
-class Worker:
+class Worker(ProcessLocal):
     """A level-2 worker: one chip, in ``"program"`` or ``"kernel"`` execution mode.
 
     ``Worker(level=3, device_ids=[...])`` (several chips of this host) and
@@ -162,6 +164,7 @@ class Worker:
                                    "device_ids=[...] is for level=3 (several chips of this host)")
         return super().__new__(cls)
 
+    @typed_call("Worker")
     def __init__(self, level: int = 2, *, device_id: int = 0, platform: str = "a2a3sim",
                  runtime: str = "tensormap_and_ringbuffer", execution_mode: str = "program",
                  enable_sdma: bool = False, lib_dir: Optional["os.PathLike[str] | str"] = None) -> None:
@@ -217,6 +220,7 @@ class Worker:
         return self._native.kernel_mode_supported()
 
     # ---- lifecycle ----------------------------------------------------------------------
+    @typed_call("Worker.init")
     def init(self, prewarm_config: Any = None, *, config: Any = None) -> None:
         """Program mode: ``init(prewarm_config=None)``. Kernel mode: ``init(config=CallConfig(...))``
         on the device current on the calling thread."""
@@ -267,6 +271,7 @@ class Worker:
     def unregister(self, handle: Any) -> None:
         self._native.unregister(handle)
 
+    @typed_call("Worker.run")
     def run(self, handle: Any, *args: Any, config: Any = None) -> None:
         """Runs the callable and blocks until it finished; raises the run's error.
 
@@ -282,10 +287,11 @@ class Worker:
             self._native.run(handle, packed, config)  # raises the mode error
         _prepare_output_dir(config)
         # submit + an interruptible wait (RunHandle.wait), so Ctrl-C is honoured.
-        run = RunHandle(self._native.submit(handle, packed, config), packed, self._pending)
+        run = RunHandle(self._native.submit(handle, packed, config, "run"), packed, self._pending)
         self._pending[id(run)] = packed
         run.wait()
 
+    @typed_call("Worker.submit")
     def submit(self, handle: Any, *args: Any, config: Any = None) -> RunHandle:
         """Starts the callable and returns at once with a :class:`RunHandle` (arguments as
         for :meth:`run`; host arrays stay leased until the run completed)."""

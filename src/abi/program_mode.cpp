@@ -422,7 +422,7 @@ uint64_t ProgramMode::malloc(size_t size) {
   require_healthy();
   if (size == 0) fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT, "size: 0 bytes; ask for at least 1 byte");
   ScopedDevice on_device(device_);
-  DeviceAllocation block = DeviceAllocation::allocate(size, "simpler_device_malloc");
+  DeviceAllocation block = DeviceAllocation::allocate(size, "the caller's malloc");
   const uint64_t address = block.address();
   allocations_.emplace(address, std::move(block));
   return address;

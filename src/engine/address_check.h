@@ -26,14 +26,22 @@ class AddressCheck {
   bool contains(uint64_t addr, uint64_t size, std::string* why) {
     return known(addr, size) || ask_driver(addr, size, why);
   }
-  // contains() answered from the cache alone: false may still be device memory.
-  bool known(uint64_t addr, uint64_t size) const {
-    if (size == 0) return true;
+  struct Range {
+    uint64_t begin;
+    uint64_t end;
+  };
+  // The cached allocation that holds the non-empty [addr, addr + size), or null (which
+  // may still be device memory: contains() asks the driver).
+  const Range* find(uint64_t addr, uint64_t size) const {
     for (uint32_t i = 0; i < count_; ++i) {
       if (addr >= ranges_[i].begin && addr <= ranges_[i].end && size <= ranges_[i].end - addr)
-        return true;
+        return &ranges_[i];
     }
-    return false;
+    return nullptr;
+  }
+  // contains() answered from the cache alone: false may still be device memory.
+  bool known(uint64_t addr, uint64_t size) const {
+    return size == 0 || find(addr, size) != nullptr;
   }
 
   // An allocation the run made itself (known valid until the run ends).
@@ -43,10 +51,6 @@ class AddressCheck {
   bool ask_driver(uint64_t addr, uint64_t size, std::string* why);
 
   static constexpr uint32_t kSlots = 8;
-  struct Range {
-    uint64_t begin;
-    uint64_t end;
-  };
   const int32_t device_;
   Range ranges_[kSlots] = {};
   uint32_t count_ = 0;

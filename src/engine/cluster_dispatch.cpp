@@ -64,6 +64,26 @@ uint8_t* cluster_buffers(ClusterPool& pool) {
 
 void start_reserved(ChipState& chip, const uint32_t* here = nullptr);
 
+// A scheduler that ran a part goes back to dispatching, inside the awake budget: while the
+// budget is full (another scheduler entered it meanwhile) it parks until there is room, as
+// an idle scheduler would. At shutdown it counts itself in anyway: its loop leaves the
+// budget on the way out.
+void rejoin_awake(ChipState& chip) {
+  while (!chip.try_enter_awake()) {
+    const uint32_t ticket = chip.scheduler_parker.prepare_wait();
+    if (chip.shutdown.load(std::memory_order_acquire)) {
+      chip.scheduler_parker.cancel_wait();
+      chip.awake.fetch_add(1, std::memory_order_seq_cst);
+      return;
+    }
+    if (chip.awake_schedulers() < chip.max_awake.load(std::memory_order_relaxed)) {
+      chip.scheduler_parker.cancel_wait();
+    } else {
+      chip.scheduler_parker.wait(ticket);
+    }
+  }
+}
+
 // After the last part of a cluster task returned (on that part's helper thread): frees the
 // cores (one may complete a new reservation), completes the task, starts what was handed.
 void finish_cluster_task(ChipState& chip, TaskSlot& task, const std::vector<uint32_t>& clusters) {
@@ -132,8 +152,7 @@ void start_reserved(ChipState& chip, const uint32_t* here) {
     if (chip.has_ready()) chip.wake_schedulers(1);
   }
   const bool launched = pool.crew->launch(parts, part, done, here);
-  // Back to dispatching (over the budget for a moment: it leaves the budget when idle).
-  if (here != nullptr) chip.awake.fetch_add(1, std::memory_order_seq_cst);
+  if (here != nullptr) rejoin_awake(chip);
   if (!launched) {
     chip.fail(*task.run, SIMPLER_CHIP_ERR_KERNEL_FAULT,
               "cannot start the helper threads of " + task_name(task.id - task.run->first_id) +

@@ -107,6 +107,7 @@ RunTrack* Orchestrator::begin_run(const LoadedProgram::Impl& program, const RunO
   // const away) must not break the next run of another program.
   api_ = make_orch_api(this);
   addresses_.begin_run(reinterpret_cast<uintptr_t>(heap_base_), heap_.capacity());
+  views_.clear();  // what it knows holds for one run (as the address cache's)
   // A free track: every execute() returns with at most SIMPLER_MAX_PIPELINE_DEPTH runs
   // in flight, and there is one track more than that.
   run_ = nullptr;
@@ -418,16 +419,24 @@ bool Orchestrator::validate_task(const SimplerTaskDesc* d) {
       if (!shape_bytes(a.tensor.ndims, a.tensor.shapes, a.tensor.dtype, &bytes, &why)) {
         return invalid("tensor " + std::to_string(i) + " (OUT_ALLOC): " + why);
       }
-    } else if (!device_tensor_quick_ok(a.tensor) ||
-               !addresses_.known(a.tensor.buffer.addr, a.tensor.buffer.size)) {
+    } else if (!views_.hit(a.tensor, i) && !keep_view(a.tensor, i)) {
       // The slow path names what is wrong (and asks the driver about a new allocation).
       std::string why;
       if (!check_device_tensor(a.tensor, &why) ||
           !addresses_.contains(a.tensor.buffer.addr, a.tensor.buffer.size, &why)) {
         return invalid("tensor " + std::to_string(i) + ": " + why);
       }
+      (void)keep_view(a.tensor, i);  // its allocation is known now
     }
   }
+  return true;
+}
+
+bool Orchestrator::keep_view(const ChipTensor& t, uint32_t arg) {
+  if (!device_tensor_quick_ok(t)) return false;
+  const AddressCheck::Range* r = addresses_.find(t.buffer.addr, t.buffer.size);
+  if (r == nullptr) return false;
+  views_.add(t, arg, r->begin, r->end);
   return true;
 }
 

@@ -40,6 +40,7 @@
 #include "observer.h"
 #include "simpler/orch/orchestration_api.h"
 #include "tensor_map.h"
+#include "view_cache.h"
 #include "watchdog.h"
 
 namespace simpler::rt {
@@ -122,6 +123,9 @@ class Orchestrator {
   static constexpr uint64_t kOpen = ~uint64_t{0};
 
   bool validate_task(const SimplerTaskDesc* desc);
+  // Tensor `arg` passes the quick checks (device_tensor_quick_ok, a known allocation):
+  // kept in views_ for the next task; false sends validate_task to the slow path.
+  bool keep_view(const ChipTensor& t, uint32_t arg);
   bool heap_alloc(uint64_t bytes, uint8_t** out);
   bool loose_alloc(uint64_t bytes, uint8_t** out);
   static void free_loose(std::vector<void*>& blocks);
@@ -172,6 +176,7 @@ class Orchestrator {
   InlineSense inline_sense_;  // how long those blocks take: long ones go to a scheduler
   TensorMap tmap_;
   AddressCheck addresses_;
+  ViewCache views_;       // DEVICE views validate_task already accepted in this run
   SimplerOrchApi api_{};  // rebuilt for every run: an orchestration may have scribbled on it
 
   // Task ids are unique for the engine's lifetime: slot = id & window_mask.

@@ -26,11 +26,15 @@ bool check_device_tensor(const ChipTensor& t, std::string* why);
 // of check_device_tensor passes (same rules, same overflow arithmetic); false sends the
 // caller to check_device_tensor, which names what is wrong. tests/engine checks the
 // implication on random descriptors.
-inline bool device_tensor_quick_ok(const ChipTensor& t) {
-  // Bytes per element by ChipDataType value (is_valid_data_type: below CHIP_DT_COUNT).
+// Bytes per element of a dtype below CHIP_DT_COUNT (is_valid_data_type), inline.
+inline int64_t quick_element_bytes(uint32_t dtype) {
   static constexpr int64_t kElementBytes[] = {4, 2, 2, 1, 2, 4, 8, 1, 2, 4, 8, 1, 8};
   static_assert(sizeof(kElementBytes) / sizeof(kElementBytes[0]) == CHIP_DT_COUNT,
                 "one size per ChipDataType");
+  return kElementBytes[dtype];
+}
+
+inline bool device_tensor_quick_ok(const ChipTensor& t) {
   if (t.space != CHIP_SPACE_DEVICE || t.ndims < 1 || t.ndims > CHIP_TENSOR_MAX_DIMS ||
       t.dtype >= CHIP_DT_COUNT || t.start_offset < 0) {
     return false;
@@ -49,7 +53,7 @@ inline bool device_tensor_quick_ok(const ChipTensor& t) {
     if (__builtin_mul_overflow(t.shapes[d] - 1, t.strides[d], &step)) return false;
     if (__builtin_add_overflow(last, step, &last)) return false;
   }
-  const int64_t esize = kElementBytes[t.dtype];
+  const int64_t esize = quick_element_bytes(t.dtype);
   int64_t first_bytes = 0;
   int64_t end_bytes = 0;
   if (__builtin_mul_overflow(t.start_offset, esize, &first_bytes)) return false;

@@ -106,6 +106,19 @@ std::string field_list() {
   return out;
 }
 
+const Field* find_field(const std::string& name) {
+  for (const Field& f : kFields) {
+    if (name == f.name) return &f;
+  }
+  return nullptr;
+}
+
+// Translated to simpler.errors.SimplerAttributeError (bind_errors.cpp).
+py::attribute_error unknown_attribute(const std::string& name) {
+  return py::attribute_error("CallConfig has no field '" + name + "' (fields: " + field_list() +
+                             ")");
+}
+
 py::dict to_dict(const CallConfig& c) {
   py::dict d;
   for (const Field& f : kFields) d[f.name] = f.get(c);
@@ -123,32 +136,54 @@ void bind_task_interface_config(py::module_& m) {
       "tensormap_capacity), watchdog_timeout_ms and pipeline_depth (program mode: runs in "
       "flight at once, 1..8). 0 means 'default' for every number (for watchdog_timeout_ms: no "
       "watchdog, see docs/faults.md; for pipeline_depth: 1, no pipelining, see docs/api.md).");
-  cls.def(py::init([](const py::kwargs& kwargs) {
-            CallConfig c;
-            for (auto [key, value] : kwargs) {
-              const auto name = key.cast<std::string>();
-              const Field* field = nullptr;
-              for (const Field& f : kFields) {
-                if (name == f.name) field = &f;
-              }
-              if (!field) {
-                throw py::type_error("CallConfig: unknown field '" + name +
-                                     "' (fields: " + field_list() + ")");
-              }
-              field->set(c, value);
-            }
-            return c;
-          }),
-          "CallConfig(**fields): keyword arguments only; unset fields keep their defaults.");
+  cls.def(
+      py::init([](const py::args& args, const py::kwargs& kwargs) {
+        if (!args.empty()) {
+          throw py::type_error("CallConfig: takes keyword arguments only (fields: " + field_list() +
+                               "), got " + std::to_string(args.size()) + " positional");
+        }
+        CallConfig c;
+        for (auto [key, value] : kwargs) {
+          const auto name = key.cast<std::string>();
+          const Field* field = find_field(name);
+          if (!field) {
+            throw py::type_error("CallConfig: unknown field '" + name +
+                                 "' (fields: " + field_list() + ")");
+          }
+          field->set(c, value);
+        }
+        return c;
+      }),
+      "CallConfig(**fields): keyword arguments only; unset fields keep their defaults.");
   for (const Field& f : kFields) {
     cls.def_property(
         f.name, [get = f.get](const CallConfig& c) { return get(c); },
         [set = f.set](CallConfig& c, py::handle v) { set(c, v); });
   }
+  // A misspelt field would otherwise be a plain AttributeError (no instance dict: nothing
+  // is stored); SimplerAttributeError is still an AttributeError, so hasattr() works.
+  cls.def("__setattr__", [](py::handle self, const std::string& name, py::handle value) {
+    const Field* field = find_field(name);
+    if (!field) throw unknown_attribute(name);
+    field->set(self.cast<CallConfig&>(), value);
+  });
+  cls.def("__getattr__", [](py::handle, const std::string& name) -> py::object {
+    throw unknown_attribute(name);  // called only when normal lookup failed
+  });
   cls.def("validate", &CallConfig::validate,
           "Raise ValueError naming the field and its allowed values if the config is inconsistent.")
       .def("to_dict", &to_dict, "The fields as a dict.")
       .def("copy", [](const CallConfig& c) { return c; })
+      .def(py::pickle(&to_dict,  // also copy.copy / copy.deepcopy
+                      [](const py::dict& fields) {
+                        CallConfig c;
+                        for (auto [key, value] : fields) {
+                          const Field* field = find_field(key.cast<std::string>());
+                          if (!field) throw unknown_attribute(key.cast<std::string>());
+                          field->set(c, value);
+                        }
+                        return c;
+                      }))
       .def(
           "__eq__",
           [](const CallConfig& a, const CallConfig& b) { return to_dict(a).equal(to_dict(b)); },

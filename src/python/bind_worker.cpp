@@ -186,7 +186,8 @@ void bind_chip_worker(py::module_& m) {
             w.run(h, a.args, config);
           },
           py::arg("handle"), py::arg("args"), py::arg("config") = std::nullopt)
-      .def("malloc", &ChipWorker::malloc, py::arg("size"))
+      .def(
+          "malloc", [](ChipWorker& w, size_t size) { return w.malloc(size); }, py::arg("size"))
       .def("free", &ChipWorker::free, py::arg("device_ptr"))
       .def(
           "copy_to",
@@ -223,7 +224,7 @@ void bind_chip_worker(py::module_& m) {
           [](ChipWorker& w, py::handle id, py::handle args, py::handle stream) {
             const int64_t callable_id = strict_int(id, "callable_id");
             const auto& a = task_args(args, "ChipWorker.kernel_launch");
-            void* s = stream_pointer(stream, /*zero_allowed=*/true);
+            void* s = stream_pointer(stream, "ChipWorker.kernel_launch", /*zero_allowed=*/true);
             py::gil_scoped_release nogil;
             w.kernel_launch(callable_id, a.args, s);
           },
@@ -305,7 +306,7 @@ void bind_worker_classes(py::module_& m) {
           [](Worker& w, double seconds) {
             // Bounded (close() must end) and finite: inf/nan would overflow the conversion.
             if (!(seconds >= 0 && seconds <= kMaxCloseGraceSeconds)) {
-              throw py::value_error("close_grace must be a number of seconds in 0.." +
+              throw py::value_error("Worker.close_grace: must be a number of seconds in 0.." +
                                     std::to_string(static_cast<int64_t>(kMaxCloseGraceSeconds)) +
                                     ", got " + py::repr(py::float_(seconds)).cast<std::string>());
             }
@@ -333,15 +334,20 @@ void bind_worker_classes(py::module_& m) {
              py::gil_scoped_release nogil;
              w.run(handle, a.args, config);
            })
-      .def("submit",
-           [](Worker& w, py::handle h, py::handle args, const std::optional<CallConfig>& config) {
-             w.require_program_api("submit");
-             const CallableHandle handle = callable_handle(h, "Worker.submit");
-             const auto& a = task_args(args, "Worker.submit");
-             refuse_read_only_outputs(w.callable_signature(handle, "submit"), a, "Worker.submit");
-             py::gil_scoped_release nogil;
-             return w.submit(handle, a.args, config);
-           })
+      .def(
+          "submit",
+          [](Worker& w, py::handle h, py::handle args, const std::optional<CallConfig>& config,
+             const std::string& api) {
+            // `api`: "run" when the Python run() submits and waits, so messages name it.
+            const std::string where = "Worker." + api;
+            w.require_program_api(api.c_str());
+            const CallableHandle handle = callable_handle(h, where.c_str());
+            const auto& a = task_args(args, where.c_str());
+            refuse_read_only_outputs(w.callable_signature(handle, api.c_str()), a, where.c_str());
+            py::gil_scoped_release nogil;
+            return w.submit(handle, a.args, config, api.c_str());
+          },
+          py::arg("handle"), py::arg("args"), py::arg("config"), py::arg("api") = "submit")
       .def("malloc", &Worker::malloc, py::call_guard<py::gil_scoped_release>())
       .def("free", &Worker::free, py::call_guard<py::gil_scoped_release>())
       .def("copy_to",
@@ -400,7 +406,7 @@ void bind_worker_classes(py::module_& m) {
       .def("kernel_launch",
            [](Worker& w, py::handle id, py::handle values, py::handle stream) {
              w.require_kernel_ready("kernel_launch");
-             void* s = stream_pointer(stream);
+             void* s = stream_pointer(stream, "Worker.kernel_launch");
              py::handle args = unwrap_arguments(values);
              const int64_t callable_id = strict_int(id, "Worker.kernel_launch: callable_id");
              const auto* exact = bound_instance<PyChipStorageTaskArgs>(args);

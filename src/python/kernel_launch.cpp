@@ -21,7 +21,7 @@ KernelLaunch::KernelLaunch(py::object worker_object, Worker& worker, int64_t cal
       args_(std::move(args)) {}
 
 void KernelLaunch::launch(py::handle caller_stream) {
-  void* stream = stream_pointer(caller_stream);
+  void* stream = stream_pointer(caller_stream, "KernelLaunch.launch");
   if (launching_.exchange(true, std::memory_order_acquire)) {
     throw std::runtime_error(
         "KernelLaunch.launch: this descriptor is being launched on another thread; drive one "

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 
+#include "api_name.h"
 #include "runtime_library.h"
 #include "simpler/log/log.h"
 
@@ -268,7 +269,7 @@ void ChipWorker::run(CallableHandle handle, const ChipStorageTaskArgs& args,
 }
 
 uint64_t ChipWorker::submit(CallableHandle handle, const ChipStorageTaskArgs& args,
-                            const std::optional<CallConfig>& config) {
+                            const std::optional<CallConfig>& config, const char* caller_api) {
   require_initialized(ChipWorkerMode::PROGRAM, "submit");
   int64_t id = runtime_callable_id(handle, "submit");
   std::optional<SimplerCallConfig> abi;
@@ -280,13 +281,19 @@ uint64_t ChipWorker::submit(CallableHandle handle, const ChipStorageTaskArgs& ar
                                 .args = &args,
                                 .config = abi ? &*abi : nullptr};
   int st = api.prepare_run(&prepare);
-  if (st != SIMPLER_OK) throw_status(st, "ChipWorker.submit: preparing the run failed");
+  if (st != SIMPLER_OK) {
+    // The runtime's message names the argument; one prefix, the API the caller used.
+    throw_status(st, caller_api ? detail::api_name(caller_api)
+                                : "ChipWorker.submit: preparing the run failed");
+  }
   const uint64_t run_id = prepare.run_id;
   SimplerLaunchRunArgs launch{.struct_size = sizeof launch, .ctx = ctx_, .run_id = run_id};
   st = api.launch_run(&launch);
   if (st != SIMPLER_OK) {
     // The launch's message first: releasing the prepared run clears the thread's error.
-    std::string what = with_runtime_detail("ChipWorker.submit: launching the run failed");
+    std::string what = with_runtime_detail(
+        caller_api ? detail::api_name(caller_api) + ": launching the run failed"
+                   : std::string("ChipWorker.submit: launching the run failed"));
     SimplerFinalizeRunArgs release{.struct_size = sizeof release, .ctx = ctx_, .run_id = run_id};
     (void)api.finalize_run(&release);  // releases the prepared run; its status is `st`
     throw_on_status(st, what);
@@ -318,11 +325,14 @@ void ChipWorker::finalize_run(uint64_t run_id) {
   if (st != SIMPLER_OK) throw_status(st, "");
 }
 
-uint64_t ChipWorker::malloc(size_t size) {
+uint64_t ChipWorker::malloc(size_t size, const char* caller_api) {
   require_initialized(ChipWorkerMode::PROGRAM, "malloc");
   SimplerDeviceMallocArgs a{.struct_size = sizeof a, .ctx = ctx_, .size = size};
   int st = library_->api().device_malloc(&a);
-  if (st != SIMPLER_OK) throw_status(st, "ChipWorker.malloc(" + std::to_string(size) + ") failed");
+  if (st != SIMPLER_OK) {
+    throw_status(st, caller_api ? detail::api_name(caller_api)
+                                : "ChipWorker.malloc(" + std::to_string(size) + ") failed");
+  }
   return a.device_ptr;
 }
 

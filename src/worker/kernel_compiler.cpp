@@ -77,12 +77,16 @@ std::string digest_headers(const std::string& include_dir) {
   return hash.finish_hex();
 }
 
+// inf (or any huge value) means "no limit": clamped to ~30 years, so the deadline
+// now + timeout fits steady_clock (inf overflowed it and timed out at once).
+constexpr double kNoCompileTimeoutSeconds = 1e9;
+
 double resolve_timeout(double option) {
   if (option < 0 || option != option) {
     throw std::invalid_argument("KernelCompiler: timeout_seconds must be > 0 (0 = default), got " +
                                 std::to_string(option));
   }
-  if (option > 0) return option;
+  if (option > 0) return std::min(option, kNoCompileTimeoutSeconds);
   const std::string env = env_or_empty("SIMPLER_KERNEL_COMPILE_TIMEOUT");
   if (env.empty()) return kDefaultCompileTimeoutSeconds;
   char* end = nullptr;
@@ -91,7 +95,7 @@ double resolve_timeout(double option) {
     throw std::invalid_argument("SIMPLER_KERNEL_COMPILE_TIMEOUT='" + env +
                                 "' is not a number of seconds > 0");
   }
-  return seconds;
+  return std::min(seconds, kNoCompileTimeoutSeconds);
 }
 
 std::string quoted_output(const std::string& output) {

@@ -63,7 +63,9 @@ struct WorkerCore {
   std::map<uint64_t, Registered> callables;
   std::map<uint64_t, uint64_t> allocations;  // device ptr -> bytes (this Worker's malloc)
   std::vector<std::shared_ptr<HostBuffer>> buffers;
-  std::unordered_map<uint64_t, std::shared_ptr<RunRecord>> in_flight;
+  // By run id, i.e. in submit order: close() completes them in that order, so HOST outputs
+  // that several runs write hold the last run's values.
+  std::map<uint64_t, std::shared_ptr<RunRecord>> in_flight;
 
   // ---- kernel mode: one lock linearizes prepare/launch against the native finalize -----
   mutable std::mutex kernel_mu;

@@ -213,17 +213,17 @@ void Worker::run(CallableHandle handle, const ChipStorageTaskArgs& args,
 }
 
 RunHandle Worker::submit(CallableHandle handle, const ChipStorageTaskArgs& args,
-                         const std::optional<CallConfig>& config) {
+                         const std::optional<CallConfig>& config, const char* api) {
   WorkerCore& c = *core_;
-  require_program_mode(c, "submit");
+  require_program_mode(c, api);
   if (config) config->validate();
   std::lock_guard lock(c.program_mu);
-  require_ready(c, "submit");
-  auto& reg = find_registered(c, handle, "submit");
-  detail::check_signature_types(args, reg.specs, "submit");
+  require_ready(c, api);
+  auto& reg = find_registered(c, handle, api);
+  detail::check_signature_types(args, reg.specs, api);
   auto record = std::make_shared<RunRecord>();
   record->host_ranges = host_ranges_of(args);
-  record->run_id = c.chip->submit(*reg.chip_handle, args, config);
+  record->run_id = c.chip->submit(*reg.chip_handle, args, config, api);
   c.in_flight.emplace(record->run_id, record);
   return RunHandle(core_, record);
 }
@@ -234,7 +234,7 @@ uint64_t Worker::malloc(size_t size) {
   if (size == 0) throw std::invalid_argument("Worker.malloc: size must be > 0");
   std::lock_guard lock(c.program_mu);
   require_ready(c, "malloc");
-  const uint64_t ptr = c.chip->malloc(size);
+  const uint64_t ptr = c.chip->malloc(size, "malloc");
   c.allocations.emplace(ptr, size);
   return ptr;
 }

@@ -64,6 +64,13 @@ TEST_F(ErrorPathsTest, OrchestrationApiMisuseIsNamed) {
       {15, SIMPLER_CHIP_ERR_INVALID_ARGS, "write_value: bytes ["},
       {16, SIMPLER_CHIP_ERR_INVALID_ARGS, "run past the end of their allocation"},
       {17, SIMPLER_CHIP_ERR_INVALID_ARGS, "read_value: bytes ["},
+      // A view accepted once, then changed in one field (view_cache.h must miss).
+      {20, SIMPLER_CHIP_ERR_INVALID_ARGS,
+       "the view reaches byte 4100 but the buffer has only 4096"},
+      {21, SIMPLER_CHIP_ERR_INVALID_ARGS, "run past the end of their allocation"},
+      {22, SIMPLER_CHIP_ERR_INVALID_ARGS, "start_offset: -1 is negative"},
+      {23, SIMPLER_CHIP_ERR_INVALID_ARGS,
+       "the view reaches byte 6004 but the buffer has only 4096"},
   };
   for (const MisuseCase& c : cases) {
     std::string error;
@@ -101,6 +108,20 @@ TEST_F(ErrorPathsTest, OrchestrationAddressesOutsideDeviceMemoryAreRefused) {
   EXPECT_NE(error.find("are memory of device 1; this run executes on device 0"), std::string::npos)
       << error;
   ASSERT_EQ(sim_free(other), SIMPLER_OK);
+  expect_engine_still_works(*e);
+}
+
+// What a run learnt about its tensors does not outlive it: a view of a scope-less
+// allocation (freed when its run ended) is refused in the next run.
+TEST_F(ErrorPathsTest, AViewOfMemoryFreedWithAnEarlierRunIsRefused) {
+  auto program = load(test_programs::misuse());
+  auto e = make_engine();
+  DeviceBuffer x(1024 * 4);
+  std::string error;
+  ASSERT_EQ(run(*e, *program, make_args({x.tensor({1024})}, {24}), &error), SIMPLER_OK) << error;
+  EXPECT_EQ(run(*e, *program, make_args({x.tensor({1024})}, {25}), &error),
+            SIMPLER_CHIP_ERR_INVALID_ARGS);
+  EXPECT_NE(error.find("are not device memory"), std::string::npos) << error;
   expect_engine_still_works(*e);
 }
 

@@ -1,14 +1,18 @@
 // The submit path's inline shortcuts must never accept what the reference checks refuse:
-// device_tensor_quick_ok (tensor_shape.h) against check_device_tensor, and the byte ring's
+// device_tensor_quick_ok (tensor_shape.h) against check_device_tensor, the cache of views
+// already checked (view_cache.h) against device_tensor_quick_ok, and the byte ring's
 // masked wrap (byte_ring.h) against the modulo arithmetic it replaces.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <string>
 
 #include "engine/byte_ring.h"
 #include "engine/tensor_shape.h"
+#include "engine/view_cache.h"
 #include "simpler/task/task_interface.h"
 
 namespace simpler::rt {
@@ -99,6 +103,96 @@ TEST(HotPathChecks, QuickTensorCheckElementSizesMatchTheDataTypes) {
     t.buffer.size = size - 1;
     EXPECT_FALSE(device_tensor_quick_ok(t)) << "dtype " << dtype;
   }
+}
+
+// One field of `t` changed to an edge value (the cache's key, or the offset it ranges over).
+ChipTensor mutated(ChipTensor t, std::mt19937_64& rng) {
+  const uint32_t d = static_cast<uint32_t>(rng() % CHIP_TENSOR_MAX_DIMS);
+  switch (rng() % 8) {
+    case 0:
+      t.buffer.size =
+          rng() % 2 == 0 ? t.buffer.size + rng() % 9 - 4 : static_cast<uint64_t>(edgy(rng));
+      break;
+    case 1:
+      t.buffer.addr = rng() % 4 == 0 ? 0 : t.buffer.addr + rng() % 129 - 64;
+      break;
+    case 2:
+      t.ndims = static_cast<uint32_t>(rng() % (CHIP_TENSOR_MAX_DIMS + 2));
+      break;
+    case 3:
+      t.dtype = static_cast<uint32_t>(rng() % (CHIP_DT_COUNT + 2));
+      break;
+    case 4:
+      t.space = static_cast<uint32_t>(rng() % 3);
+      break;
+    case 5:
+      t.shapes[d] = rng() % 2 == 0 ? t.shapes[d] + 1 : edgy(rng);
+      break;
+    case 6:
+      t.strides[d] = rng() % 2 == 0 ? t.strides[d] + 1 : edgy(rng);
+      break;
+    default:  // the offset: near the accepted one, or anywhere
+      t.start_offset =
+          rng() % 2 == 0 ? t.start_offset + static_cast<int64_t>(rng() % 2049) - 1024 : edgy(rng);
+      break;
+  }
+  return t;
+}
+
+// A view the cache keeps must never make it accept a descriptor quick_ok refuses or a
+// buffer outside the allocation it was kept with (a stale or too wide entry), and for the
+// key it keeps it takes every address and offset that pass both.
+TEST(HotPathChecks, ViewCacheNeverAcceptsWhatTheQuickCheckRefuses) {
+  std::mt19937_64 rng(20261204);
+  uint64_t kept = 0;
+  uint64_t hits = 0;
+  for (int i = 0; i < 20000; ++i) {
+    ChipTensor t = random_tensor(rng);
+    if (i % 2 == 0) {  // an ordinary view, so that many are kept
+      t.buffer.addr = 4096;
+      t.buffer.size = rng() % 2 == 0 ? 4096 : static_cast<uint64_t>(edgy(rng));
+      t.space = CHIP_SPACE_DEVICE;
+      t.dtype = static_cast<uint32_t>(rng() % CHIP_DT_COUNT);
+      t.ndims = 1 + static_cast<uint32_t>(rng() % CHIP_TENSOR_MAX_DIMS);
+    }
+    if (!device_tensor_quick_ok(t)) continue;
+    // The allocation the buffer lies in: up to 32 bytes more on either side.
+    const uint64_t below = std::min<uint64_t>(t.buffer.addr, rng() % 33);
+    const uint64_t end = t.buffer.addr + t.buffer.size;
+    const uint64_t above = std::min<uint64_t>(UINT64_MAX - end, rng() % 33);
+    const uint64_t begin = t.buffer.addr - below;
+    const uint64_t alloc_end = end + above;
+    auto inside = [&](const ChipTensor& p) {
+      return p.buffer.addr >= begin && p.buffer.addr <= alloc_end &&
+             p.buffer.size <= alloc_end - p.buffer.addr;
+    };
+    ViewCache cache;
+    cache.clear();
+    const uint32_t arg = static_cast<uint32_t>(rng() % 8);
+    cache.add(t, arg, begin, alloc_end);
+    bool nonempty = true;
+    for (uint32_t d = 0; d < t.ndims; ++d) nonempty = nonempty && t.shapes[d] != 0;
+    EXPECT_EQ(cache.hit(t, arg), nonempty);  // empty views are not kept
+    kept += nonempty ? 1 : 0;
+    for (int j = 0; j < 40; ++j) {
+      const ChipTensor probe = mutated(t, rng);
+      const bool quick = device_tensor_quick_ok(probe);
+      const bool hit = cache.hit(probe, arg);
+      hits += hit ? 1 : 0;
+      EXPECT_TRUE(!hit || (quick && inside(probe)))
+          << "the cache accepted a view quick_ok or the allocation refuses (case " << i << ")";
+      ChipTensor same_key = t;  // only the address or offset differs: take what passes both
+      same_key.buffer.addr = probe.buffer.addr;
+      same_key.start_offset = probe.start_offset;
+      if (nonempty && quick && inside(probe) && std::memcmp(&same_key, &probe, sizeof probe) == 0) {
+        EXPECT_TRUE(hit) << "a view that passes both was missed (case " << i << ")";
+      }
+    }
+    cache.clear();
+    EXPECT_FALSE(cache.hit(t, arg));
+  }
+  EXPECT_GT(kept, 1500u);
+  EXPECT_GT(hits, 20000u);
 }
 
 // The same allocation sequence on a power-of-two ring (masked wrap) and a reference

@@ -44,7 +44,7 @@ def test_status_carrying_errors_have_code_and_status_name():
     err = errors.ChipWorkerError("x failed", errors.PTO_RUNTIME_ERR_INVALID_STATE)
     assert err.code == errors.PTO_RUNTIME_ERR_INVALID_STATE
     assert err.status_name == "PTO_RUNTIME_ERR_INVALID_STATE"
-    plain = errors.SimplerValueError("bad")
+    plain = errors.SimplerRuntimeError("bad")
     assert plain.code is None and plain.status_name == ""
 
 

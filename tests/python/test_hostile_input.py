@@ -40,7 +40,7 @@ def test_program_worker_sizes_and_pointers_out_of_range(program_worker, call, ki
 @pytest.mark.parametrize("seconds", [-1, float("nan"), float("inf"), 1e300])
 def test_close_grace_must_be_finite_and_bounded(seconds):
     w = Worker(level=2, device_id=0)
-    with pytest.raises(SimplerValueError, match="close_grace must be a number of seconds"):
+    with pytest.raises(SimplerValueError, match=r"^Worker\.close_grace: must be a number of seconds"):
         w.close_grace = seconds
     assert w.close_grace == 10.0
 

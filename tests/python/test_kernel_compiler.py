@@ -175,3 +175,23 @@ def test_compile_timeout_kills_the_compiler(tmp_path):
         compiler.compile_kernel(ADD_ONE, "aiv")
     with pytest.raises(ValueError, match="timeout_seconds"):
         KernelCompiler(tmp_path / "cache", timeout_seconds=-1)
+
+
+def test_an_infinite_compile_timeout_means_no_limit(tmp_path, monkeypatch):
+    """timeout_seconds=inf (or a huge value, also from the environment) overflowed the
+    deadline and timed out at once; it now means no limit."""
+    for value in (float("inf"), 1e300):
+        compiler = KernelCompiler(tmp_path / "cache", use_cache=False, timeout_seconds=value)
+        assert compiler.timeout_seconds >= 1e9
+        assert compiler.compile_kernel(ADD_ONE, "aiv") != b""
+    monkeypatch.setenv("SIMPLER_KERNEL_COMPILE_TIMEOUT", "inf")
+    assert KernelCompiler(tmp_path / "cache").timeout_seconds >= 1e9
+    with pytest.raises(ValueError, match="timeout_seconds"):
+        KernelCompiler(tmp_path / "cache", timeout_seconds=float("nan"))
+
+
+@pytest.mark.parametrize("kwargs", [{"bogus": 1}, {"cache_dir": 3}, {"include_dirs": 5}])
+def test_constructor_arguments_that_do_not_fit_are_simpler_type_errors(kwargs):
+    from simpler.errors import SimplerTypeError
+    with pytest.raises(SimplerTypeError, match="KernelCompiler: .*incompatible constructor"):
+        KernelCompiler(**kwargs)

@@ -299,3 +299,54 @@ def test_another_workers_handle_does_not_name_this_workers_callable(
                  "unknown callable handle")
     finally:
         w2.unregister(add)
+
+
+@pytest.fixture(scope="module")
+def typed_add(compiler):
+    """add_scalar as a typed one-kernel program: (IN FLOAT32 rank 1, OUT FLOAT32 rank 1, SCALAR)."""
+    from simpler.task_interface import ArgDirection as D, ChipCallable, CoreCallable, DataType
+    source = (pathlib.Path(__file__).resolve().parent / "programs" / "add_scalar_kernel.cpp").read_text()
+    f32 = DataType.FLOAT32
+    kernel = CoreCallable.build([(D.IN, f32, 1), (D.OUT, f32, 1), (D.SCALAR, f32)],
+                                compiler.compile_kernel(source, "aiv"))
+    return ChipCallable.from_kernel(kernel)
+
+
+@pytest.mark.parametrize("x, match", [
+    (np.zeros(8, np.float64), r"argument 0 \(IN\): expected a FLOAT32 array, got FLOAT64"),
+    (np.zeros((2, 4), np.float32), r"argument 0 \(IN\): expected an array of rank 1, got rank 2"),
+])
+def test_submit_checks_a_typed_signature_before_anything_is_enqueued(w2, typed_add, x, match):
+    """A typed signature's dtype and rank are refused at orch.submit (ArgumentTypeError, a
+    SignatureMismatchError naming the index), not as a ChipTaskError once the task ran."""
+    from simpler.errors import ArgumentTypeError
+    handle = w2.register(typed_add)
+    y = np.zeros(8, np.float32)
+    with pytest.raises(ArgumentTypeError, match=match) as err:
+        w2.run(lambda o, a: o.submit(handle, x, y, 1.0))
+    assert err.value.arg_index == 0 and w2.last_run_stats["tasks"] == 0
+    w2.run(lambda o, a: o.submit(handle, np.ones(8, np.float32), y, 1.0))
+    np.testing.assert_array_equal(y, np.full(8, 2, np.float32))
+    w2.unregister(handle)
+
+
+@pytest.mark.parametrize("call", [
+    lambda o, h, xs: o.submit(h, xs[0], xs[1], 1.0, chp=0),
+    lambda o, h, xs: o.all_reduce(xs, bogus=1),
+    lambda o, h, xs: o.broadcast(xs, 0, [0, 1]),
+], ids=["submit", "all_reduce", "broadcast"])
+def test_orch_calls_that_do_not_fit_the_signature_are_typed(w2, add_scalar_callable, call):
+    handle = w2.register(add_scalar_callable)
+    xs = [np.ones(4, np.float32), np.zeros(4, np.float32)]
+    _refused(w2, lambda o, a: call(o, handle, xs), SimplerTypeError,
+             r"HostOrchestrator\.\w+: .*the signature is orch\.")
+    w2.unregister(handle)
+
+
+def test_run_and_submit_take_the_documented_keywords(w2):
+    """docs/api.md: run(fn, args=None, config=None), submit(fn, args=None, config=None)."""
+    from simpler.task_interface import CallConfig
+    seen = []
+    w2.run(fn=lambda orch, args: seen.append(args), args=7, config=CallConfig())
+    w2.submit(fn=lambda orch, args: seen.append(args), args=8, config=None).wait(30)
+    assert seen == [7, 8]

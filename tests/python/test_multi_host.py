@@ -84,11 +84,11 @@ def test_level4_construction_validates_before_touching_mpi():
 
 
 def test_errors_wrapping_a_simpler_error_without_a_status_get_the_internal_code():
-    """A level-4 refusal (e.g. SimplerValueError from another rank) has code None; the task
-    and group errors wrapping it still carry an int status."""
-    from simpler.errors import PTO_RUNTIME_ERR_INTERNAL, SimplerValueError
+    """A level-4 refusal without a status (e.g. SimplerRuntimeError from another rank) has
+    code None; the task and group errors wrapping it still carry an int status."""
+    from simpler.errors import PTO_RUNTIME_ERR_INTERNAL, SimplerRuntimeError
     from simpler.host import ChipGroupError, ChipTaskError
-    cause = SimplerValueError("rank 1: refused")
+    cause = SimplerRuntimeError("rank 1: refused")
     assert cause.code is None
     assert ChipTaskError("task failed", "rank 1 device 0", 1, cause).code == \
         PTO_RUNTIME_ERR_INTERNAL

@@ -4,6 +4,10 @@ the kernel-mode example runs from a directory outside any source tree, with no P
 and no SIMPLER_* paths: the installed package finds its runtime builds, headers and sim
 library inside itself. The package is then moved and still works (relocatable).
 
+The README's other install path, `pip install --no-build-isolation .` into a venv, runs on
+the same source copy (pip builds in the tree, so CMake reuses the wheel's build) and is
+checked the same way.
+
 The one slow test of the suite (about 1-2 minutes: a CMake build of the libraries; ccache
 makes repeats faster).
 """
@@ -85,6 +89,13 @@ def test_wheel_installs_into_a_venv_and_runs_the_kernel_mode_example(tmp_path):
     py = venv / "bin" / "python"
     _run([str(py), "-m", "pip", "install", "--no-index", "--no-deps", str(wheels[0])], env=env)
 
+    # The README's command, as written, from the source directory (PIP_NO_INDEX: offline,
+    # numpy comes from Debian through --system-site-packages).
+    pip_venv = tmp_path / "pip-venv"
+    _run([PYTHON, "-m", "venv", "--system-site-packages", str(pip_venv)], env=env)
+    _run([str(pip_venv / "bin" / "python"), "-m", "pip", "install", "--no-build-isolation", "."],
+         env=dict(env, PIP_NO_INDEX="1"), cwd=source)
+
     # Nothing of the source tree or its build is needed any more.
     examples = tmp_path / "elsewhere" / "examples"
     shutil.copytree(source / "examples", examples)
@@ -109,6 +120,15 @@ def test_wheel_installs_into_a_venv_and_runs_the_kernel_mode_example(tmp_path):
     assert "level 3: all_reduce checked" in result.stdout, result.stdout
     info = _run([str(venv / "bin" / "simpler"), "info"], env=env, cwd=run_dir)
     assert "tensormap_and_ringbuffer" in info.stdout and str(package) in info.stdout
+
+    pip_py = pip_venv / "bin" / "python"
+    where = _run([str(pip_py), "-c", "import simpler; print(simpler.__file__)"], env=env,
+                 cwd=run_dir)
+    assert pathlib.Path(where.stdout.strip()).is_relative_to(pip_venv), where.stdout
+    result = _run([str(pip_py), str(examples / "kernel_mode" / "main.py")], env=env, cwd=run_dir)
+    assert "kernel_mode: checked " in result.stdout, result.stdout
+    info = _run([str(pip_venv / "bin" / "simpler"), "info"], env=env, cwd=run_dir)
+    assert "tensormap_and_ringbuffer" in info.stdout, info.stdout
 
     # Relocatable: the package moved elsewhere still finds everything inside itself.
     moved = tmp_path / "moved"

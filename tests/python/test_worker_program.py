@@ -212,3 +212,24 @@ def test_errors_module_exports():
     assert issubclass(errors.UnsupportedRuntimeOperation, NotImplementedError)
     assert issubclass(errors.ChipWorkerError, RuntimeError)
     assert CallConfig is not None
+
+
+@pytest.mark.parametrize("finish", ["close", "collect"])
+def test_close_completes_runs_in_submit_order(add_scalar_callable, finish):
+    """HOST outputs are copied back when close() (or the destructor) completes the runs in
+    flight; with several runs writing one array, it holds the last run's values (the runs
+    were completed in an arbitrary order, leaving an earlier run's output)."""
+    import gc
+    x = np.arange(50000, dtype=np.float32)
+    y = np.zeros_like(x)
+    w = Worker()
+    h = w.register(add_scalar_callable)
+    w.init()
+    runs = [w.submit(h, x, y, float(i)) for i in range(24)]
+    if finish == "close":
+        w.close()
+    else:
+        del w
+        gc.collect()
+    assert all(r.done for r in runs)
+    np.testing.assert_array_equal(y, x + 23)

@@ -78,8 +78,11 @@ class ChipWorker {
   void run(CallableHandle handle, const ChipStorageTaskArgs& args,
            const std::optional<CallConfig>& config = std::nullopt);
   // Asynchronous run: submit -> poll/wait -> finalize_run (exactly once per run).
+  // `caller_api` (e.g. "run" for Worker.run) names the caller's API in a refusal's message, read
+  // only on failure; nullptr: "ChipWorker.submit".
   uint64_t submit(CallableHandle handle, const ChipStorageTaskArgs& args,
-                  const std::optional<CallConfig>& config = std::nullopt);
+                  const std::optional<CallConfig>& config = std::nullopt,
+                  const char* caller_api = nullptr);
   bool poll(uint64_t run_id);
   // True when the run finished; false when `timeout` expired first (the run keeps going).
   // std::nullopt waits forever. Does not throw the run's own status.
@@ -87,7 +90,8 @@ class ChipWorker {
   // Waits, copies HOST outputs back, frees the run; throws the run's error if it failed.
   void finalize_run(uint64_t run_id);
 
-  uint64_t malloc(size_t size);
+  // `caller_api` as for submit (e.g. "malloc" -> "Worker.malloc: ...").
+  uint64_t malloc(size_t size, const char* caller_api = nullptr);
   void free(uint64_t device_ptr);
   void copy_to(uint64_t dst_device, const void* src_host, size_t size);
   void copy_from(void* dst_host, uint64_t src_device, size_t size);

@@ -82,8 +82,10 @@ class Worker {
   std::vector<ArgDirection> callable_signature(CallableHandle handle, const char* api = "run");
   void run(CallableHandle handle, const ChipStorageTaskArgs& args,
            const std::optional<CallConfig>& config = std::nullopt);
+  // `api` names the caller's API in messages (the Python run() waits on a submit).
   RunHandle submit(CallableHandle handle, const ChipStorageTaskArgs& args,
-                   const std::optional<CallConfig>& config = std::nullopt);
+                   const std::optional<CallConfig>& config = std::nullopt,
+                   const char* api = "submit");
   uint64_t malloc(size_t size);
   void free(uint64_t device_ptr);  // only pointers this Worker's malloc returned
   void copy_to(uint64_t dst_device, const void* src_host, size_t size);

@@ -29,6 +29,7 @@ import numpy as np
 
 from simpler.errors import (SimplerRuntimeError, SimplerTypeError, SimplerValueError,
                             WorkerTimeoutError)
+from simpler._typed_call import typed_call
 from simpler.host.errors import ChipGroupError
 from simpler.host.orchestrator import HostOrchestrator, HostRun
 from simpler.host.transport import ChipTransport, LocalTransport
@@ -100,6 +101,7 @@ def validate_device_ids(device_ids: Any, platform: str, api: str) -> List[int]:
 class HostWorker(Worker):
     """A multi-chip Worker (level 3 here; level 4 subclasses it with an MPI transport)."""
 
+    @typed_call("Worker(level=3)", "Worker")
     def __init__(self, level: int = 3, *, device_ids: Optional[Sequence[int]] = None,
                  device_id: Optional[int] = None, platform: str = "a2a3sim",
                  runtime: str = "tensormap_and_ringbuffer", execution_mode: str = "program",
@@ -182,6 +184,7 @@ class HostWorker(Worker):
         return self._transport
 
     # ---- lifecycle ----------------------------------------------------------------------
+    @typed_call("Worker.init")
     def init(self, prewarm_config: Any = None, *, config: Any = None) -> None:
         """Brings every chip up, or none (a failure on chip k rolls back 0..k-1 and raises
         ChipGroupError naming device k); installs the callables registered before."""
@@ -294,24 +297,25 @@ class HostWorker(Worker):
         return handle.key, self._callables[handle.key]
 
     # ---- runs ---------------------------------------------------------------------------
-    def run(self, orchestration: Callable[..., Any], args: Any = None,
-            config: Any = None) -> None:
-        """Runs a host orchestration ``orchestration(orch, args)`` and blocks until every
-        task it submitted finished and its outputs are back in the host arrays; raises the
-        first failure (ChipTaskError naming the chip) or the orchestration's own error."""
-        self._check_orchestration(orchestration, config)
+    @typed_call("Worker.run")
+    def run(self, fn: Callable[..., Any], args: Any = None, config: Any = None) -> None:
+        """Runs a host orchestration ``fn(orch, args)`` and blocks until every task it
+        submitted finished and its outputs are back in the host arrays; raises the first
+        failure (ChipTaskError naming the chip) or the orchestration's own error."""
+        self._check_orchestration(fn, config)
         self._refuse_inside_orchestration("run")
         with self._run_lock:
             self._require_ready("run")
-            self._execute(orchestration, args, config)
+            self._execute(fn, args, config)
 
-    def submit(self, orchestration: Callable[..., Any], args: Any = None,
+    @typed_call("Worker.submit")
+    def submit(self, fn: Callable[..., Any], args: Any = None,
                config: Any = None) -> "HostRunHandle":
         """Starts :meth:`run` on a background thread and returns a RunHandle at once."""
-        self._check_orchestration(orchestration, config)
+        self._check_orchestration(fn, config)
         self._refuse_inside_orchestration("submit")
         self._require_ready("submit")
-        handle = HostRunHandle(self, orchestration, args, config)
+        handle = HostRunHandle(self, fn, args, config)
         self._in_flight.append(handle)
         handle._start()
         return handle

@@ -35,6 +35,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from simpler._typed_call import typed_call
 from simpler.errors import (PTO_RUNTIME_ERR_TIMEOUT, ChipWorkerError, RuntimeBuildNotFoundError,
                             SimplerRuntimeError, SimplerTypeError, SimplerValueError,
                             WorkerTimeoutError)
@@ -549,6 +550,7 @@ class MpiTransport(ChipTransport):
 class MpiWorker(HostWorker):
     """``Worker(level=4)``: every rank's chips; rank 0 orchestrates, the others serve."""
 
+    @typed_call("Worker(level=4)", "Worker")
     def __init__(self, level: int = 4, *, device_ids: Optional[Sequence[int]] = None,
                  device_id: Optional[int] = None, platform: str = "a2a3sim",
                  runtime: str = "tensormap_and_ringbuffer", execution_mode: str = "program",
@@ -624,6 +626,7 @@ class MpiWorker(HostWorker):
             self._transport.mpi_collectives = self._mpi_collectives
 
     # ---- lifecycle ----------------------------------------------------------------------
+    @typed_call("Worker.init")
     def init(self, prewarm_config: Any = None, *, config: Any = None) -> None:
         """Collective: every rank brings its chips up, or every rank rolls back (a failure
         anywhere raises ChipGroupError naming (rank, device) on every rank)."""

@@ -23,7 +23,9 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from simpler.errors import SimplerRuntimeError, SimplerTypeError, SimplerValueError
+from simpler._typed_call import typed_call
+from simpler.errors import (ArgumentTypeError, SimplerRuntimeError, SimplerTypeError,
+                            SimplerValueError)
 from simpler.host.errors import ChipTaskError
 from simpler.host.tensormap import HOST, DeviceBuffer, HostTensorMap, Residency
 from simpler.host.transport import ChipTransport
@@ -362,6 +364,7 @@ class HostOrchestrator:
     def chip_count(self) -> int:
         return self._run.transport.chip_count
 
+    @typed_call("HostOrchestrator.submit", "orch.submit")
     def submit(self, handle: Any, *args: Any, chip: Optional[int] = None) -> int:
         """Submits a registered ChipCallable with its arguments in signature order: a numpy
         array for each IN/OUT/INOUT entry, an int or float for each SCALAR entry. Returns
@@ -370,6 +373,7 @@ class HostOrchestrator:
         from simpler.task_interface import CHIP_TENSOR_MAX_DIMS, ArgDirection, DataType
         key, callable_ = self._owner._resolve(handle, "submit")
         signature = list(callable_.signature)
+        specs = list(callable_.arg_specs)
         name = f"'{callable_.func_name}'"
         if len(args) != len(signature):
             count = f"{len(signature)} argument{'' if len(signature) == 1 else 's'}"
@@ -395,6 +399,7 @@ class HostOrchestrator:
                 dtypes.append(int(DataType.from_numpy(array.dtype)))
             except (ValueError, TypeError) as error:
                 raise SimplerValueError(f"{what}: unsupported dtype {array.dtype}: {error}") from None
+            _check_spec(specs[index], array, DataType(dtypes[-1]), what, index)
             tensors.append((array, lo, hi, reads, writes))
         run = self._run
         if slot is None:
@@ -423,27 +428,32 @@ class HostOrchestrator:
         return task.seq
 
     # ---- collectives (simpler.host.collectives) -------------------------------------------
+    @typed_call("HostOrchestrator.all_reduce", "orch.all_reduce")
     def all_reduce(self, tensors: Sequence[Any], op: str = "sum", *,
                    chips: Optional[Sequence[Any]] = None, dtype: Any = None) -> int:
         """``tensors[i]`` (on ``chips[i]``; default every chip) becomes op over all of them
         (``"sum"``, ``"max"``, ``"min"``; float32/float16/bfloat16/int32). Ring."""
         return self._collective("all_reduce", tensors, op, chips, dtype)
 
+    @typed_call("HostOrchestrator.reduce_scatter", "orch.reduce_scatter")
     def reduce_scatter(self, inputs: Sequence[Any], outputs: Sequence[Any], op: str = "sum", *,
                        chips: Optional[Sequence[Any]] = None, dtype: Any = None) -> int:
         """``outputs[i]`` = chunk i (numpy.array_split order) of op over ``inputs``. Ring."""
         return self._collective("reduce_scatter", inputs, outputs, op, chips, dtype)
 
+    @typed_call("HostOrchestrator.all_gather", "orch.all_gather")
     def all_gather(self, inputs: Sequence[Any], outputs: Sequence[Any], *,
                    chips: Optional[Sequence[Any]] = None, dtype: Any = None) -> int:
         """Every ``outputs[i]`` = the concatenation of ``inputs`` (sizes may differ). Ring."""
         return self._collective("all_gather", inputs, outputs, chips, dtype)
 
+    @typed_call("HostOrchestrator.broadcast", "orch.broadcast")
     def broadcast(self, tensors: Sequence[Any], root: int = 0, *,
                   chips: Optional[Sequence[Any]] = None, dtype: Any = None) -> int:
         """Every ``tensors[i]`` = ``tensors[root]`` (root: an index into the group). Tree."""
         return self._collective("broadcast", tensors, root, chips, dtype)
 
+    @typed_call("HostOrchestrator.all_to_all", "orch.all_to_all")
     def all_to_all(self, inputs: Sequence[Any], outputs: Sequence[Any], *,
                    chips: Optional[Sequence[Any]] = None, dtype: Any = None) -> int:
         """``outputs[j]`` = the chunks j of every input, in group order. Pairwise."""
@@ -470,3 +480,16 @@ class HostOrchestrator:
         if chip is None:
             return None
         return self._owner._slot_of(chip, api)
+
+
+def _check_spec(spec: Any, array: np.ndarray, dtype: Any, what: str, index: int) -> None:
+    """A typed signature's dtype and rank, checked here so a mismatch is refused before
+    anything is enqueued (the chip would refuse it only when the task runs)."""
+    if not spec.typed:
+        return
+    if spec.dtype is not None and dtype != spec.dtype:
+        raise ArgumentTypeError(f"{what}: expected a {spec.dtype.name} array, got {dtype.name} "
+                                f"(numpy {array.dtype})", index)
+    if spec.rank and array.ndim != spec.rank:
+        raise ArgumentTypeError(f"{what}: expected an array of rank {spec.rank}, got rank "
+                                f"{array.ndim}", index)

@@ -21,6 +21,13 @@
 //  19 a scope-less alloc_tensor first, then 64 scopes each allocating 4 KiB and running a
 //     task on it: with a 64 KiB heap ring the scoped blocks must be reclaimed behind the
 //     scope-less one (which stays usable: written and read back at the end); returns 0
+//  20..23 a task on a 16-element view of x (accepted), then the same view changed in one
+//     field so that it leaves x's allocation: 20 start offset one past the end, 21 buffer
+//     size one byte past the allocation, 22 start offset -1, 23 stride 100 -> INVALID_ARGS
+//     (the submit path's cache of views it already checked must not let any through)
+//  24 a task on a scope-less alloc_tensor (freed when the run ends), kept for case 25;
+//     returns 0
+//  25 (a later run) a task on case 24's tensor, no longer device memory -> INVALID_ARGS
 //  14 checks runtime allocations (OUT_ALLOC and alloc_tensor): DEVICE, >= 1024-byte
 //     aligned, contiguous with the asked shape, distinct; returns 0 or calls fatal
 #include "orch_util.h"
@@ -30,6 +37,7 @@ using simpler::orch::Task;
 
 namespace {
 unsigned char g_host_bytes[256];  // host memory an orchestration must not reach via the API
+ChipTensor g_stale{};             // case 24's tensor, for case 25
 }  // namespace
 
 extern "C" int orch_misuse(const ChipStorageTaskArgs* args, const SimplerOrchApi* api) {
@@ -168,6 +176,27 @@ extern "C" int orch_misuse(const ChipStorageTaskArgs* args, const SimplerOrchApi
       if (back != 7.0f) return api->fatal(api->rt, "case 19: the scope-less tensor lost its value");
       return 0;
     }
+    case 20:
+    case 21:
+    case 22:
+    case 23: {
+      ChipTensor v = test_orch::element_view(x, 0);
+      v.shapes[0] = 16;
+      TEST_ORCH_TRY(Task(api, 0, SIMPLER_CORE_AIV).inout(v).scalar_f32(1.0f).submit(&r));
+      const int64_t elements = static_cast<int64_t>(x.buffer.size / sizeof(float));
+      if (args->scalars[0] == 20) v.start_offset = elements - 15;
+      if (args->scalars[0] == 21) v.buffer.size += 1;
+      if (args->scalars[0] == 22) v.start_offset = -1;
+      if (args->scalars[0] == 23) v.strides[0] = 100;
+      return Task(api, 0, SIMPLER_CORE_AIV).inout(v).scalar_f32(1.0f).submit(&r2);
+    }
+    case 24: {
+      const int64_t shape[1] = {256};
+      TEST_ORCH_TRY(api->alloc_tensor(api->rt, 1, shape, CHIP_DT_FLOAT32, &g_stale));
+      return Task(api, 0, SIMPLER_CORE_AIV).inout(g_stale).scalar_f32(1.0f).submit(&r);
+    }
+    case 25:
+      return Task(api, 0, SIMPLER_CORE_AIV).inout(g_stale).scalar_f32(1.0f).submit(&r);
     default:
       return api->fatal(api->rt, "orch_misuse: unknown case");
   }

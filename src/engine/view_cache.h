@@ -1,0 +1,97 @@
+// simpler runtime — device-tensor views the submit path already checked in this run
+// (internal).
+//
+// A task's DEVICE tensor passes when device_tensor_quick_ok (tensor_shape.h) accepts its
+// descriptor and its buffer lies in an allocation the address cache knows
+// (address_check.h). Within a run neither answer changes (a known allocation stays valid
+// until the run ends), so a view that passed is kept here and the next task naming a view
+// of the same kind skips both checks. The key is every field those checks read except
+// the buffer's address and the start offset; the entry keeps the allocation the buffer
+// lay in (a buffer of the same size anywhere inside it passes the address check) and the
+// largest start offset for which the view still lies in its buffer (the rest of quick_ok
+// does not depend on it). So the slots and tiles of one buffer, and equal buffers carved
+// from one allocation, share one entry. Forgotten at each run's start. Used by the
+// orchestrating thread only.
+#pragma once
+
+#include <cstdint>
+
+#include "simpler/abi/chip_types.h"
+#include "tensor_shape.h"
+
+namespace simpler::rt {
+
+class ViewCache {
+ public:
+  void clear() {
+    for (Entry& e : entries_) e.ndims = 0;  // no view has rank 0: never matches
+  }
+
+  // `t`, passed as tensor `arg` of a task, is a view that passes both checks.
+  bool hit(const ChipTensor& t, uint32_t arg) const {
+    const Entry& e = entries_[arg & (kEntries - 1)];
+    // Unsigned differences: an address below the allocation, or a negative start offset,
+    // is far above the limit. Dimension 0 outside the loop: the common views are 1-D (an
+    // empty entry's rank 0 never matches).
+    if (t.buffer.size != e.size || t.ndims != e.ndims || t.dtype != e.dtype || t.space != e.space ||
+        t.buffer.addr - e.lowest > e.addr_room ||
+        static_cast<uint64_t>(t.start_offset) > e.max_start || t.shapes[0] != e.shapes[0] ||
+        t.strides[0] != e.strides[0]) {
+      return false;
+    }
+    for (uint32_t d = 1; d < e.ndims; ++d) {
+      if (t.shapes[d] != e.shapes[d] || t.strides[d] != e.strides[d]) return false;
+    }
+    return true;
+  }
+
+  // Keeps `t` (tensor `arg`), a view that passed device_tensor_quick_ok and whose buffer
+  // lies in the known allocation [begin, end). Empty views are not kept.
+  void add(const ChipTensor& t, uint32_t arg, uint64_t begin, uint64_t end) {
+    // quick_ok accepts start offset s iff (s + span + 1) * element bytes fits both the
+    // buffer and int64 (its arithmetic is int64); with every shape >= 1 nothing else
+    // it checks depends on s. span: the last element's offset from the first.
+    uint64_t span = 0;
+    for (uint32_t d = 0; d < t.ndims; ++d) {
+      if (t.shapes[d] == 0) return;
+      span += static_cast<uint64_t>(t.shapes[d] - 1) * static_cast<uint64_t>(t.strides[d]);
+    }
+    const uint64_t limit = t.buffer.size < uint64_t{INT64_MAX} ? t.buffer.size : INT64_MAX;
+    const uint64_t elements = limit / static_cast<uint64_t>(quick_element_bytes(t.dtype));
+    // Unreachable for a view that passed (and whose buffer is inside [begin, end)); the
+    // lowest address kept is 1 (quick_ok refuses a null buffer).
+    const uint64_t lowest = begin != 0 ? begin : 1;
+    if (span >= elements || end - begin < t.buffer.size || end - t.buffer.size < lowest) return;
+    Entry& e = entries_[arg & (kEntries - 1)];
+    e.lowest = lowest;
+    e.addr_room = end - t.buffer.size - lowest;
+    e.size = t.buffer.size;
+    e.ndims = t.ndims;
+    e.dtype = t.dtype;
+    e.space = t.space;
+    e.max_start = elements - span - 1;
+    for (uint32_t d = 0; d < t.ndims; ++d) {
+      e.shapes[d] = t.shapes[d];
+      e.strides[d] = t.strides[d];
+    }
+  }
+
+ private:
+  // A task's tensors are few: tensor i uses entry i mod 4 (tasks of one kernel pass
+  // their views in the same order).
+  static constexpr uint32_t kEntries = 4;
+  struct Entry {
+    uint64_t lowest = 0;     // buffer addresses from here
+    uint64_t addr_room = 0;  // ... to lowest + addr_room (the buffer ends inside the allocation)
+    uint64_t size = 0;
+    uint64_t max_start = 0;
+    uint32_t ndims = 0;
+    uint32_t dtype = 0;
+    uint32_t space = 0;
+    int64_t shapes[CHIP_TENSOR_MAX_DIMS] = {};
+    int64_t strides[CHIP_TENSOR_MAX_DIMS] = {};
+  };
+  Entry entries_[kEntries];
+};
+
+}  // namespace simpler::rt

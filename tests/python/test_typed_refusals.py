@@ -1,0 +1,207 @@
+"""Calls that do not fit a public API are typed SimplerErrors that keep the builtin base
+(docs/diagnostics.md, "Errors"): a misspelt CallConfig field (SimplerAttributeError, also an
+AttributeError), an unknown keyword or extra positional argument (SimplerTypeError, also a
+TypeError), and every argument error carries .code PTO_RUNTIME_ERR_INVALID_ARGUMENT."""
+from __future__ import annotations
+
+import copy
+import inspect
+import pickle
+
+import numpy as np
+import pytest
+
+from simpler import Worker, errors, sim
+from simpler.errors import (SimplerAttributeError, SimplerError, SimplerTypeError,
+                            SimplerValueError)
+from simpler.task_interface import CallConfig
+
+INVALID_ARGUMENT = errors.STATUS_CODES["PTO_RUNTIME_ERR_INVALID_ARGUMENT"]
+
+
+def _assert_invalid_argument(err: SimplerError) -> None:
+    assert err.code == INVALID_ARGUMENT
+    assert err.status_name == "PTO_RUNTIME_ERR_INVALID_ARGUMENT"
+
+
+def test_setting_an_unknown_callconfig_field_is_a_typed_attribute_error():
+    config = CallConfig()
+    with pytest.raises(SimplerAttributeError, match="watchdog_ms.*watchdog_timeout_ms") as err:
+        config.watchdog_ms = 5          # the field is watchdog_timeout_ms
+    assert isinstance(err.value, AttributeError)
+    _assert_invalid_argument(err.value)
+    assert config == CallConfig()       # nothing was stored
+    assert not hasattr(config, "watchdog_ms")
+
+
+def test_reading_an_unknown_callconfig_field_is_a_typed_attribute_error():
+    with pytest.raises(SimplerAttributeError, match="no field 'bogus'"):
+        CallConfig().bogus  # noqa: B018
+
+
+def test_known_callconfig_fields_still_set_and_check_their_values():
+    config = CallConfig()
+    config.watchdog_timeout_ms = 250
+    assert config.watchdog_timeout_ms == 250
+    with pytest.raises(SimplerTypeError, match="watchdog_timeout_ms: expected an int"):
+        config.watchdog_timeout_ms = 1.5
+    with pytest.raises(SimplerValueError, match="out of range"):
+        config.pipeline_depth = -1
+
+
+def test_callconfig_takes_keywords_only():
+    with pytest.raises(SimplerTypeError, match="keyword arguments only") as err:
+        CallConfig(1)
+    _assert_invalid_argument(err.value)
+    with pytest.raises(SimplerTypeError, match="unknown field 'bogus'"):
+        CallConfig(bogus=1)
+
+
+def test_callconfig_copies_and_pickles_with_every_field():
+    config = CallConfig(dump_args=True, output_prefix="/tmp/x", pipeline_depth=2,
+                        watchdog_timeout_ms=100)
+    for clone in (copy.copy(config), copy.deepcopy(config),
+                  pickle.loads(pickle.dumps(config))):
+        assert clone == config and clone is not config
+        assert clone.to_dict() == config.to_dict()
+
+
+def test_sim_configure_refuses_unknown_keywords_and_positionals_typed():
+    before = sim.get_config()
+    with pytest.raises(SimplerTypeError, match=r"sim.configure: .*'bogus'") as err:
+        sim.configure(bogus=1)
+    assert isinstance(err.value, TypeError)
+    _assert_invalid_argument(err.value)
+    with pytest.raises(SimplerTypeError, match="sim.configure: too many positional"):
+        sim.configure(2)
+    assert sim.get_config() == before
+    # The documented signature is still what introspection shows.
+    assert list(inspect.signature(sim.configure).parameters) == [
+        "device_count", "clusters_per_device", "aicpu_threads", "device_memory_bytes"]
+
+
+@pytest.mark.parametrize("call, api", [
+    (lambda: Worker(bogus=1), "Worker"),
+    (lambda: Worker(level=2, devce_id=1), "Worker"),
+    (lambda: Worker(2, 0), "Worker"),
+    (lambda: Worker(level=3, device_ids=[0, 1], bogus=1), r"Worker\(level=3\)"),
+    (lambda: Worker().init(conifg=CallConfig()), "Worker.init"),
+    (lambda: Worker().run(None, cfg=CallConfig()), "Worker.run"),
+    (lambda: Worker().submit(None, cfg=CallConfig()), "Worker.submit"),
+    (lambda: Worker(level=3, device_ids=[0]).run(lambda orch, args: None, None, None, 4),
+     "Worker.run"),
+])
+def test_a_call_that_does_not_fit_the_signature_is_a_simpler_type_error(call, api):
+    with pytest.raises(SimplerTypeError, match=api + ": ") as err:
+        call()
+    assert isinstance(err.value, TypeError)
+    assert "the signature is" in str(err.value)
+
+
+def test_a_type_error_from_inside_a_fitting_call_is_not_rewritten():
+    with pytest.raises(SimplerTypeError, match="device_id must be an int"):
+        Worker(device_id="0")
+
+
+def test_value_and_type_errors_carry_the_invalid_argument_status():
+    for cls in (SimplerValueError, SimplerTypeError, SimplerAttributeError,
+                errors.SignatureMismatchError, errors.ArgumentError):
+        _assert_invalid_argument(cls("refused"))
+    with pytest.raises(SimplerValueError) as err:
+        Worker(level=7)
+    _assert_invalid_argument(err.value)
+    # A native status behind the error still wins; classes without a default stay None.
+    assert SimplerValueError("x", errors.PTO_RUNTIME_ERR_INVALID_STATE).code == \
+        errors.PTO_RUNTIME_ERR_INVALID_STATE
+    assert errors.SimplerRuntimeError("x").code is None
+
+
+def test_run_before_init_is_reported_under_run(add_scalar_callable):
+    """Worker.run submits and waits: its refusals name run, the API the caller used."""
+    from simpler.task_interface import ChipStorageTaskArgs
+    worker = Worker()
+    handle = worker.register(add_scalar_callable)
+    with pytest.raises(errors.SimplerRuntimeError, match=r"^Worker\.run: requires an initialized"):
+        worker.run(handle, ChipStorageTaskArgs())
+    with pytest.raises(SimplerTypeError, match=r"^Worker\.run: handle must be"):
+        worker.run(None, ChipStorageTaskArgs())
+    worker.close()
+
+
+@pytest.mark.parametrize("make", [
+    lambda: sim.Stream(),
+    lambda: sim.Event(),
+    lambda: sim.DeviceArray((4,), "float32"),
+    lambda: Worker(),
+    lambda: Worker(level=3, device_ids=[0, 1]),
+], ids=["Stream", "Event", "DeviceArray", "Worker", "Worker(level=3)"])
+def test_objects_naming_process_resources_refuse_pickling_and_copying(make):
+    """A copied Stream shared the original's handle and destroyed it when collected; a
+    pickled one named a handle of another process. Refused, typed, nothing released."""
+    sim.set_device(0)
+    obj = make()
+    for attempt in (lambda: pickle.dumps(obj), lambda: copy.copy(obj),
+                    lambda: copy.deepcopy(obj)):
+        with pytest.raises(SimplerTypeError, match="cannot be pickled or copied"):
+            attempt()
+    if isinstance(obj, sim.Stream):
+        target = sim.DeviceArray((4,), "float32")
+        obj.memset_async(target.ptr, 0, 16)
+        obj.synchronize()   # still the live stream: nothing destroyed it
+        obj.destroy()
+    elif isinstance(obj, sim.Event):
+        obj.destroy()
+    elif isinstance(obj, sim.DeviceArray):
+        assert obj.numpy().shape == (4,)
+    else:
+        obj.close()
+
+
+def test_caller_stream_refusals_name_the_api_called(add_scalar_kernel_worker):
+    """docs/faults.md: one prefix, the API you called, also for the caller_stream checks."""
+    w, cid, stream = add_scalar_kernel_worker
+    dx = sim.DeviceArray.zeros(8, "float32", stream=stream)
+    dy = sim.DeviceArray.zeros(8, "float32", stream=stream)
+    with pytest.raises(SimplerTypeError, match=r"^Worker\.kernel_launch: caller_stream is required"):
+        w.kernel_launch(cid, dx, dy, 1.0)
+    with pytest.raises(SimplerValueError, match=r"^Worker\.kernel_launch: caller_stream: must be"):
+        w.kernel_launch(cid, dx, dy, 1.0, caller_stream=0)
+    launch = w.kernel_bind(cid, dx, dy, 1.0)
+    with pytest.raises(SimplerTypeError, match=r"^KernelLaunch\.launch: caller_stream: expected"):
+        launch.launch(caller_stream="stream")
+    with pytest.raises(SimplerValueError, match=r"^KernelLaunch\.launch: caller_stream: not a valid"):
+        launch.launch(caller_stream=-1)
+    launch.launch(caller_stream=stream)
+    stream.synchronize()
+    assert (dy.numpy() == 1.0).all()
+
+
+def test_a_refused_device_tensor_is_reported_under_the_api_called(add_scalar_callable):
+    """A DEVICE ChipTensor outside any allocation: the runtime's refusal names the argument,
+    with one prefix, the API the caller used (was "ChipWorker.submit: preparing the run
+    failed: ...")."""
+    from simpler.task_interface import ChipTensor, DataType
+    with Worker() as worker:
+        handle = worker.register(add_scalar_callable)
+        worker.init()
+        ptr = worker.malloc(32)
+        y = np.zeros(8, np.float32)
+        for api, call in (("run", worker.run), ("submit", worker.submit)):
+            with pytest.raises(errors.ChipWorkerError,
+                               match=rf"^Worker\.{api}: argument 0: DEVICE tensor") as err:
+                call(handle, ChipTensor.make(ptr, (64,), DataType.FLOAT32), y, 1.0)
+            _assert_invalid_argument(err.value)
+        worker.free(ptr)
+
+
+def test_an_out_of_memory_malloc_is_reported_under_worker_malloc():
+    """One prefix, the API called, and no C ABI entry name (was "ChipWorker.malloc(N)
+    failed: allocating N device bytes for simpler_device_malloc: ...")."""
+    with Worker() as worker:
+        worker.init()
+        with pytest.raises(errors.ChipWorkerError,
+                           match=r"^Worker\.malloc: allocating \d+ device bytes") as err:
+            worker.malloc(1 << 62)
+        assert err.value.status_name == "SIM_ERR_OUT_OF_MEMORY"
+        assert "simpler_device_malloc" not in str(err.value)
+        worker.free(worker.malloc(64))   # the worker stays usable
