@@ -516,7 +516,11 @@ class Event(ProcessLocal):
 
 def _data_type(dtype: Any) -> Any:
     from simpler.task_interface import DataType
-    return dtype if isinstance(dtype, DataType) else DataType.from_numpy(dtype)
+    if isinstance(dtype, DataType):
+        return dtype
+    if isinstance(dtype, str) and dtype.lower() in ("bfloat16", "bf16"):
+        return DataType.BFLOAT16  # numpy has no such dtype (the array's numpy view is uint16)
+    return DataType.from_numpy(dtype)
 
 
 class DeviceArray(ProcessLocal, _sim.DeviceArray):

@@ -252,9 +252,11 @@ int ProgramMode::run_job(void* p) {
     keep->settle();
   };
   bool deferred = false;
+  const bool next_follows =
+      static_cast<JobHandle*>(p)->owner->jobs_queued_.fetch_sub(1, std::memory_order_acq_rel) > 1;
   int status = run.engine->execute(*run.callable->resident.program, run.device_args,
                                    run.has_config ? &run.config : nullptr, &error,
-                                   std::move(on_done), &deferred);
+                                   std::move(on_done), &deferred, next_follows);
   std::lock_guard<std::mutex> lock(run.mutex);
   run.executed = true;
   if (!deferred) {
@@ -270,6 +272,7 @@ void ProgramMode::finish_job(void* p) {
   ProgramRun& run = *handle->run;
   std::lock_guard<std::mutex> lock(run.mutex);
   if (!run.executed) {
+    handle->owner->jobs_queued_.fetch_sub(1, std::memory_order_acq_rel);  // never started
     // Only the driver fails our jobs (they return 0): the stream is sticky from now on.
     handle->owner->stream_failed_.store(true, std::memory_order_release);
     run.status = SIMPLER_CHIP_ERR_DEVICE_FAULT;
@@ -304,9 +307,11 @@ void ProgramMode::launch_run(uint64_t run_id) {
     fail(PTO_RUNTIME_ERR_INVALID_STATE, run_name(run_id) + " is being finalized");
   renew_stream_after_error();
   auto handle = std::make_unique<JobHandle>(JobHandle{run, this});
-  check_driver(
-      sim_launch_device_job(stream_, &ProgramMode::run_job, handle.get(), &ProgramMode::finish_job),
-      "enqueueing " + run_name(run_id));
+  jobs_queued_.fetch_add(1, std::memory_order_acq_rel);
+  const int launched =
+      sim_launch_device_job(stream_, &ProgramMode::run_job, handle.get(), &ProgramMode::finish_job);
+  if (launched != SIMPLER_OK) jobs_queued_.fetch_sub(1, std::memory_order_acq_rel);
+  check_driver(launched, "enqueueing " + run_name(run_id));
   (void)handle.release();  // owned by the job's cleanup now
   run->launched = true;
 }

@@ -94,6 +94,9 @@ class ProgramMode {
   DeviceEpoch epoch_;  // a sim_device_reset after open took the stream and all memory
   sim_stream_t stream_ = nullptr;
   std::atomic<bool> stream_failed_{false};  // set by a skipped job's cleanup
+  // Launched jobs not yet started: a run whose job finds another queued behind it tells
+  // the engine that the next run follows at once (Engine::execute next_follows).
+  std::atomic<int64_t> jobs_queued_{0};
   std::unique_ptr<Engine> engine_;
   SimplerCallConfig engine_config_{};
   std::map<int64_t, std::unique_ptr<ProgramCallable>> callables_;

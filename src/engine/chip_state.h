@@ -155,9 +155,15 @@ struct ChipState {
     if (awake_schedulers() < max_awake) scheduler_parker.notify(count);
   }
   void orchestrator_returns() { max_awake.store(awake_orchestrating, std::memory_order_relaxed); }
-  void orchestrator_leaves() {
+  // `wake` false: the orchestrating thread comes back at once (the next pipelined run);
+  // a scheduler is woken only when none is awake for ready work.
+  void orchestrator_leaves(bool wake = true) {
     max_awake.store(awake_unattended, std::memory_order_relaxed);
-    wake_schedulers(awake_unattended);
+    if (wake) {
+      wake_schedulers(awake_unattended);
+    } else if (awake_schedulers() == 0 && has_ready()) {
+      wake_schedulers(1);
+    }
   }
   // Ready blocks queued of either type (a hint).
   uint64_t ready_depth() const {

@@ -283,14 +283,15 @@ int Engine::create(const EngineOptions& options, std::unique_ptr<Engine>* out, s
 
 int Engine::execute(const LoadedProgram& program, const ChipStorageTaskArgs& args,
                     const SimplerCallConfig* run_config, std::string* error, RunDone on_done,
-                    bool* deferred) {
+                    bool* deferred, bool next_follows) {
   return run(program, args, run_config, error, std::move(on_done), deferred,
-             /*check_entry_tensors=*/true);
+             /*check_entry_tensors=*/true, next_follows);
 }
 
 int Engine::execute_checked(const LoadedProgram& program, const ChipStorageTaskArgs& args,
                             std::string* error) {
-  return run(program, args, nullptr, error, {}, nullptr, /*check_entry_tensors=*/false);
+  return run(program, args, nullptr, error, {}, nullptr, /*check_entry_tensors=*/false,
+             /*next_follows=*/false);
 }
 
 // The fixed cost of a run matters for kernel mode, where every launch is one (an empty
@@ -298,7 +299,7 @@ int Engine::execute_checked(const LoadedProgram& program, const ChipStorageTaskA
 // observer's set-up, the facts) is done only when the run's flags ask for files.
 int Engine::run(const LoadedProgram& program, const ChipStorageTaskArgs& args,
                 const SimplerCallConfig* run_config, std::string* error, RunDone on_done,
-                bool* deferred, bool check_entry_tensors) {
+                bool* deferred, bool check_entry_tensors, bool next_follows) {
   std::string scratch;
   std::string& err = error != nullptr ? *error : scratch;
   err.clear();
@@ -365,6 +366,7 @@ int Engine::run(const LoadedProgram& program, const ChipStorageTaskArgs& args,
   run.debug_log = I.debug_log;
   run.watchdog = nullptr;  // polled here, by a thread that runs no user code
   run.pipeline_depth = depth;
+  run.next_follows = next_follows;
   run.timed = diagnosed;
   if (depth > 1) {
     // A crash or a timeout after execute() returned still makes the engine sticky.

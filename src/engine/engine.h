@@ -106,9 +106,14 @@ class Engine {
   // a timeout fails every run in flight. A run with diagnostics flags or a watchdog, and
   // every run without `on_done`, is not pipelined (D = 1): it starts after every earlier
   // run finished and execute() returns when it finished, as always.
+  // `next_follows` (a hint): the caller calls execute() again as soon as this one returns
+  // (its queue holds the next run). A pipelined run's end then leaves the parked
+  // schedulers parked (one is woken only if none is awake for ready work): this thread
+  // orchestrates the next run at once, and a scheduler woken for the gap would only take
+  // a hardware thread from it.
   int execute(const LoadedProgram& program, const ChipStorageTaskArgs& args,
               const SimplerCallConfig* run_config, std::string* error, RunDone on_done = {},
-              bool* deferred = nullptr);
+              bool* deferred = nullptr, bool next_follows = false);
   // execute(program, args, nullptr, error) for a caller that has already checked every
   // entry tensor the way execute() would (valid descriptor, DEVICE space, live buffer):
   // a kernel-mode launch checks its args when it is enqueued, and the record it runs is
@@ -142,7 +147,7 @@ class Engine {
   explicit Engine(std::unique_ptr<Impl> impl);
   int run(const LoadedProgram& program, const ChipStorageTaskArgs& args,
           const SimplerCallConfig* run_config, std::string* error, RunDone on_done, bool* deferred,
-          bool check_entry_tensors);
+          bool check_entry_tensors, bool next_follows);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -245,8 +245,8 @@ void Orchestrator::end_pipelined() {
   loose_.clear();
   drained_ = false;
   // Nobody helps the schedulers once this thread returned: one more may run, and they are
-  // woken for what is ready.
-  chip_.orchestrator_leaves();
+  // woken for what is ready, unless this thread orchestrates the next run at once.
+  chip_.orchestrator_leaves(/*wake=*/!options_.next_follows);
   // Drop the orchestration's guard: kUncounted minus the completions so far; whoever
   // brings it to zero (here, or the last task's completing thread) completes the run.
   const auto uncounted = static_cast<int64_t>(kUncounted - (head_ - run_first_));
@@ -625,6 +625,12 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
 // this thread share the chip.
 void Orchestrator::run_ready_inline() {
   if (!chip_.has_ready()) return;
+  // Pipelined: a scheduler runs them while this thread goes on to the next run sooner
+  // (it runs blocks only while it waits); its orchestration is what the runs wait for.
+  if (options_.pipeline_depth > 1) {
+    (void)call_scheduler();
+    return;
+  }
   if (inline_sense_.shared_blocks() && call_scheduler() && inline_sense_.long_blocks()) return;
   if (!inline_now()) return;
   if (inline_sense_.run([this] { return dispatcher_.run_one(); })) bump_progress();
@@ -643,6 +649,7 @@ bool Orchestrator::call_scheduler() {
 }
 
 bool Orchestrator::take_released_here() {
+  if (options_.pipeline_depth > 1) return false;  // run_ready_inline calls a scheduler
   if (!inline_sense_.shared_blocks()) return inline_now();
   // Long blocks go through the queue (run_ready_inline calls a scheduler for them).
   if (inline_sense_.long_blocks()) return false;
@@ -656,12 +663,9 @@ bool Orchestrator::take_released_here() {
 // costs more than the block, and a chain handed over once stays split between the
 // threads (each later task links an edge to a producer still running over there).
 // Blocks worth a second thread (inline_sense.h) do go to it.
-// In a pipelined run, though, what an awake scheduler takes runs while this thread goes on
-// to the next run's orchestration: there a spinning scheduler is a taker too.
 bool Orchestrator::inline_now() const {
-  const int32_t takers = inline_sense_.shared_blocks() || options_.pipeline_depth > 1
-                             ? chip_.awake_schedulers()
-                             : chip_.working_schedulers();
+  const int32_t takers =
+      inline_sense_.shared_blocks() ? chip_.awake_schedulers() : chip_.working_schedulers();
   return takers == 0 || chip_.ready_depth() >= kInlineDepth;
 }
 
@@ -724,7 +728,7 @@ bool Orchestrator::release_deferred(bool run_here, bool take_back) {
 }
 
 bool Orchestrator::producer_running_elsewhere() const {
-  return deferred_->pending.load(std::memory_order_acquire) != 1 &&
+  return options_.pipeline_depth == 1 && deferred_->pending.load(std::memory_order_acquire) != 1 &&
          inline_sense_.block_ns() < kTakeBackBlockNs && chip_.working_schedulers() > 0;
 }
 

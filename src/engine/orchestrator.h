@@ -62,6 +62,7 @@ struct RunOptions {
   // tasks finished. D > 1 (pipelined): it starts once at most D - 1 earlier runs are still
   // executing, and run() returns when the orchestration did; `on_done` completes it.
   uint32_t pipeline_depth = 1;
+  bool next_follows = false;  // pipelined: the caller orchestrates the next run at once
   RunDone on_done;
   bool debug_log = false;
   bool timed = false;  // measure orchestration_ns() (diagnostics only: two clock reads)

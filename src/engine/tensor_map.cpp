@@ -1,7 +1,6 @@
 #include "engine/tensor_map.h"
 
 #include <algorithm>
-#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -222,7 +221,7 @@ struct Grid {
   uint32_t elem_size;
   uint32_t home;        // the tile at byte `lo`, or kNil
   bool home_filed;      // in the tile index
-  uint32_t tiles;       // list of its tiles (Tile::next); the free-list link of a free grid
+  uint32_t tiles;       // list of its tiles (tile_next); the free-list link of a free grid
   uint32_t tile_count;  // tiles on the list
   uint32_t live_tiles;  // tiles with an entry
 };
@@ -232,21 +231,27 @@ struct GridShape {     // of a grid of boxes, by grid number
   RawShape raw;        // and its descriptor
 };
 
-struct alignas(64) Tile {  // one cache line per tile
-  uint64_t addr;           // the buffer's address and the tile's first byte: its key
-  int64_t lo;
-  // The end of its bytes in a grid of dense intervals, so that a dense view is known to
-  // be this tile from the tile alone; INT64_MIN (no view's end) in a grid of boxes.
-  int64_t dense_hi;
+// 32 bytes, two to a cache line: what an access of a known tile reads and writes. Many
+// tiles are live at once (10,000 in the bench), so their size is the access's miss rate;
+// the grid's tile list is apart (TensorMap::Impl::tile_next), the buffer's address is
+// its grid's, and the readers are counted by walking them (a write walks them anyway).
+struct alignas(32) Tile {
+  int64_t lo;  // the tile's first byte: with its grid's buffer address, its key
   uint64_t writer_task;
   uint32_t writer;   // its last writer's Entry, or kNil
   uint32_t readers;  // its first reader's Entry (list by Entry::slot/tile_prev), or kNil
-  uint32_t reader_count;
   uint32_t grid;
-  uint32_t next;  // the grid's tile list; also the free-list link of a free tile
+  // In a grid of intervals, their length if below 2^32 (a contiguous view of that length
+  // is then known to be this tile from the tile alone); 0 otherwise (no view's length).
+  uint32_t dense_len;
 
   bool empty() const { return writer == kNil && readers == kNil; }
+  // Whether the contiguous bytes [lo, hi) of a view found at this tile's first byte are it.
+  bool is_dense(int64_t lo_, int64_t hi) const {
+    return static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo_) == dense_len;
+  }
 };
+static_assert(sizeof(Tile) == 32);
 
 // The buffer index names a grid (this bit set) or a buffer's head Lane.
 constexpr uint32_t kGridTag = 0x80000000u;
@@ -313,6 +318,7 @@ struct TensorMap::Impl {
   std::vector<GridShape> grid_shapes;  // as long as the largest grid of boxes' number + 1
   uint32_t free_grid = kNil;
   std::vector<Tile> tiles;
+  std::vector<uint32_t> tile_next;  // by tile: its grid's tile list; the free-list link
   uint32_t free_tile = kNil;
   TaggedIndex tile_index;  // TaggedIndex::hash(addr, lo) -> Tile
 
@@ -693,8 +699,9 @@ struct TensorMap::Impl {
   uint32_t open_tile(uint32_t gi, uint64_t addr, int64_t lo) {
     uint32_t ti = free_tile;
     if (ti != kNil) {
-      free_tile = tiles[ti].next;
+      free_tile = tile_next[ti];
     } else {
+      tile_next.emplace_back();  // (first: a throw in the second leaves an unused slot)
       tiles.emplace_back();
       ti = static_cast<uint32_t>(tiles.size() - 1);
     }
@@ -702,7 +709,7 @@ struct TensorMap::Impl {
     try {
       if (!home) tile_index.insert(TaggedIndex::hash(addr, lo), ti);
     } catch (...) {
-      tiles[ti].next = free_tile;
+      tile_next[ti] = free_tile;
       free_tile = ti;
       throw;
     }
@@ -711,8 +718,10 @@ struct TensorMap::Impl {
       gr.home = ti;
       gr.home_filed = false;
     }
-    const int64_t dense_hi = gr.len != 0 ? lo + gr.len : std::numeric_limits<int64_t>::min();
-    tiles[ti] = Tile{addr, lo, dense_hi, 0, kNil, kNil, 0, gi, gr.tiles};
+    const uint32_t dense_len =
+        gr.len > 0 && gr.len <= UINT32_MAX ? static_cast<uint32_t>(gr.len) : 0;
+    tiles[ti] = Tile{lo, 0, kNil, kNil, gi, dense_len};
+    tile_next[ti] = gr.tiles;
     gr.tiles = ti;
     ++gr.tile_count;
     return ti;
@@ -721,7 +730,7 @@ struct TensorMap::Impl {
   // The tile of the buffer at `addr` that starts at byte `lo`, or kNil.
   uint32_t find_tile(uint64_t addr, int64_t lo) const {
     const uint32_t ti = tile_index.find(TaggedIndex::hash(addr, lo), [&](uint32_t x) {
-      return tiles[x].lo == lo && tiles[x].addr == addr;
+      return tiles[x].lo == lo && grids[tiles[x].grid].addr == addr;
     });
     return ti == TaggedIndex::kNone ? kNil : ti;
   }
@@ -735,7 +744,7 @@ struct TensorMap::Impl {
   void unfile_tile(Grid& gr, uint32_t x) {
     const Tile& t = tiles[x];
     const bool home = x == gr.home;
-    if (!home || gr.home_filed) tile_index.erase(TaggedIndex::hash(t.addr, t.lo), x);
+    if (!home || gr.home_filed) tile_index.erase(TaggedIndex::hash(gr.addr, t.lo), x);
     if (home) gr.home = kNil;
   }
 
@@ -746,14 +755,13 @@ struct TensorMap::Impl {
     uint32_t* link = &gr.tiles;
     while (*link != kNil) {
       const uint32_t x = *link;
-      Tile& t = tiles[x];
-      if (!all && !t.empty()) {
-        link = &t.next;
+      if (!all && !tiles[x].empty()) {
+        link = &tile_next[x];
         continue;
       }
-      *link = t.next;
+      *link = tile_next[x];
       unfile_tile(gr, x);
-      t.next = free_tile;
+      tile_next[x] = free_tile;
       free_tile = x;
       --gr.tile_count;
     }
@@ -786,7 +794,6 @@ struct TensorMap::Impl {
       else
         t.readers = e.slot;
       if (e.slot != kNil) entries[e.slot].tile_prev = e.tile_prev;
-      --t.reader_count;
     }
     if (t.empty()) {
       if (release_empty_buffer)
@@ -812,9 +819,10 @@ struct TensorMap::Impl {
         hidden += write;
       }
       if (write) {
-        for (uint32_t r = t.readers; r != kNil; r = entries[r].slot)
+        for (uint32_t r = t.readers; r != kNil; r = entries[r].slot) {
           add_dep(tasks[entries[r].task_rec].task, task, deps, deps_before);
-        hidden += t.reader_count;
+          ++hidden;
+        }
       }
     }
     if (live - hidden + 1 > capacity) {
@@ -834,7 +842,6 @@ struct TensorMap::Impl {
       entries[n] = Entry{ti, t.readers, tr, kNil, head, kNil, false, true};
       if (t.readers != kNil) entries[t.readers].tile_prev = n;
       t.readers = n;
-      ++t.reader_count;
     } else {
       entries[n] = Entry{ti, kNil, tr, kNil, head, kNil, true, true};
     }
@@ -852,7 +859,6 @@ struct TensorMap::Impl {
       t.writer = n;
       t.writer_task = task;
       t.readers = kNil;
-      t.reader_count = 0;
     }
     return true;
   }
@@ -892,8 +898,7 @@ struct TensorMap::Impl {
     if (has_grid_shape(gi)) {
       ti = grid_tile(gi, gr.addr, probe.lo);
     }
-    for (uint32_t x = ti != kNil ? ti : gr.tiles; x != kNil;
-         x = ti != kNil ? kNil : tiles[x].next) {
+    for (uint32_t x = ti != kNil ? ti : gr.tiles; x != kNil; x = ti != kNil ? kNil : tile_next[x]) {
       const Tile& t = tiles[x];
       if (ti == kNil && !relate(probe, tile_geometry(gi, t.lo, tile_scratch)).overlap) continue;
       if (t.writer != kNil) add_dep(t.writer_task, kNoTask, deps, deps_before);
@@ -908,15 +913,17 @@ struct TensorMap::Impl {
   void ungrid(uint32_t gi) {
     const uint64_t addr = grids[gi].addr;
     size_t count = 0;
-    for (uint32_t x = grids[gi].tiles; x != kNil; x = tiles[x].next)
-      count += (tiles[x].writer != kNil) + tiles[x].reader_count;
+    for (uint32_t x = grids[gi].tiles; x != kNil; x = tile_next[x]) {
+      count += tiles[x].writer != kNil;
+      for (uint32_t r = tiles[x].readers; r != kNil; r = entries[r].slot) ++count;
+    }
     moves.clear();
     moves.reserve(count);
     if (geometry.size() < entries.size()) geometry.resize(entries.size());
     const ColumnBand probe_band_saved = probe_band;
     buffer_index.erase(addr);  // (the lanes' head takes its place: no growth)
     try {
-      for (uint32_t x = grids[gi].tiles; x != kNil; x = tiles[x].next) {
+      for (uint32_t x = grids[gi].tiles; x != kNil; x = tile_next[x]) {
         const Tile& t = tiles[x];
         const ViewGeometry& g = tile_geometry(gi, t.lo, tile_scratch);
         probe_band = ColumnBand::of(g);
@@ -947,10 +954,9 @@ struct TensorMap::Impl {
       e.on_tile = false;
     }
     for (uint32_t x = grids[gi].tiles; x != kNil;) {
-      Tile& t = tiles[x];
-      const uint32_t next = t.next;
+      const uint32_t next = tile_next[x];
       unfile_tile(grids[gi], x);
-      t.next = free_tile;
+      tile_next[x] = free_tile;
       free_tile = x;
       x = next;
     }
@@ -1001,7 +1007,7 @@ struct TensorMap::Impl {
     uint32_t ti = kNil;
     if (contiguous) {
       ti = find_tile(addr, lo);
-      if (ti != kNil && tiles[ti].dense_hi != hi) ti = kNil;
+      if (ti != kNil && !tiles[ti].is_dense(lo, hi)) ti = kNil;
     } else {
       head = buffer_index.find(addr);
       if (head != FlatIndex::kNone && (head & kGridTag) != 0 && elem_size != 0 &&
@@ -1014,7 +1020,7 @@ struct TensorMap::Impl {
       head = buffer_index.find(addr);
       if (head != FlatIndex::kNone && (head & kGridTag) != 0) {  // its home tile?
         Grid& gr = grids[head & ~kGridTag];
-        if (gr.lo == lo && gr.home != kNil && tiles[gr.home].dense_hi == hi) {
+        if (gr.lo == lo && gr.home != kNil && tiles[gr.home].is_dense(lo, hi)) {
           // Looked up again: filed from now on (may throw, changing nothing).
           tile_index.insert(TaggedIndex::hash(addr, lo), gr.home);
           gr.home_filed = true;
@@ -1032,7 +1038,7 @@ struct TensorMap::Impl {
     if (g.dense && !contiguous && head != FlatIndex::kNone && (head & kGridTag) != 0) {
       // a known tile of a grid of intervals
       ti = grid_tile(head & ~kGridTag, addr, g.lo);
-      if (ti != kNil && tiles[ti].dense_hi == g.hi)
+      if (ti != kNil && tiles[ti].is_dense(g.lo, g.hi))
         return grid_access(addr, tiles[ti].grid, ti, task, write, deps, deps_before);
     }
     if (head != FlatIndex::kNone && (head & kGridTag) != 0) {
@@ -1119,6 +1125,7 @@ struct TensorMap::Impl {
     grids.clear();
     grid_shapes.clear();
     tiles.clear();
+    tile_next.clear();
     tile_index.clear();
     free_entry = free_lane = free_task = recent_task_rec = free_grid = free_tile = kNil;
     buffer_index.clear();

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 
 #include "engine_test_support.h"
 
@@ -229,6 +230,60 @@ TEST_P(PipelineTest, ChainedRunsKeepTheirNumerics) {
   }
   const auto got = x.download<float>();
   for (int64_t i = 0; i < n; ++i) ASSERT_EQ(got[i], want[i]) << "element " << i;
+}
+
+// A pipelined run's orchestration is what the runs wait for: the orchestrating thread
+// leaves the blocks it releases to a scheduler (no work-first run, no chain take-back)
+// and goes on to the next run; it runs blocks only while it waits.
+TEST_F(EngineTest, APipelinedOrchestrationLeavesItsBlocksToTheSchedulers) {
+  auto engine = make_engine(default_config(), /*host_build_graph=*/false);
+  auto program = load(test_programs::chain_tally());
+  DeviceBuffer y(48 * sizeof(int32_t)), c(2 * sizeof(int32_t));
+  constexpr uint64_t kTasks = 200;  // well within the task window: the submits never wait
+  const SimplerCallConfig config = depth(2);
+  for (int round = 0; round < 3; ++round) {
+    c.upload(std::vector<int32_t>{0, 0});
+    Completion done;
+    std::string error;
+    bool deferred = false;
+    ASSERT_EQ(
+        engine->execute(
+            *program,
+            make_args({y.tensor({48}, DataType::INT32), c.tensor({2}, DataType::INT32)}, {kTasks}),
+            &config, &error, done.callback(), &deferred),
+        SIMPLER_OK)
+        << error;
+    ASSERT_TRUE(deferred);
+    ASSERT_EQ(done.wait(), SIMPLER_OK) << done.message();
+    const auto counts = c.download<int32_t>();
+    EXPECT_EQ(counts[0], static_cast<int32_t>(kTasks));
+    EXPECT_EQ(counts[1], static_cast<int32_t>(kTasks))
+        << "round " << round << ": " << kTasks - counts[1]
+        << " chain tasks ran on the orchestrating thread during its orchestration";
+  }
+}
+
+// `next_follows` is a hint: a run that said another follows, and then none came, still
+// completes (its end wakes a scheduler when none is awake for its ready work; here every
+// scheduler is parked and the run's one task is released only when the orchestration
+// returned).
+TEST_P(PipelineTest, ARunWhoseSuccessorNeverComesStillCompletes) {
+  for (int i = 0; i < 3; ++i) {
+    Completion done;
+    const SimplerCallConfig config = depth(2);
+    std::string error;
+    bool deferred = false;
+    ASSERT_EQ(engine_->execute(*program_, make_args({x_->tensor({kN}), y_->tensor({kN})}, {0, 0}),
+                               &config, &error, done.callback(), &deferred,
+                               /*next_follows=*/true),
+              SIMPLER_OK)
+        << error;
+    ASSERT_TRUE(deferred);
+    ASSERT_EQ(done.wait(), SIMPLER_OK) << "run " << i << " never completed";
+    // Long enough for the scheduler that ran it to spin out its budget and park again.
+    std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_EQ(x_->download<float>()[0], 4.0f);
 }
 
 TEST_F(EngineTest, PipelineDepthAboveTheLimitIsRefused) {

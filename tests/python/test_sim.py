@@ -421,3 +421,14 @@ def test_a_freed_device_array_never_exposes_its_old_address():
     assert raw.shape == (0,)  # nothing of the old address is reachable
     with pytest.raises(ValueError, match="freed"):
         a.__dlpack__()
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "BF16"])
+def test_device_array_takes_bfloat16_by_name(dtype):
+    """numpy has no bfloat16: the name maps to DataType.BFLOAT16 (a uint16 numpy view)."""
+    from simpler.task_interface import DataType
+    sim.set_device(0)
+    a = sim.DeviceArray.zeros((2, 3), dtype)
+    assert a.data_type == DataType.BFLOAT16 and a.nbytes == 12
+    assert a.numpy().dtype == np.uint16 and not a.numpy().any()
+    a.free()

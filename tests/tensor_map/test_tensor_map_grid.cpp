@@ -239,6 +239,48 @@ TEST(TensorMapGrid, TheHomeTileIsFoundOnEveryPath) {
   ++task;
 }
 
+// A tile knows the length of its grid's intervals only below 2^32 bytes (longer ones are
+// found through the grid), and its key is its grid's buffer address with its first byte.
+TEST(TensorMapGrid, LongTilesAndTilesOfTwoBuffersAtOneOffset) {
+  TensorMap grids(4096, TensorMap::kDefaultIndexAbove, true);
+  TensorMap lanes(4096, TensorMap::kDefaultIndexAbove, false);
+  uint64_t task = 0;
+  auto step = [&](const ChipTensor& v, AccessKind kind) {
+    std::vector<uint64_t> dg, dl;
+    EXPECT_TRUE(grids.access(task, v, kind, dg));
+    EXPECT_TRUE(lanes.access(task, v, kind, dl));
+    EXPECT_EQ(Ids(dg.begin(), dg.end()), Ids(dl.begin(), dl.end())) << "task " << task;
+    EXPECT_EQ(grids.live_entries(), lanes.live_entries()) << "task " << task;
+    ++task;
+    return Ids(dg.begin(), dg.end());
+  };
+  auto slice = [](uint64_t addr, int64_t begin, int64_t end) {
+    return make_view(addr, uint64_t{1} << 40, begin, {end - begin}, {1});
+  };
+  constexpr uint64_t kC = uint64_t{1} << 40, kD = uint64_t{2} << 40;
+  constexpr int64_t k4G = int64_t{1} << 30;                            // float32 elements: 4 GiB
+  EXPECT_EQ(step(slice(kC, 0, k4G), AccessKind::Write), Ids{});        // 0
+  EXPECT_EQ(step(slice(kC, k4G, 2 * k4G), AccessKind::Write), Ids{});  // 1
+  EXPECT_EQ(step(slice(kC, k4G, 2 * k4G), AccessKind::Read), Ids{1});  // 2
+  EXPECT_EQ(step(slice(kC, k4G, 2 * k4G), AccessKind::Write), (Ids{1, 2}));  // 3
+  EXPECT_EQ(step(slice(kC, 0, k4G + 16), AccessKind::Read), (Ids{0, 3}));    // 4: off the grid
+  // Tiles of 4 GiB + 64 bytes: a 64-byte view at a tile's start is not that tile.
+  const int64_t len = k4G + 16;
+  EXPECT_EQ(step(slice(kD, 0, len), AccessKind::Write), Ids{});               // 5
+  EXPECT_EQ(step(slice(kD, len, 2 * len), AccessKind::Write), Ids{});         // 6
+  EXPECT_EQ(step(slice(kD, len, 2 * len), AccessKind::Write), Ids{6});        // 7
+  EXPECT_EQ(step(slice(kD, len, len + 16), AccessKind::Write), Ids{7});       // 8
+  EXPECT_EQ(step(slice(kD, len + 16, 2 * len), AccessKind::Read), (Ids{7}));  // 9
+  // Two buffers, tiles at the same offsets.
+  EXPECT_EQ(step(slice(kA, 0, 16), AccessKind::Write), Ids{});    // 10
+  EXPECT_EQ(step(slice(kB, 0, 16), AccessKind::Write), Ids{});    // 11
+  EXPECT_EQ(step(slice(kA, 16, 32), AccessKind::Write), Ids{});   // 12
+  EXPECT_EQ(step(slice(kB, 16, 32), AccessKind::Write), Ids{});   // 13
+  EXPECT_EQ(step(slice(kA, 16, 32), AccessKind::Read), Ids{12});  // 14
+  EXPECT_EQ(step(slice(kB, 16, 32), AccessKind::Read), Ids{13});  // 15
+  EXPECT_EQ(step(slice(kB, 0, 16), AccessKind::Write), Ids{11});  // 16
+}
+
 TEST(TensorMapGrid, TaskIdsThatPileUpAnswerAsConsecutiveOnes) {
   TensorMap consecutive(1024), piled(1024);
   auto id = [](uint64_t t, bool pile) { return pile ? (t << 32) | 7 : t; };
