@@ -65,8 +65,8 @@ LoadedKernel random_kernel(std::mt19937_64& rng) {
 SimplerTaskDesc valid_task(const LoadedKernel& k, const ChipTensor& x, std::mt19937_64& rng) {
   SimplerTaskDesc d{};
   d.func_id = kFunc;
-  d.core_type = k.core_type >= 0 ? static_cast<uint32_t>(k.core_type)
-                                 : static_cast<uint32_t>(rng() % 2);
+  d.core_type =
+      k.core_type >= 0 ? static_cast<uint32_t>(k.core_type) : static_cast<uint32_t>(rng() % 2);
   d.block_num = 1 + static_cast<uint32_t>(rng() % 4);
   d.tensor_count = k.tensor_count;
   d.scalar_count = k.scalar_count;
