@@ -334,7 +334,33 @@ int Orchestrator::fail(int32_t code, const std::string& message) {
 
 // ---- submit ----------------------------------------------------------------------------
 
-bool Orchestrator::validate_task(const SimplerTaskDesc* d) {
+// The common case of check_task in one pass, building no message: true only when every
+// check of check_task passes (each condition below is one of them). A cluster task, and
+// a view this run has not checked yet, go to check_task.
+bool Orchestrator::task_quick_ok(const SimplerTaskDesc* d) {
+  if (d == nullptr || d->func_id < 0 || d->func_id > CHIP_MAX_FUNC_ID) return false;
+  const LoadedKernel& k = program_->kernels[d->func_id];
+  if (k.entry == nullptr || d->core_type > SIMPLER_CORE_AIV || d->block_num < 1 ||
+      d->block_num > kMaxBlockNum || d->tensor_count > CHIP_MAX_TENSOR_ARGS ||
+      d->scalar_count > CHIP_MAX_SCALAR_ARGS ||
+      (k.core_type >= 0 && static_cast<uint32_t>(k.core_type) != d->core_type) ||
+      d->tensor_count != k.tensor_count || d->scalar_count != k.scalar_count) {
+    return false;
+  }
+  for (uint32_t i = 0; i < d->tensor_count; ++i) {
+    const SimplerTaskTensor& a = d->tensors[i];
+    if (a.mode > SIMPLER_TENSOR_NODEP || !mode_fits(a.mode, k.directions[i]) ||
+        (k.dtypes[i] != LoadedKernel::kAnyDtype && a.tensor.dtype != k.dtypes[i]) ||
+        (k.ranks[i] != 0 && a.tensor.ndims != k.ranks[i]) ||
+        (a.mode == SIMPLER_TENSOR_OUT_ALLOC ? !out_alloc_shape_ok(a.tensor)
+                                            : !views_.hit(a.tensor, i))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool Orchestrator::check_task(const SimplerTaskDesc* d) {
   if (d == nullptr) return fail(SIMPLER_CHIP_ERR_INVALID_ARGS, "submit: desc is null"), false;
   if (d->func_id < 0 || d->func_id > CHIP_MAX_FUNC_ID ||
       program_->kernels[d->func_id].entry == nullptr) {

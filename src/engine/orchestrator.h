@@ -112,6 +112,7 @@ class Orchestrator {
   int fail(int32_t code, const std::string& message);  // latches, returns the latched code
 
  private:
+  friend class ValidateTaskTest;  // tests/engine: task_quick_ok against check_task
   struct ScopeFrame {
     uint64_t serial;
     uint64_t first_block;  // heap-block index at scope_begin
@@ -122,7 +123,12 @@ class Orchestrator {
   };
   static constexpr uint64_t kOpen = ~uint64_t{0};
 
-  bool validate_task(const SimplerTaskDesc* desc);
+  // Every check of a submitted task; false: the run failed with a typed message.
+  bool validate_task(const SimplerTaskDesc* desc) {
+    return task_quick_ok(desc) || check_task(desc);
+  }
+  bool task_quick_ok(const SimplerTaskDesc* desc);  // the common case, no message
+  bool check_task(const SimplerTaskDesc* desc);     // all checks, naming what is wrong
   // Tensor `arg` passes the quick checks (device_tensor_quick_ok, a known allocation):
   // kept in views_ for the next task; false sends validate_task to the slow path.
   bool keep_view(const ChipTensor& t, uint32_t arg);

@@ -33,6 +33,12 @@ bool shape_bytes(uint32_t ndims, const int64_t* shapes, uint32_t dtype, uint64_t
   return true;
 }
 
+bool out_alloc_shape_ok(const ChipTensor& t) {
+  std::string why;  // built only on failure
+  uint64_t bytes = 0;
+  return shape_bytes(t.ndims, t.shapes, t.dtype, &bytes, &why);
+}
+
 bool check_device_tensor(const ChipTensor& t, std::string* why) {
   try {
     validate_tensor(t);

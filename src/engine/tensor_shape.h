@@ -18,6 +18,9 @@ inline std::string counted(uint64_t n, const char* noun) {
 bool shape_bytes(uint32_t ndims, const int64_t* shapes, uint32_t dtype, uint64_t* bytes,
                  std::string* why);
 
+// shape_bytes would accept this OUT_ALLOC tensor's shape (no message built).
+bool out_alloc_shape_ok(const ChipTensor& t);
+
 // A valid view of DEVICE memory (validate_tensor's rules plus the address space).
 bool check_device_tensor(const ChipTensor& t, std::string* why);
 
