@@ -105,6 +105,11 @@ TEST(HotPathChecks, QuickTensorCheckElementSizesMatchTheDataTypes) {
   }
 }
 
+// a + b wrapping around (an edge value plus one must not be undefined behaviour).
+int64_t plus(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+
 // One field of `t` changed to an edge value (the cache's key, or the offset it ranges over).
 ChipTensor mutated(ChipTensor t, std::mt19937_64& rng) {
   const uint32_t d = static_cast<uint32_t>(rng() % CHIP_TENSOR_MAX_DIMS);
@@ -126,14 +131,14 @@ ChipTensor mutated(ChipTensor t, std::mt19937_64& rng) {
       t.space = static_cast<uint32_t>(rng() % 3);
       break;
     case 5:
-      t.shapes[d] = rng() % 2 == 0 ? t.shapes[d] + 1 : edgy(rng);
+      t.shapes[d] = rng() % 2 == 0 ? plus(t.shapes[d], 1) : edgy(rng);
       break;
     case 6:
-      t.strides[d] = rng() % 2 == 0 ? t.strides[d] + 1 : edgy(rng);
+      t.strides[d] = rng() % 2 == 0 ? plus(t.strides[d], 1) : edgy(rng);
       break;
     default:  // the offset: near the accepted one, or anywhere
       t.start_offset =
-          rng() % 2 == 0 ? t.start_offset + static_cast<int64_t>(rng() % 2049) - 1024 : edgy(rng);
+          rng() % 2 == 0 ? plus(t.start_offset, static_cast<int64_t>(rng() % 2049) - 1024) : edgy(rng);
       break;
   }
   return t;
