@@ -188,7 +188,9 @@ void bind_chip_worker(py::module_& m) {
           py::arg("handle"), py::arg("args"), py::arg("config") = std::nullopt)
       .def(
           "malloc", [](ChipWorker& w, size_t size) { return w.malloc(size); }, py::arg("size"))
-      .def("free", &ChipWorker::free, py::arg("device_ptr"))
+      .def(
+          "free", [](ChipWorker& w, uint64_t device_ptr) { w.free(device_ptr); },
+          py::arg("device_ptr"))
       .def(
           "copy_to",
           [](ChipWorker& w, uint64_t dst, py::handle src, std::optional<size_t> nbytes) {

@@ -336,14 +336,16 @@ uint64_t ChipWorker::malloc(size_t size, const char* caller_api) {
   return a.device_ptr;
 }
 
-void ChipWorker::free(uint64_t device_ptr) {
+void ChipWorker::free(uint64_t device_ptr, const char* caller_api) {
   require_initialized(ChipWorkerMode::PROGRAM, "free");
   SimplerDeviceFreeArgs a{.struct_size = sizeof a, .ctx = ctx_, .device_ptr = device_ptr};
   int st = library_->api().device_free(&a);
-  if (st != SIMPLER_OK) throw_status(st, "ChipWorker.free failed");
+  if (st != SIMPLER_OK)
+    throw_status(st, caller_api ? detail::api_name(caller_api) : "ChipWorker.free failed");
 }
 
-void ChipWorker::copy_to(uint64_t dst_device, const void* src_host, size_t size) {
+void ChipWorker::copy_to(uint64_t dst_device, const void* src_host, size_t size,
+                         const char* caller_api) {
   require_initialized(ChipWorkerMode::PROGRAM, "copy_to");
   SimplerCopyToDeviceArgs a{.struct_size = sizeof a,
                             .ctx = ctx_,
@@ -351,10 +353,13 @@ void ChipWorker::copy_to(uint64_t dst_device, const void* src_host, size_t size)
                             .src_host = src_host,
                             .size = size};
   int st = library_->api().copy_to_device(&a);
-  if (st != SIMPLER_OK) throw_status(st, "ChipWorker.copy_to failed");
+  if (st != SIMPLER_OK) {
+    throw_status(st, caller_api ? detail::api_name(caller_api) : "ChipWorker.copy_to failed");
+  }
 }
 
-void ChipWorker::copy_from(void* dst_host, uint64_t src_device, size_t size) {
+void ChipWorker::copy_from(void* dst_host, uint64_t src_device, size_t size,
+                           const char* caller_api) {
   require_initialized(ChipWorkerMode::PROGRAM, "copy_from");
   SimplerCopyFromDeviceArgs a{.struct_size = sizeof a,
                               .ctx = ctx_,
@@ -362,7 +367,9 @@ void ChipWorker::copy_from(void* dst_host, uint64_t src_device, size_t size) {
                               .src_device = src_device,
                               .size = size};
   int st = library_->api().copy_from_device(&a);
-  if (st != SIMPLER_OK) throw_status(st, "ChipWorker.copy_from failed");
+  if (st != SIMPLER_OK) {
+    throw_status(st, caller_api ? detail::api_name(caller_api) : "ChipWorker.copy_from failed");
+  }
 }
 
 DeviceMemoryInfo ChipWorker::device_memory_info() {

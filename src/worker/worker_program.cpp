@@ -248,7 +248,7 @@ void Worker::free(uint64_t device_ptr) {
     throw std::invalid_argument("Worker.free: " + hex(device_ptr) +
                                 " was not returned by this Worker's malloc (or was already freed)");
   }
-  c.chip->free(device_ptr);
+  c.chip->free(device_ptr, "free");
   c.allocations.erase(device_ptr);
 }
 
@@ -258,7 +258,7 @@ void Worker::copy_to(uint64_t dst_device, const void* src_host, size_t size) {
   std::lock_guard lock(c.program_mu);
   require_ready(c, "copy_to");
   require_inside_allocation(c, dst_device, size, "copy_to");
-  c.chip->copy_to(dst_device, src_host, size);
+  c.chip->copy_to(dst_device, src_host, size, "copy_to");
 }
 
 void Worker::copy_from(void* dst_host, uint64_t src_device, size_t size) {
@@ -267,7 +267,7 @@ void Worker::copy_from(void* dst_host, uint64_t src_device, size_t size) {
   std::lock_guard lock(c.program_mu);
   require_ready(c, "copy_from");
   require_inside_allocation(c, src_device, size, "copy_from");
-  c.chip->copy_from(dst_host, src_device, size);
+  c.chip->copy_from(dst_host, src_device, size, "copy_from");
 }
 
 std::shared_ptr<HostBuffer> Worker::create_buffer(size_t nbytes) {

@@ -137,8 +137,9 @@ ChipTensor mutated(ChipTensor t, std::mt19937_64& rng) {
       t.strides[d] = rng() % 2 == 0 ? plus(t.strides[d], 1) : edgy(rng);
       break;
     default:  // the offset: near the accepted one, or anywhere
-      t.start_offset =
-          rng() % 2 == 0 ? plus(t.start_offset, static_cast<int64_t>(rng() % 2049) - 1024) : edgy(rng);
+      t.start_offset = rng() % 2 == 0
+                           ? plus(t.start_offset, static_cast<int64_t>(rng() % 2049) - 1024)
+                           : edgy(rng);
       break;
   }
   return t;

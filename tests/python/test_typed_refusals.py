@@ -205,3 +205,21 @@ def test_an_out_of_memory_malloc_is_reported_under_worker_malloc():
         assert err.value.status_name == "SIM_ERR_OUT_OF_MEMORY"
         assert "simpler_device_malloc" not in str(err.value)
         worker.free(worker.malloc(64))   # the worker stays usable
+
+
+def test_memory_calls_after_a_device_reset_are_reported_under_the_worker_api():
+    """copy_to / copy_from / free on a reset device name the Worker method called, not
+    the native ChipWorker ("ChipWorker.copy_to failed: ..." before), and keep the status."""
+    with Worker() as worker:
+        worker.init()
+        ptr = worker.malloc(64)
+        host = np.zeros(16, np.float32)
+        sim.device_reset(0)
+        for api, call in (("copy_to", lambda: worker.copy_to(ptr, host)),
+                          ("copy_from", lambda: worker.copy_from(host, ptr)),
+                          ("free", lambda: worker.free(ptr))):
+            with pytest.raises(errors.ChipWorkerError,
+                               match=rf"^Worker\.{api}: device 0 was reset") as err:
+                call()
+            assert "ChipWorker" not in str(err.value)
+            assert err.value.code is not None and err.value.status_name

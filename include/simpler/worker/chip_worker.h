@@ -90,11 +90,13 @@ class ChipWorker {
   // Waits, copies HOST outputs back, frees the run; throws the run's error if it failed.
   void finalize_run(uint64_t run_id);
 
-  // `caller_api` as for submit (e.g. "malloc" -> "Worker.malloc: ...").
+  // `caller_api` as for submit (e.g. "malloc" -> "Worker.malloc: ..."; read only on failure).
   uint64_t malloc(size_t size, const char* caller_api = nullptr);
-  void free(uint64_t device_ptr);
-  void copy_to(uint64_t dst_device, const void* src_host, size_t size);
-  void copy_from(void* dst_host, uint64_t src_device, size_t size);
+  void free(uint64_t device_ptr, const char* caller_api = nullptr);
+  void copy_to(uint64_t dst_device, const void* src_host, size_t size,
+               const char* caller_api = nullptr);
+  void copy_from(void* dst_host, uint64_t src_device, size_t size,
+                 const char* caller_api = nullptr);
   DeviceMemoryInfo device_memory_info();
 
   // ---- kernel mode (the caller owns the device and the stream) ---------------------
