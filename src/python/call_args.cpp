@@ -209,7 +209,7 @@ py::object cpu_bfloat16_as_uint16(const PackTarget& t, uint32_t i, const ArgSpec
                                   py::handle obj) {
   DLPackView v;
   try {
-    v = dlpack_borrow(obj);  // a second export: the producer makes a fresh capsule
+    v = dlpack_borrow(obj);          // a second export: the producer makes a fresh capsule
   } catch (const std::exception&) {  // its first failure is the one reported
     return py::object();
   }
