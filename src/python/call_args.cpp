@@ -1,7 +1,10 @@
 #include "call_args.h"
 
 #include <memory>
+#include <optional>
 #include <string>
+
+#include <pybind11/numpy.h>
 
 #include "bound_instance.h"
 #include "device_array.h"
@@ -123,14 +126,18 @@ void finish_tensor(const PackTarget& t, uint32_t i, const ArgSpec& spec, PackedT
 // dlpack_host: a numpy import of a DLPack host tensor; numpy marks those read-only, but
 // DLPack (0.6) carries no read-only flag, so writability is the producer's to decide.
 // shown: what the caller passed (a DLPack producer such as a torch tensor), for messages.
+// as_dtype: the element type when the buffer's format cannot say it (a bfloat16 DLPack
+// tensor, seen through numpy as uint16).
 PackedTensor from_buffer(const PackTarget& t, uint32_t i, const ArgSpec& spec, py::handle obj,
-                         bool dlpack_host = false, py::handle shown = py::handle()) {
+                         bool dlpack_host = false, py::handle shown = py::handle(),
+                         std::optional<DataType> as_dtype = std::nullopt) {
   auto lease = std::make_shared<const HostBufferLease>(obj, dlpack_host);
   const Py_buffer& v = lease->view();
   if (v.format && (v.format[0] == '>' || v.format[0] == '!')) {
     bad_value(t, i, spec, "big-endian data; the chip is little-endian");
   }
-  const auto dtype = detail::dtype_of_format(v.format, static_cast<size_t>(v.itemsize));
+  const auto dtype =
+      as_dtype ? as_dtype : detail::dtype_of_format(v.format, static_cast<size_t>(v.itemsize));
   if (!dtype) {
     bad_type(t, i, spec,
              std::string("buffer format '") + (v.format ? v.format : "B") + "' has no DataType");
@@ -196,13 +203,37 @@ auto read_dlpack(const PackTarget& t, uint32_t i, const ArgSpec& spec, Read&& re
   }
 }
 
+// A compact CPU bfloat16 DLPack tensor as a numpy uint16 array over the same bytes, which
+// keeps `obj` (the producer, owner of the memory) alive; None for anything else.
+py::object cpu_bfloat16_as_uint16(const PackTarget& t, uint32_t i, const ArgSpec& spec,
+                                  py::handle obj) {
+  DLPackView v;
+  try {
+    v = dlpack_borrow(obj);          // a second export: the producer makes a fresh capsule
+  } catch (const std::exception&) {  // its first failure is the one reported
+    return py::object();
+  }
+  if (v.device_type != kDLCPU || v.dtype != DataType::BFLOAT16) return py::object();
+  if (!v.compact) bad_value(t, i, spec, "non-contiguous strides; pass a C-contiguous tensor");
+  static const uint16_t kNoElement = 0;  // numpy wants a pointer even for zero elements
+  const void* data = v.data != 0 ? reinterpret_cast<const void*>(v.data) : &kNoElement;
+  return py::array(py::dtype("uint16"), v.shape, data, obj);
+}
+
 PackedTensor from_dlpack(const PackTarget& t, uint32_t i, const ArgSpec& spec, py::handle obj) {
   const auto [device_type, device_id] = read_dlpack(t, i, spec, [&] { return dlpack_device(obj); });
   if (device_type == kDLCPU) {
     // Host memory or a CPU view of sim memory: numpy imports it zero-copy, then the buffer
     // rules apply (the numpy array keeps the producer's export alive).
-    py::object array = read_dlpack(
-        t, i, spec, [&] { return py::module_::import("numpy").attr("from_dlpack")(obj); });
+    py::object array;
+    try {
+      array = py::module_::import("numpy").attr("from_dlpack")(obj);
+    } catch (py::error_already_set& e) {
+      // numpy has no bfloat16: such a tensor is read through DLPack itself.
+      py::object bf16 = cpu_bfloat16_as_uint16(t, i, spec, obj);
+      if (!bf16) read_dlpack(t, i, spec, [&]() -> py::object { throw std::move(e); });
+      return from_buffer(t, i, spec, bf16, /*dlpack_host=*/true, obj, DataType::BFLOAT16);
+    }
     return from_buffer(t, i, spec, array, /*dlpack_host=*/true, obj);
   }
   if (device_type != kSimDLDeviceType) {

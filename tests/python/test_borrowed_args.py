@@ -316,3 +316,38 @@ def test_typed_signature_checks_dtype_and_rank_and_converts_numbers(compiler):
     del dx, dy, as_int, square
     gc.collect()
     stream.destroy()
+
+
+def test_program_mode_takes_torch_bfloat16_cpu_tensors(compiler):
+    """numpy has no bfloat16, so a torch bfloat16 CPU tensor is read through DLPack itself
+    (it was refused as "its DLPack export could not be read"); it runs as a HOST tensor."""
+    torch = pytest.importorskip("torch")
+    from simpler.task_interface import ArgDirection as D, ChipCallable, CoreCallable
+    negate = r'''
+#include "simpler/kernel/kernel_abi.h"
+extern "C" void kernel_entry(int64_t* args) {  // y = -x over bfloat16: flip the sign bit
+  const ChipTensor* x = simpler_tensor_arg(args, 0);
+  const ChipTensor* y = simpler_tensor_arg(args, 1);
+  const uint16_t* px = (const uint16_t*)simpler_tensor_data(x, 2);
+  uint16_t* py = (uint16_t*)simpler_tensor_data(y, 2);
+  for (int64_t i = 0; i < x->shapes[0]; ++i) py[i] = (uint16_t)(px[i] ^ 0x8000u);
+}
+'''
+    bf16 = DataType.BFLOAT16
+    kernel = CoreCallable.build([(D.IN, bf16, 1), (D.OUT, bf16, 1)],
+                                compiler.compile_kernel(negate, "aiv"))
+    x = torch.linspace(-2, 2, N, dtype=torch.bfloat16)
+    with Worker() as w:
+        w.init()
+        h = w.register(ChipCallable.from_kernel(kernel))
+        y = torch.zeros(N, dtype=torch.bfloat16)
+        w.run(h, x, y)
+        assert torch.equal(y, -x)
+        y = torch.zeros(N, dtype=torch.bfloat16)
+        w.submit(h, x, y).wait(60)
+        assert torch.equal(y, -x)
+        with pytest.raises(ArgumentError, match="argument 1 .*non-contiguous") as err:
+            w.run(h, x, torch.zeros(2 * N, dtype=torch.bfloat16)[::2])
+        assert err.value.index == 1
+        with pytest.raises(ArgumentTypeError, match="expected a BFLOAT16 tensor, got FLOAT16"):
+            w.run(h, x.to(torch.float16), y)
