@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "process_local.h"
 #include "task_interface_types.h"
 
 namespace py = pybind11;
@@ -129,6 +130,13 @@ void bind_task_interface_args(py::module_& m) {
         return "ChipStorageTaskArgs(tensors=" + std::to_string(a.args.tensor_count) +
                ", scalars=" + std::to_string(a.args.scalar_count) + ")";
       });
+  auto cls =
+      py::reinterpret_borrow<py::class_<PyChipStorageTaskArgs>>(m.attr("ChipStorageTaskArgs"));
+  copy_as_value(cls);
+  refuse_pickling(cls,
+                  "ChipStorageTaskArgs cannot be pickled or deep-copied: its tensors hold "
+                  "addresses in this process's memory; copy.copy() copies the arguments (the "
+                  "memory stays shared)");
 }
 
 }  // namespace simpler::python::detail

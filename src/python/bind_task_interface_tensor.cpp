@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "element_kind.h"
+#include "process_local.h"
 #include "task_interface_types.h"
 
 namespace py = pybind11;
@@ -316,6 +317,12 @@ void bind_task_interface_tensor(py::module_& m) {
                ", addr=" + std::to_string(t.tensor.buffer.addr) +
                ", start_offset=" + std::to_string(t.tensor.start_offset) + ")";
       });
+  auto cls = py::reinterpret_borrow<py::class_<PyChipTensor>>(m.attr("ChipTensor"));
+  copy_as_value(cls);
+  refuse_pickling(cls,
+                  "ChipTensor cannot be pickled or deep-copied: it holds an address in this "
+                  "process's host or device memory; copy.copy() copies the descriptor (the "
+                  "memory stays shared)");
 }
 
 }  // namespace detail

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "process_local.h"
 #include "stream_arg.h"
 
 namespace py = pybind11;
@@ -142,6 +143,9 @@ void bind_kernel_launch(py::module_& m) {
         return "<simpler.KernelLaunch callable_id=" + std::to_string(k.callable_id()) +
                " args=" + std::to_string(k.arg_count()) + ">";
       });
+  refuse_pickling(cls,
+                  "KernelLaunch cannot be pickled or copied: it is bound to a callable a Worker "
+                  "of this process prepared; make another with Worker.kernel_bind");
 }
 
 }  // namespace simpler::python

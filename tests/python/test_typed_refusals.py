@@ -157,6 +157,40 @@ def test_objects_naming_process_resources_refuse_pickling_and_copying(make):
         obj.close()
 
 
+def test_descriptors_copy_but_refuse_pickling_and_deep_copies():
+    """ChipTensor and ChipStorageTaskArgs are descriptors of this process's memory: copy.copy
+    copies the descriptor (same memory, still kept alive), pickle and deepcopy are typed
+    refusals (they were Python's bare "cannot pickle" TypeError, copy.copy included)."""
+    from simpler.task_interface import ChipStorageTaskArgs, ChipTensor
+    x = np.arange(4, dtype=np.float32)
+    tensor = ChipTensor.from_array(x)
+    args = ChipStorageTaskArgs()
+    args.add_tensor(tensor)
+    args.add_scalar_f32(1.5)
+    copied = copy.copy(tensor)
+    assert copied is not tensor and repr(copied) == repr(tensor)
+    copied_args = copy.copy(args)
+    assert copied_args is not args and repr(copied_args) == repr(args)
+    for obj in (tensor, args):
+        for attempt in (lambda: pickle.dumps(obj), lambda: copy.deepcopy(obj)):
+            with pytest.raises(SimplerTypeError, match="cannot be pickled or deep-copied") as err:
+                attempt()
+            assert err.value.code == errors.PTO_RUNTIME_ERR_INVALID_ARGUMENT
+
+
+def test_a_kernel_launch_refuses_pickling_and_copying(add_scalar_kernel_worker):
+    worker, cid, stream = add_scalar_kernel_worker
+    x = sim.DeviceArray((8,), "float32")
+    y = sim.DeviceArray((8,), "float32")
+    launch = worker.kernel_bind(cid, x, y, 1.0)
+    for attempt in (lambda: pickle.dumps(launch), lambda: copy.copy(launch),
+                    lambda: copy.deepcopy(launch)):
+        with pytest.raises(SimplerTypeError, match="KernelLaunch cannot be pickled or copied"):
+            attempt()
+    launch.launch(caller_stream=stream)   # still bound and usable
+    stream.synchronize()
+
+
 def test_caller_stream_refusals_name_the_api_called(add_scalar_kernel_worker):
     """docs/faults.md: one prefix, the API you called, also for the caller_stream checks."""
     w, cid, stream = add_scalar_kernel_worker
