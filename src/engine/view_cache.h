@@ -24,17 +24,19 @@ namespace simpler::rt {
 class ViewCache {
  public:
   void clear() {
-    for (Entry& e : entries_) e.ndims = 0;  // no view has rank 0: never matches
+    for (Entry& e : entries_) e.ndims = 0;  // an entry of rank 0 matches nothing (hit)
   }
 
   // `t`, passed as tensor `arg` of a task, is a view that passes both checks.
   bool hit(const ChipTensor& t, uint32_t arg) const {
     const Entry& e = entries_[arg & (kEntries - 1)];
     // Unsigned differences: an address below the allocation, or a negative start offset,
-    // is far above the limit. Dimension 0 outside the loop: the common views are 1-D (an
-    // empty entry's rank 0 never matches).
-    if (t.buffer.size != e.size || t.ndims != e.ndims || t.dtype != e.dtype || t.space != e.space ||
-        t.buffer.addr - e.lowest > e.addr_room ||
+    // is far above the limit. Dimension 0 outside the loop: the common views are 1-D. An
+    // empty entry (rank 0) matches nothing, not even a rank-0 descriptor whose other
+    // fields equal its leftovers (such a descriptor is invalid, and the allocation a
+    // forgotten entry names may be gone).
+    if (e.ndims == 0 || t.buffer.size != e.size || t.ndims != e.ndims || t.dtype != e.dtype ||
+        t.space != e.space || t.buffer.addr - e.lowest > e.addr_room ||
         static_cast<uint64_t>(t.start_offset) > e.max_start || t.shapes[0] != e.shapes[0] ||
         t.strides[0] != e.strides[0]) {
       return false;

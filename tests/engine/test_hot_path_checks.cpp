@@ -201,6 +201,32 @@ TEST(HotPathChecks, ViewCacheNeverAcceptsWhatTheQuickCheckRefuses) {
   EXPECT_GT(hits, 20000u);
 }
 
+// A forgotten (or never used) entry matches no descriptor: not an all-zero one, nor a
+// rank-0 one whose other fields equal what a forgotten entry kept (both are invalid, and
+// the allocation a forgotten entry names may have been freed since).
+TEST(HotPathChecks, AForgottenViewMatchesNoDescriptor) {
+  ViewCache cache;
+  const ChipTensor zero{};
+  for (uint32_t arg = 0; arg < 8; ++arg) EXPECT_FALSE(cache.hit(zero, arg)) << arg;
+  ChipTensor t{};
+  t.buffer = {4096, 4096};
+  t.ndims = 1;
+  t.dtype = CHIP_DT_FLOAT32;
+  t.space = CHIP_SPACE_DEVICE;
+  t.shapes[0] = 1024;
+  t.strides[0] = 1;
+  ASSERT_TRUE(device_tensor_quick_ok(t));
+  cache.add(t, 0, 4096, 8192);
+  ASSERT_TRUE(cache.hit(t, 0));
+  ChipTensor rank0 = t;
+  rank0.ndims = 0;
+  EXPECT_FALSE(cache.hit(rank0, 0));
+  cache.clear();
+  EXPECT_FALSE(cache.hit(t, 0));
+  EXPECT_FALSE(cache.hit(rank0, 0));
+  EXPECT_FALSE(cache.hit(zero, 0));
+}
+
 // The same allocation sequence on a power-of-two ring (masked wrap) and a reference
 // computed with modulo arithmetic give the same offsets.
 TEST(HotPathChecks, ByteRingMaskedWrapMatchesModulo) {
