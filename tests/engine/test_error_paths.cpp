@@ -71,6 +71,8 @@ TEST_F(ErrorPathsTest, OrchestrationApiMisuseIsNamed) {
       {22, SIMPLER_CHIP_ERR_INVALID_ARGS, "start_offset: -1 is negative"},
       {23, SIMPLER_CHIP_ERR_INVALID_ARGS,
        "the view reaches byte 6004 but the buffer has only 4096"},
+      // After case 23's run: a rank-0 descriptor equal to what the view cache kept then.
+      {26, SIMPLER_CHIP_ERR_INVALID_ARGS, "tensor 0: ndims: 0 is out of range"},
   };
   for (const MisuseCase& c : cases) {
     std::string error;

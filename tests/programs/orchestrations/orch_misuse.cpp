@@ -197,6 +197,12 @@ extern "C" int orch_misuse(const ChipStorageTaskArgs* args, const SimplerOrchApi
     }
     case 25:
       return Task(api, 0, SIMPLER_CORE_AIV).inout(g_stale).scalar_f32(1.0f).submit(&r);
+    case 26: {  // case 20's first view at rank 0: the view cache's leftovers must not match
+      ChipTensor v = test_orch::element_view(x, 0);
+      v.shapes[0] = 16;
+      v.ndims = 0;
+      return Task(api, 0, SIMPLER_CORE_AIV).inout(v).scalar_f32(1.0f).submit(&r);
+    }
     default:
       return api->fatal(api->rt, "orch_misuse: unknown case");
   }
