@@ -185,18 +185,24 @@ PackedTensor from_buffer(const PackTarget& t, uint32_t i, const ArgSpec& spec, p
 // consumed by its first import; a __dlpack__ that raises or returns no capsule; a device
 // that is not two ints) as an ArgumentError naming the argument, not a bare ValueError or
 // pybind11's cast error. simpler's own typed errors pass through.
+[[noreturn]] void refuse_dlpack_failure(const PackTarget& t, uint32_t i, const ArgSpec& spec,
+                                        py::error_already_set& e) {
+  // Called from the handler of `e`: a rethrow keeps simpler's own typed error as it is.
+  if (e.matches(py::module_::import("simpler.errors").attr("SimplerError"))) throw;
+  const std::string why = py::str(e.type().attr("__name__")).cast<std::string>() + ": " +
+                          py::str(e.value()).cast<std::string>();
+  bad_value(t, i, spec,
+            "its DLPack export could not be read (" + why +
+                "); pass the tensor itself, whose __dlpack__() makes a fresh capsule for "
+                "each import");
+}
+
 template <typename Read>
 auto read_dlpack(const PackTarget& t, uint32_t i, const ArgSpec& spec, Read&& read) {
   try {
     return read();
   } catch (py::error_already_set& e) {
-    if (e.matches(py::module_::import("simpler.errors").attr("SimplerError"))) throw;
-    const std::string why = py::str(e.type().attr("__name__")).cast<std::string>() + ": " +
-                            py::str(e.value()).cast<std::string>();
-    bad_value(t, i, spec,
-              "its DLPack export could not be read (" + why +
-                  "); pass the tensor itself, whose __dlpack__() makes a fresh capsule for "
-                  "each import");
+    refuse_dlpack_failure(t, i, spec, e);
   } catch (const py::cast_error& e) {
     bad_value(t, i, spec,
               std::string("its __dlpack_device__() is not two ints (") + e.what() + ")");
@@ -231,7 +237,7 @@ PackedTensor from_dlpack(const PackTarget& t, uint32_t i, const ArgSpec& spec, p
     } catch (py::error_already_set& e) {
       // numpy has no bfloat16: such a tensor is read through DLPack itself.
       py::object bf16 = cpu_bfloat16_as_uint16(t, i, spec, obj);
-      if (!bf16) read_dlpack(t, i, spec, [&]() -> py::object { throw std::move(e); });
+      if (!bf16) refuse_dlpack_failure(t, i, spec, e);
       return from_buffer(t, i, spec, bf16, /*dlpack_host=*/true, obj, DataType::BFLOAT16);
     }
     return from_buffer(t, i, spec, array, /*dlpack_host=*/true, obj);

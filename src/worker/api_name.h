@@ -12,4 +12,10 @@ inline std::string api_name(const char* api) {
   return name.find('.') == std::string::npos ? "Worker." + name : name;
 }
 
+// A failure's prefix: the caller's API when it named one (read only on failure), else
+// `own`, the name of the layer that failed ("ChipWorker.free failed").
+inline std::string api_name_or(const char* caller_api, const std::string& own) {
+  return caller_api ? api_name(caller_api) : own;
+}
+
 }  // namespace simpler::detail

@@ -283,17 +283,16 @@ uint64_t ChipWorker::submit(CallableHandle handle, const ChipStorageTaskArgs& ar
   int st = api.prepare_run(&prepare);
   if (st != SIMPLER_OK) {
     // The runtime's message names the argument; one prefix, the API the caller used.
-    throw_status(st, caller_api ? detail::api_name(caller_api)
-                                : "ChipWorker.submit: preparing the run failed");
+    throw_status(st,
+                 detail::api_name_or(caller_api, "ChipWorker.submit: preparing the run failed"));
   }
   const uint64_t run_id = prepare.run_id;
   SimplerLaunchRunArgs launch{.struct_size = sizeof launch, .ctx = ctx_, .run_id = run_id};
   st = api.launch_run(&launch);
   if (st != SIMPLER_OK) {
     // The launch's message first: releasing the prepared run clears the thread's error.
-    std::string what = with_runtime_detail(
-        caller_api ? detail::api_name(caller_api) + ": launching the run failed"
-                   : std::string("ChipWorker.submit: launching the run failed"));
+    std::string what = with_runtime_detail(detail::api_name_or(caller_api, "ChipWorker.submit") +
+                                           ": launching the run failed");
     SimplerFinalizeRunArgs release{.struct_size = sizeof release, .ctx = ctx_, .run_id = run_id};
     (void)api.finalize_run(&release);  // releases the prepared run; its status is `st`
     throw_on_status(st, what);
@@ -330,8 +329,8 @@ uint64_t ChipWorker::malloc(size_t size, const char* caller_api) {
   SimplerDeviceMallocArgs a{.struct_size = sizeof a, .ctx = ctx_, .size = size};
   int st = library_->api().device_malloc(&a);
   if (st != SIMPLER_OK) {
-    throw_status(st, caller_api ? detail::api_name(caller_api)
-                                : "ChipWorker.malloc(" + std::to_string(size) + ") failed");
+    throw_status(st, detail::api_name_or(caller_api,
+                                         "ChipWorker.malloc(" + std::to_string(size) + ") failed"));
   }
   return a.device_ptr;
 }
@@ -340,8 +339,7 @@ void ChipWorker::free(uint64_t device_ptr, const char* caller_api) {
   require_initialized(ChipWorkerMode::PROGRAM, "free");
   SimplerDeviceFreeArgs a{.struct_size = sizeof a, .ctx = ctx_, .device_ptr = device_ptr};
   int st = library_->api().device_free(&a);
-  if (st != SIMPLER_OK)
-    throw_status(st, caller_api ? detail::api_name(caller_api) : "ChipWorker.free failed");
+  if (st != SIMPLER_OK) throw_status(st, detail::api_name_or(caller_api, "ChipWorker.free failed"));
 }
 
 void ChipWorker::copy_to(uint64_t dst_device, const void* src_host, size_t size,
@@ -353,9 +351,8 @@ void ChipWorker::copy_to(uint64_t dst_device, const void* src_host, size_t size,
                             .src_host = src_host,
                             .size = size};
   int st = library_->api().copy_to_device(&a);
-  if (st != SIMPLER_OK) {
-    throw_status(st, caller_api ? detail::api_name(caller_api) : "ChipWorker.copy_to failed");
-  }
+  if (st != SIMPLER_OK)
+    throw_status(st, detail::api_name_or(caller_api, "ChipWorker.copy_to failed"));
 }
 
 void ChipWorker::copy_from(void* dst_host, uint64_t src_device, size_t size,
@@ -368,7 +365,7 @@ void ChipWorker::copy_from(void* dst_host, uint64_t src_device, size_t size,
                               .size = size};
   int st = library_->api().copy_from_device(&a);
   if (st != SIMPLER_OK) {
-    throw_status(st, caller_api ? detail::api_name(caller_api) : "ChipWorker.copy_from failed");
+    throw_status(st, detail::api_name_or(caller_api, "ChipWorker.copy_from failed"));
   }
 }
 
