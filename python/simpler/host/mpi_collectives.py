@@ -52,11 +52,7 @@ def mpi_body(locals_: Sequence[int], part: Callable[[Step, int, int], Part]) -> 
         if r != 0:
             return
         transport = s.run.transport
-        parts = [part(s, i, locals_[i]) for i in range(s.g)]
-        local, remote = transport.launch_collective(parts, s.task.name)
-        transport.wait_collective(local, s.task.name)
-        for pending in remote:
-            pending.result()
+        transport.collective([part(s, i, locals_[i]) for i in range(s.g)], s.task.name)
         s.run.count_mpi_collective()
     return body
 
@@ -92,10 +88,7 @@ def hierarchical_all_reduce(plan: Sequence[Sequence[int]], op: int,
             parts = [(_header(ALLREDUCE, transport.local_index(s.slots[p[0]]),
                               _addr(s.inputs[p[0]]), n * s.esize, dtype=s.dtype, op=op,
                               count=n), []) for p in plan]
-            local, remote = transport.launch_collective(parts, s.task.name)
-            transport.wait_collective(local, s.task.name)
-            for pending in remote:
-                pending.result()
+            transport.collective(parts, s.task.name)
             s.run.count_mpi_collective()
         s.sync()
         if r != leader:
