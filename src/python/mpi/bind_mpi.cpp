@@ -152,7 +152,7 @@ PYBIND11_MODULE(_mpi_native, m) {
   py::class_<PyCall>(m, "Call")
       .def(
           "wait", [](PyCall& c, Link& link, int64_t spin_ns) { return c.wait(link, spin_ns); },
-      py::arg("link"), py::arg("spin_ns") = 200000)
+          py::arg("link"), py::arg("spin_ns") = 200000)
       .def("abandon", &PyCall::abandon, py::arg("link"));
 
   py::class_<PyCollective>(m, "Collective")

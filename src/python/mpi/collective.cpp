@@ -154,9 +154,9 @@ bool PostedCollective::post(MPI_Comm comm, const Header& h, const int64_t* count
       }
       in_ = staging(in_bytes, ptr(h.addr));
       out_ = staging(out_size_);
-      status = MPI_Ialltoallv(in_.get(), ints_.data(), ints_.data() + n, MPI_BYTE, out_.get(),
-                              ints_.data() + 2 * n, ints_.data() + 3 * n, MPI_BYTE, comm,
-                              &request_);
+      status =
+          MPI_Ialltoallv(in_.get(), ints_.data(), ints_.data() + n, MPI_BYTE, out_.get(),
+                         ints_.data() + 2 * n, ints_.data() + 3 * n, MPI_BYTE, comm, &request_);
       break;
     }
     default:

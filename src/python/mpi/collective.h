@@ -1,7 +1,7 @@
 // One collective of a simpler orchestration carried by MPI's own nonblocking collective
-// (MPI_Iallreduce, MPI_Iallgatherv, MPI_Ireduce_scatter, MPI_Ibcast, MPI_Ialltoallv) on the
-// device buffers themselves (device memory is host memory on the simulator, as with a
-// device-aware MPI on hardware). Every member rank posts the same collective in the same
+// (MPI_Iallreduce, MPI_Iallgatherv, MPI_Ireduce_scatter, MPI_Ibcast, MPI_Ialltoallv) on
+// copies of the device buffers (device memory is host memory on the simulator; see the
+// class comment for why copies). Every member rank posts the same collective in the same
 // order; rank 0 guarantees the order (simpler/host/mpi.py launches each collective to all
 // members under one lock).
 #pragma once
