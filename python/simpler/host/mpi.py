@@ -664,7 +664,8 @@ class MpiWorker(HostWorker):
             raise SimplerValueError("Worker(level=4).init: config= is the kernel-mode keyword")
         with self._lifecycle:
             if self._state != "NEW":
-                raise SimplerRuntimeError(f"Worker(level=4).init: the worker is {self._state}")
+                raise SimplerRuntimeError(f"Worker(level=4).init: the worker is {self._state}; "
+                                          "init() only once, on a NEW worker")
             try:
                 rendezvous(self._comm, self._rank_timeout)   # before any collective MPI call
             except BaseException:
