@@ -66,8 +66,9 @@ def chunks(n: int, g: int) -> List[Tuple[int, int]]:
     return out
 
 
-_DTYPES: Dict[Any, Any] = {}   # numpy dtype -> DataType, of the dtypes seen (a lookup per
-                               # array is a tenth of a small collective's submission)
+# numpy dtype -> DataType, of the dtypes seen (the lookup was a tenth of a small collective's
+# submission)
+_DTYPES: Dict[Any, Any] = {}
 
 
 class _Array:

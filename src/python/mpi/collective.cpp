@@ -112,7 +112,8 @@ bool PostedCollective::post(MPI_Comm comm, const Header& h, const int64_t* count
       }
       in_ = staging(*pool_, in_bytes, ptr(h.addr));
       out_ = staging(*pool_, out_size_);
-      status = MPI_Ireduce_scatter(in_.data.get(), out_.data.get(), ints_.data(), type, op, comm, &request_);
+      status = MPI_Ireduce_scatter(in_.data.get(), out_.data.get(), ints_.data(), type, op, comm,
+                                   &request_);
       break;
     }
     case kAllgatherv: {  // counts[size], displs[size] in bytes; addr sends `count` bytes
@@ -139,7 +140,8 @@ bool PostedCollective::post(MPI_Comm comm, const Header& h, const int64_t* count
       out_size_ = static_cast<size_t>(count);
       copy_back_ = rank == h.root ? nullptr : ptr(h.addr);
       out_ = staging(*pool_, out_size_, ptr(h.addr));
-      status = MPI_Ibcast(out_.data.get(), count, MPI_BYTE, static_cast<int>(h.root), comm, &request_);
+      status =
+          MPI_Ibcast(out_.data.get(), count, MPI_BYTE, static_cast<int>(h.root), comm, &request_);
       break;
     case kAlltoallv: {  // scounts, sdispls, rcounts, rdispls [size] each, in bytes
       if (ncounts != 4 * n) {

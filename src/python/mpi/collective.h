@@ -44,7 +44,7 @@ class PostedCollective {
 
  private:
   MPI_Request request_ = MPI_REQUEST_NULL;
-  std::vector<int> ints_;        // the count/displacement arrays MPI reads until completion
+  std::vector<int> ints_;  // the count/displacement arrays MPI reads until completion
   std::shared_ptr<StagingPool> pool_;
   StagingPool::Buffer in_;   // a copy of the device input
   StagingPool::Buffer out_;  // the result, copied to copy_back_ by finish()
