@@ -159,9 +159,15 @@ class Worker(ProcessLocal):
         if cls is Worker and isinstance(level, int) and level in (3, 4):
             from simpler.host import dispatch_level
             return dispatch_level(level, kwargs)
-        if cls is Worker and "device_ids" in kwargs and level == 2:
-            raise SimplerTypeError("Worker(level=2) drives one chip: pass device_id=N; "
-                                   "device_ids=[...] is for level=3 (several chips of this host)")
+        if cls is Worker and "device_ids" in kwargs:
+            # Refused here, naming the level: __init__ would only say device_ids is unknown.
+            if not isinstance(level, int) or isinstance(level, bool):
+                raise SimplerTypeError(f"Worker: level must be an int, got {type(level).__name__}")
+            if level == 2:
+                raise SimplerTypeError("Worker(level=2) drives one chip: pass device_id=N; "
+                                       "device_ids=[...] is for level=3 (several chips of this host)")
+            raise SimplerValueError(f"Worker: level must be 2, 3 or 4 (got {level}); device_ids=[...] "
+                                    "is for level=3 (several chips of this host) or level=4 (hosts)")
         return super().__new__(cls)
 
     @typed_call("Worker")
