@@ -207,3 +207,8 @@ def chip_worker_error_class(code: int) -> type:
     if code == STATUS_CODES["PTO_RUNTIME_ERR_UNSUPPORTED"]:
         return UnsupportedRuntimeOperation
     return ChipWorkerError
+
+
+from simpler._typed_call import typed_functions as _typed_functions  # noqa: E402 - it imports us
+
+_typed_functions(globals(), "simpler.errors", ["status_name", "status_meaning"])

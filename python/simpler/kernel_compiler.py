@@ -29,6 +29,7 @@ from typing import Any, Callable, List, Optional, Sequence
 from simpler import _log  # noqa: F401 - native log lines -> logging "simpler"
 from simpler import _native
 from simpler.errors import SimplerError, SimplerTypeError, SimplerValueError
+from simpler._typed_call import typed_call, typed_methods
 
 __all__ = ["KernelCompiler", "KernelCompileError", "KernelCacheError", "KernelBinary",
            "kernel_include_dir", "CompileJob", "CompileResult", "compile_many"]
@@ -74,6 +75,7 @@ def _require_str(api: str, name: str, value: object) -> None:
                                f"{type(value).__name__}")
 
 
+@typed_methods("KernelCompiler", exclude=("__init__",))  # __init__ checks its own call
 class KernelCompiler(_native.KernelCompiler):
     """Compiles kernel and orchestration sources (see docs/kernels.md); cached by content.
 
@@ -116,6 +118,7 @@ class KernelCompiler(_native.KernelCompiler):
 kernel_include_dir = _native.kernel_include_dir
 
 
+@typed_methods("CompileJob")
 @dataclass(frozen=True)
 class CompileJob:
     """One source to compile: ``kind`` is ``"aic"``/``"aiv"`` (a kernel) or
@@ -154,6 +157,7 @@ def _kind_of(job: CompileJob) -> str:
     return kind
 
 
+@typed_call("compile_many")
 def compile_many(compiler: "KernelCompiler", jobs: Sequence[CompileJob], *,
                  max_workers: Optional[int] = None,
                  progress: Optional[ProgressCallback] = None) -> List[CompileResult]:

@@ -34,7 +34,8 @@ from typing import Any, Callable, Iterator, List, Optional
 from simpler import _log  # noqa: F401 - native log lines -> logging "simpler"
 from simpler import _native
 from simpler._process_local import ProcessLocal
-from simpler._typed_call import typed_call
+from simpler._typed_call import typed_call, typed_methods
+from simpler._typed_call import typed_functions as _typed_functions
 from simpler.errors import (STATUS_CODES, SimError, SimplerRuntimeError, SimplerTypeError,
                             SimplerValueError, status_meaning, stream_error_class)
 
@@ -316,6 +317,8 @@ def _require(obj: Any, cls: type, api: str, name: str) -> Any:
     return obj
 
 
+# memset_async is the launch benchmark's bare-enqueue anchor: no wrapper frame there.
+@typed_methods("Stream", exclude=("memset_async",))
 class Stream(ProcessLocal):
     """An in-order queue of operations on the current device (created there).
 
@@ -463,6 +466,7 @@ class Stream(ProcessLocal):
         return f"<simpler.sim.Stream handle={self._handle:#x} {state}>"
 
 
+@typed_methods("Event")
 class Event(ProcessLocal):
     """A point in a stream: record() it, then synchronize()/query() it or make another
     stream wait_event() for it. Created on the current device; an unrecorded event is complete."""
@@ -523,6 +527,7 @@ def _data_type(dtype: Any) -> Any:
     return DataType.from_numpy(dtype)
 
 
+@typed_methods("DeviceArray")
 class DeviceArray(ProcessLocal, _sim.DeviceArray):
     """A C-contiguous array in the current device's memory that owns its allocation.
 
@@ -654,3 +659,7 @@ def call_count(op: str) -> int:
 def reset_counters() -> None:
     """Zero every operation counter."""
     _sim.reset_counters()
+
+
+# A call that does not fit a function's signature is a SimplerTypeError naming it.
+_typed_functions(globals(), "sim", __all__)

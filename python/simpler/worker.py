@@ -30,8 +30,9 @@ import weakref
 from typing import Any, List, Optional
 
 from simpler import _native
+from simpler._ints import as_int
 from simpler._process_local import ProcessLocal
-from simpler._typed_call import typed_call
+from simpler._typed_call import typed_call, typed_methods
 from simpler import errors as _errors  # noqa: F401  (the native error translator imports it)
 from simpler.errors import SimplerTypeError, SimplerValueError
 
@@ -104,6 +105,7 @@ def _pin_unclosed(native: Any, device_id: int) -> None:
     warnings.warn(_GC_WARNING.format(device=device_id), ResourceWarning, stacklevel=2)
 
 
+@typed_methods("RunHandle")
 class RunHandle:
     """An asynchronous program-mode run returned by :meth:`Worker.submit`."""
 
@@ -148,6 +150,8 @@ def _lib_dir_path(lib_dir: Any) -> Optional[str]:
     return os.fspath(lib_dir)
 
 
+# kernel_launch checks its own keywords: the hot launch path pays no wrapper frame.
+@typed_methods("Worker", exclude=("kernel_launch",))
 class Worker(ProcessLocal):
     """A level-2 worker: one chip, in ``"program"`` or ``"kernel"`` execution mode.
 
@@ -389,7 +393,8 @@ class Worker(ProcessLocal):
             if self._native.state == "READY" and _is_chip_callable(chip_callable):
                 self._images.append(chip_callable)
 
-    def kernel_launch(self, callable_id: int, *args: Any, caller_stream: Any = None) -> None:
+    def kernel_launch(self, callable_id: int, *args: Any, caller_stream: Any = None,
+                      **unknown: Any) -> None:
         """Enqueues the prepared callable on ``caller_stream`` (an int handle or an object
         with ``.handle``) and returns; the caller synchronizes its stream.
 
@@ -400,6 +405,10 @@ class Worker(ProcessLocal):
         A refused argument raises :class:`simpler.errors.ArgumentError` (or
         ArgumentTypeError) naming its index, before anything is enqueued. ``caller_stream``
         is required (None: a SimplerTypeError saying so, not Python's bare TypeError)."""
+        if unknown:
+            raise SimplerTypeError(f"Worker.kernel_launch: unexpected keyword argument(s) "
+                                   f"{', '.join(map(repr, unknown))}; the signature is "
+                                   f"Worker.kernel_launch(callable_id, *args, caller_stream)")
         self._native.kernel_launch(callable_id, args, caller_stream)
 
     def kernel_launch_error(self) -> str:
@@ -430,13 +439,10 @@ def _require_int(value: Any, api: str, name: str, low: Optional[int] = None) -> 
     """``value`` as an int (numpy integers too), or a TypeError naming the parameter (bool
     is not an int here); with ``low``, a ValueError when it is below ``low`` or does not fit
     64 bits (the native calls take unsigned 64-bit sizes and addresses)."""
-    if isinstance(value, bool):
-        raise SimplerTypeError(f"Worker.{api}: {name} must be an int, got bool")
-    try:
-        value = operator.index(value)
-    except TypeError:
+    given, value = value, as_int(value)
+    if value is None:
         raise SimplerTypeError(f"Worker.{api}: {name} must be an int, "
-                               f"got {type(value).__name__}") from None
+                               f"got {type(given).__name__}")
     if low is not None and value < low:
         raise SimplerValueError(f"Worker.{api}: {name} must be >= {low}, got {value}")
     if low is not None and value >= _U64:

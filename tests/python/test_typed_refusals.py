@@ -98,6 +98,64 @@ def test_a_call_that_does_not_fit_the_signature_is_a_simpler_type_error(call, ap
     assert "the signature is" in str(err.value)
 
 
+def _public_calls():
+    """(call, api): an unknown keyword for each public Python method and function."""
+    from simpler import KernelCompiler, compile_many, find_build, trace
+    return [
+        (lambda: Worker().malloc(sizee=64), "Worker.malloc"),
+        (lambda: Worker().close(force=True), "Worker.close"),
+        (lambda: Worker().register(None, name="x"), "Worker.register"),
+        (lambda: Worker().copy_to(0, b"", nbytes=1, offset=0), "Worker.copy_to"),
+        (lambda: Worker().device_memory_info(device=0), "Worker.device_memory_info"),
+        (lambda: Worker().kernel_launch(0, stream=1), "Worker.kernel_launch"),
+        (lambda: Worker().kernel_bind(0, caller_stream=1), "Worker.kernel_bind"),
+        (lambda: Worker().kernel_prepare_callable(None, 1), "Worker.kernel_prepare_callable"),
+        (lambda: sim.Stream().synchronize(timeout=1), "Stream.synchronize"),
+        (lambda: sim.Stream().query(1), "Stream.query"),
+        (lambda: sim.Event().synchronize(timeout=1), "Event.synchronize"),
+        (lambda: sim.DeviceArray((4,), np.float32, strem=None), "DeviceArray"),
+        (lambda: sim.DeviceArray.zeros((4,), np.float32, None, 1), "DeviceArray.zeros"),
+        (lambda: sim.DeviceArray.from_numpy(np.zeros(4), strem=None), "DeviceArray.from_numpy"),
+        (lambda: sim.malloc(nbytes=4, device=0), "sim.malloc"),
+        (lambda: sim.set_device(0, 1), "sim.set_device"),
+        (lambda: sim.device_count(all=True), "sim.device_count"),
+        (lambda: find_build("a2a3sim", "tensormap_and_ringbuffer", lib="x"), "simpler.find_build"),
+        (lambda: KernelCompiler().compile_kernel("", core="aiv"), "KernelCompiler.compile_kernel"),
+        (lambda: compile_many(None, [], workers=2), "compile_many"),
+        (lambda: errors.status_name(status=0), "simpler.errors.status_name"),
+        (lambda: trace.load(file="x"), "simpler.trace.load"),
+    ]
+
+
+def test_every_public_python_call_refuses_unknown_keywords_typed():
+    """Not only the documented examples: every public method and function of the Python
+    layer reports a call that does not fit as SimplerTypeError naming it (Python's bare
+    TypeError before, e.g. 'Worker.malloc() got an unexpected keyword argument')."""
+    sim.set_device(0)
+    for call, api in _public_calls():
+        with pytest.raises(SimplerTypeError, match="^" + api.replace(".", r"\.") + ": ") as err:
+            call()
+        assert isinstance(err.value, TypeError)
+        _assert_invalid_argument(err.value)
+    # Introspection still shows the documented signatures.
+    assert list(inspect.signature(Worker.malloc).parameters) == ["self", "size"]
+    assert list(inspect.signature(sim.DeviceArray.zeros).parameters) == [
+        "shape", "dtype", "stream"]
+    assert list(inspect.signature(sim.malloc).parameters) == ["nbytes"]
+
+
+def test_a_numpy_bool_is_not_an_int_either():
+    """bool is refused where an int is expected; numpy.bool_ slipped through __index__."""
+    with Worker() as worker:
+        worker.init()
+        for flag in (True, np.bool_(True)):
+            with pytest.raises(SimplerTypeError, match="Worker.malloc: size must be an int"):
+                worker.malloc(flag)
+            with pytest.raises(SimplerTypeError, match="create_buffer: nbytes must be an int"):
+                worker.create_buffer(flag)
+        worker.free(worker.malloc(np.int64(64)))     # numpy integers are ints
+
+
 def test_a_type_error_from_inside_a_fitting_call_is_not_rewritten():
     with pytest.raises(SimplerTypeError, match="device_id must be an int"):
         Worker(device_id="0")
