@@ -315,3 +315,68 @@ def test_memory_calls_after_a_device_reset_are_reported_under_the_worker_api():
                 call()
             assert "ChipWorker" not in str(err.value)
             assert err.value.code is not None and err.value.status_name
+
+
+def test_every_call_after_a_device_reset_names_the_worker_api_and_the_python_remedy(
+        add_scalar_callable):
+    """register / unregister / device_memory_info on a reset device are reported under the
+    Worker method called (they said "ChipWorker.register_callable failed: ..."), and the
+    message tells a Python user to close the Worker (it said only "finalize_device it",
+    the C ABI's entry)."""
+    with Worker() as worker:
+        worker.init()
+        handle = worker.register(add_scalar_callable)
+        sim.device_reset(0)
+        for api, call in (("register", lambda: worker.register(add_scalar_callable)),
+                          ("unregister", lambda: worker.unregister(handle)),
+                          ("device_memory_info", worker.device_memory_info),
+                          ("malloc", lambda: worker.malloc(64))):
+            with pytest.raises(errors.ChipWorkerError,
+                               match=rf"^Worker\.{api}: device 0 was reset") as err:
+                call()
+            assert "ChipWorker" not in str(err.value)
+            assert "close the Worker (worker.close()" in str(err.value)
+            assert err.value.code == errors.PTO_RUNTIME_ERR_INVALID_STATE
+    assert worker.state == "CLOSED"                      # close() still succeeded
+
+
+def test_kernel_calls_after_a_device_reset_name_the_worker_api_and_the_python_remedy(
+        add_scalar_callable):
+    sim.set_device(0)
+    worker = Worker(level=2, execution_mode="kernel")
+    worker.init(config=CallConfig())
+    try:
+        sim.device_reset(0)
+        sim.set_device(0)
+        with pytest.raises(errors.ChipWorkerError,
+                           match=r"^Worker\.kernel_prepare_callable: the device was reset") as err:
+            worker.kernel_prepare_callable(add_scalar_callable)
+        assert "close the Worker (worker.close()" in str(err.value)
+    finally:
+        worker.close()
+
+
+def test_a_closed_worker_says_so_and_what_to_do(add_scalar_callable):
+    """After close() the advice is a new Worker, not 'call init() first' (init after close
+    is refused); a run in the borrowed form is refused as closed (SimplerRuntimeError), not
+    as an 'unknown callable handle' (ValueError) because close() forgot the handles."""
+    worker = Worker()
+    worker.init()
+    handle = worker.register(add_scalar_callable)
+    worker.close()
+    x = np.zeros(8, np.float32)
+    for call in (lambda: worker.malloc(64), worker.device_memory_info,
+                 lambda: worker.run(handle, x, x.copy(), 1.0),
+                 lambda: worker.submit(handle, x, x.copy(), 1.0)):
+        with pytest.raises(errors.SimplerRuntimeError,
+                           match=r"\(state: CLOSED\); the worker is closed: create a new Worker"):
+            call()
+    fresh = Worker()
+    with pytest.raises(errors.SimplerRuntimeError, match=r"\(state: NEW\); call init\(\) first"):
+        fresh.malloc(64)
+    sim.set_device(0)
+    kernel = Worker(level=2, execution_mode="kernel")
+    kernel.init(config=CallConfig())
+    kernel.close()
+    with pytest.raises(errors.SimplerRuntimeError, match="the worker is closed: create a new"):
+        kernel.kernel_prepare_callable(add_scalar_callable)
