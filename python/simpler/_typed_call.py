@@ -7,8 +7,6 @@ import functools
 import inspect
 from typing import Any, Callable, TypeVar
 
-from simpler.errors import SimplerTypeError
-
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -27,6 +25,8 @@ def typed_call(api: str, name: str = "") -> Callable[[F], F]:
                 try:
                     signature.bind(*args, **kwargs)
                 except TypeError as bad:
+                    # Imported here: simpler.errors itself uses this module.
+                    from simpler.errors import SimplerTypeError
                     raise SimplerTypeError(f"{api}: {bad}; the signature is {name or api}"
                                            f"{_public(signature)}") from None
                 raise  # the call fitted: the TypeError came from inside

@@ -109,6 +109,10 @@ class KernelCompiler(_native.KernelCompiler):
             _require_str("compile_orchestration", "entry", entry)
         return super().compile_orchestration(source, entry)
 
+    def __repr__(self) -> str:
+        return (f"<simpler.KernelCompiler compiler={self.compiler!r} cache_dir="
+                f"{self.cache_dir if self.use_cache else None!r}>")
+
     def compile_many(self, jobs: "Sequence[CompileJob]", *, max_workers: Optional[int] = None,
                      progress: "Optional[ProgressCallback]" = None) -> "List[CompileResult]":
         """Compiles many sources on a thread pool; see :func:`compile_many`."""

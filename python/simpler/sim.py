@@ -23,7 +23,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import logging
-import operator
 import os
 import sys
 import time
@@ -34,6 +33,7 @@ from typing import Any, Callable, Iterator, List, Optional
 from simpler import _log  # noqa: F401 - native log lines -> logging "simpler"
 from simpler import _native
 from simpler._process_local import ProcessLocal
+from simpler._ints import as_int
 from simpler._typed_call import typed_call, typed_methods
 from simpler._typed_call import typed_functions as _typed_functions
 from simpler.errors import (STATUS_CODES, SimError, SimplerRuntimeError, SimplerTypeError,
@@ -83,13 +83,11 @@ class Topology:
 
 
 def _int(value: Any, name: str) -> int:
-    """An int parameter (numpy integers too), or a TypeError naming it."""
-    if isinstance(value, bool):
-        raise SimplerTypeError(f"{name} must be an int, got bool")
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise SimplerTypeError(f"{name} must be an int, got {type(value).__name__}") from None
+    """An int parameter (numpy integers too; not a bool), or a TypeError naming it."""
+    number = as_int(value)
+    if number is None:
+        raise SimplerTypeError(f"{name} must be an int, got {type(value).__name__}")
+    return number
 
 
 def _check_nbytes(nbytes: int) -> int:
@@ -541,12 +539,10 @@ class DeviceArray(ProcessLocal, _sim.DeviceArray):
     """
 
     def __init__(self, shape: Any, dtype: Any = "float32", *, stream: Any = None) -> None:
-        try:
-            dims = [operator.index(shape)] if not hasattr(shape, "__iter__") else [
-                operator.index(d) for d in shape]
-        except TypeError:
+        dims = [as_int(shape)] if not hasattr(shape, "__iter__") else [as_int(d) for d in shape]
+        if None in dims:
             raise SimplerTypeError(f"DeviceArray: shape must be an int or a sequence of ints, "
-                                   f"got {shape!r}") from None
+                                   f"got {shape!r}")
         if any(not -_SIZE_LIMIT <= d < _SIZE_LIMIT for d in dims):
             raise SimplerValueError(f"DeviceArray: shape {tuple(dims)} has a dimension that "
                                     "does not fit 64 bits")
@@ -556,7 +552,11 @@ class DeviceArray(ProcessLocal, _sim.DeviceArray):
     def from_numpy(cls, array: Any, *, stream: Any = None) -> "DeviceArray":
         """A new device array holding a copy of ``array`` (copied synchronously)."""
         import numpy as np
-        host = np.ascontiguousarray(array)
+        try:
+            host = np.ascontiguousarray(array)
+        except (TypeError, ValueError) as e:  # e.g. a torch bfloat16 tensor: numpy lacks it
+            raise SimplerTypeError(f"DeviceArray.from_numpy: cannot read a "
+                                   f"{type(array).__name__} as a numpy array ({e})") from None
         out = cls(host.shape or (1,), host.dtype, stream=stream)
         if host.nbytes:
             memcpy_htod(out.ptr, host)

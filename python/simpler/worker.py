@@ -22,6 +22,8 @@ Python keyword handling, numpy interop, the context manager and the GC pin.
 """
 from __future__ import annotations
 
+import inspect
+import numbers
 import operator
 import os
 import threading
@@ -139,6 +141,13 @@ class RunHandle:
         """Same as :meth:`wait`: returns None once the run succeeded, raises its error."""
         self.wait(timeout)
 
+    def __repr__(self) -> str:
+        try:
+            state = "done" if self._native.done() else "running"
+        except Exception:  # noqa: BLE001 - e.g. inherited by a forked child: repr never raises
+            state = "unknown"
+        return f"<simpler.RunHandle {state}>"
+
 
 def _lib_dir_path(lib_dir: Any) -> Optional[str]:
     """``lib_dir`` as a str (None when not given); a SimplerTypeError for a non-path."""
@@ -212,7 +221,9 @@ class Worker(ProcessLocal):
 
     @close_grace.setter
     def close_grace(self, seconds: float) -> None:
-        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        # Python and numpy numbers (numpy.float32 too, as RunHandle.wait takes); not a bool.
+        if (isinstance(seconds, bool) or type(seconds).__name__ == "bool_"
+                or not isinstance(seconds, numbers.Real)):
             raise SimplerTypeError(f"Worker.close_grace: seconds must be a number, "
                                    f"got {type(seconds).__name__}")
         self._native.close_grace = float(seconds)
@@ -428,6 +439,11 @@ class Worker(ProcessLocal):
         return (f"<simpler.Worker level={self.level} mode={self.execution_mode!r} "
                 f"device={self.device_id} state={self.state}>")
 
+
+# Introspection shows the documented signature: **unknown only catches misspelt keywords.
+_launch_signature = inspect.signature(Worker.kernel_launch)
+Worker.kernel_launch.__signature__ = _launch_signature.replace(  # type: ignore[attr-defined]
+    parameters=[p for p in _launch_signature.parameters.values() if p.kind != p.VAR_KEYWORD])
 
 _I32 = 2 ** 31
 _U64 = 2 ** 64
