@@ -108,3 +108,17 @@ def test_float16_values_that_round_to_its_largest_finite_value_pass(worker_and_p
     for value in (65504.0, 65519.0):                    # both round to 65504, not infinity
         worker.run(handles[DataType.FLOAT16], x, y, value)
     worker.run(handles[DataType.FLOAT64], x, y, 1e300)  # a double holds it
+
+
+def test_uint16_data_for_a_bfloat16_tensor_is_refused_with_the_ways_to_pass_it(compiler):
+    """numpy has no bfloat16: the refusal of a uint16 array says how to pass such data."""
+    binary = compiler.compile_kernel(KERNEL.read_text(), "aiv")
+    kernel = CoreCallable.build([(D.IN, DataType.BFLOAT16, 1), (D.OUT, DataType.BFLOAT16, 1),
+                                 D.SCALAR], binary)
+    with Worker(device_id=1) as worker:                 # device 0: the module's worker
+        worker.init()
+        handle = worker.register(ChipCallable.from_kernel(kernel))
+        with pytest.raises(errors.ArgumentTypeError,
+                           match=r"expected a BFLOAT16 tensor, got UINT16 \(numpy has no "
+                                 r"bfloat16: pass ChipTensor.from_array\(a, dtype=DataType"):
+            worker.run(handle, np.zeros(8, np.uint16), np.zeros(8, np.uint16), 1.0)

@@ -142,6 +142,8 @@ def test_every_public_python_call_refuses_unknown_keywords_typed():
     assert list(inspect.signature(sim.DeviceArray.zeros).parameters) == [
         "shape", "dtype", "stream"]
     assert list(inspect.signature(sim.malloc).parameters) == ["nbytes"]
+    assert list(inspect.signature(Worker.kernel_launch).parameters) == [
+        "self", "callable_id", "args", "caller_stream"]
 
 
 def test_a_numpy_bool_is_not_an_int_either():
@@ -154,6 +156,27 @@ def test_a_numpy_bool_is_not_an_int_either():
             with pytest.raises(SimplerTypeError, match="create_buffer: nbytes must be an int"):
                 worker.create_buffer(flag)
         worker.free(worker.malloc(np.int64(64)))     # numpy integers are ints
+    sim.set_device(0)
+    for flag in (True, np.bool_(True)):
+        with pytest.raises(SimplerTypeError, match="nbytes must be an int, got bool"):
+            sim.malloc(flag)
+        with pytest.raises(SimplerTypeError, match="DeviceArray: shape must be an int"):
+            sim.DeviceArray((flag, 4), np.float32)
+    assert sim.DeviceArray((np.int32(2), 4), np.float32).shape == (2, 4)
+    # The native int arguments follow the same rule (numpy.bool_ passed as 1 before).
+    from simpler.task_interface import ChipTensor, DataType
+    with pytest.raises(SimplerTypeError, match="task_window_size: expected an int"):
+        CallConfig(task_window_size=np.bool_(True))
+    with pytest.raises(SimplerTypeError, match=r"shape\[0\]: expected an int"):
+        ChipTensor.make(4096, (np.bool_(True),), DataType.FLOAT32)
+    assert CallConfig(task_window_size=np.int64(64)).task_window_size == 64
+
+
+def test_device_array_from_a_tensor_numpy_cannot_read_is_a_typed_refusal():
+    torch = pytest.importorskip("torch")
+    sim.set_device(0)
+    with pytest.raises(SimplerTypeError, match="DeviceArray.from_numpy: cannot read a Tensor"):
+        sim.DeviceArray.from_numpy(torch.zeros(4, dtype=torch.bfloat16))
 
 
 def test_a_type_error_from_inside_a_fitting_call_is_not_rewritten():
@@ -380,3 +403,47 @@ def test_a_closed_worker_says_so_and_what_to_do(add_scalar_callable):
     kernel.close()
     with pytest.raises(errors.SimplerRuntimeError, match="the worker is closed: create a new"):
         kernel.kernel_prepare_callable(add_scalar_callable)
+
+
+def test_a_second_worker_on_a_claimed_device_is_told_to_close_the_first():
+    """The claim refusal names the Python remedy (it said only 'finalize that one first')."""
+    with Worker() as owner:
+        owner.init()
+        second = Worker()
+        with pytest.raises(errors.ChipWorkerError,
+                           match=r"already owned by .*close that Worker first \(worker\.close\(\)"):
+            second.init()
+        second.close()
+    sim.set_device(0)
+    with Worker(execution_mode="kernel") as owner:
+        owner.init(config=CallConfig())
+        second = Worker(execution_mode="kernel")
+        with pytest.raises(errors.ChipWorkerError,
+                           match=r"live kernel-mode context .*close that Worker first"):
+            second.init(config=CallConfig())
+        second.close()
+
+
+def test_close_grace_takes_numpy_numbers_but_not_bools():
+    worker = Worker()
+    worker.close_grace = np.float32(2.5)      # refused as "got float32" before
+    assert worker.close_grace == 2.5
+    worker.close_grace = np.int64(3)
+    assert worker.close_grace == 3.0
+    for flag in (True, np.bool_(True)):
+        with pytest.raises(SimplerTypeError, match="close_grace: seconds must be a number"):
+            worker.close_grace = flag
+    assert worker.close_grace == 3.0
+
+
+def test_args_index_accessors_refuse_bad_indexes_typed():
+    from simpler.task_interface import ChipStorageTaskArgs
+    args = ChipStorageTaskArgs()
+    args.add_scalar(7)
+    assert args.scalar(np.int64(0)) == 7
+    with pytest.raises(IndexError, match="out of range"):   # pybind11's bare TypeError before
+        args.scalar(-1)
+    with pytest.raises(IndexError, match="out of range"):
+        args.tensor(0)
+    with pytest.raises(SimplerTypeError, match="scalar"):
+        args.scalar("0")
