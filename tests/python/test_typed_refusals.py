@@ -100,6 +100,7 @@ def test_a_call_that_does_not_fit_the_signature_is_a_simpler_type_error(call, ap
 
 def _public_calls():
     """(call, api): an unknown keyword for each public Python method and function."""
+    import simpler
     from simpler import KernelCompiler, compile_many, find_build, trace
     return [
         (lambda: Worker().malloc(sizee=64), "Worker.malloc"),
@@ -124,6 +125,7 @@ def _public_calls():
         (lambda: compile_many(None, [], workers=2), "compile_many"),
         (lambda: errors.status_name(status=0), "simpler.errors.status_name"),
         (lambda: trace.load(file="x"), "simpler.trace.load"),
+        (lambda: simpler.set_log_level(lvl=10), "simpler.set_log_level"),
     ]
 
 
@@ -447,3 +449,12 @@ def test_args_index_accessors_refuse_bad_indexes_typed():
         args.tensor(0)
     with pytest.raises(SimplerTypeError, match="scalar"):
         args.scalar("0")
+
+
+def test_status_name_takes_int_codes_only():
+    assert errors.status_name(np.int32(-1003)) == "PTO_RUNTIME_ERR_INVALID_STATE"
+    assert errors.status_name(2 ** 70) == errors.status_name(12345)   # unknown, no TypeError
+    assert errors.status_meaning(2 ** 70) == ""
+    for bad in (1.5, True, "-1003", None):                    # int() made 1.5 a status
+        with pytest.raises(SimplerTypeError, match="status_name: code must be an int"):
+            errors.status_name(bad)
