@@ -9,6 +9,8 @@ from typing import Any, Optional
 
 def as_int(value: Any) -> Optional[int]:
     """``value`` as an int, or None when it is not one."""
+    if type(value) is int:  # the common case first: callers sit on enqueue paths
+        return value
     if isinstance(value, bool) or type(value).__name__ == "bool_":
         return None
     try:

@@ -84,6 +84,8 @@ class Topology:
 
 def _int(value: Any, name: str) -> int:
     """An int parameter (numpy integers too; not a bool), or a TypeError naming it."""
+    if type(value) is int:  # no call on the enqueue paths' common case
+        return value
     number = as_int(value)
     if number is None:
         raise SimplerTypeError(f"{name} must be an int, got {type(value).__name__}")
