@@ -458,3 +458,21 @@ def test_status_name_takes_int_codes_only():
     for bad in (1.5, True, "-1003", None):                    # int() made 1.5 a status
         with pytest.raises(SimplerTypeError, match="status_name: code must be an int"):
             errors.status_name(bad)
+
+
+def test_kernel_ids_and_stream_handles_take_numpy_integers(add_scalar_kernel_worker):
+    """A callable id or a stream handle kept in a numpy array works (both were refused as
+    'expected an int, got numpy.int64' while every size and pointer took numpy ints)."""
+    worker, cid, stream = add_scalar_kernel_worker
+    x = sim.DeviceArray.from_numpy(np.arange(8, dtype=np.float32), stream=stream)
+    y = sim.DeviceArray.zeros((8,), np.float32, stream=stream)
+    worker.kernel_launch(np.int64(cid), x, y, 1.0, caller_stream=np.uint64(stream.handle))
+    launch = worker.kernel_bind(np.int32(cid), x, y, 2.0)
+    launch.launch(caller_stream=np.int64(stream.handle))
+    stream.synchronize()
+    assert (y.numpy() == np.arange(8) + 2).all()
+    for flag in (True, np.bool_(True)):
+        with pytest.raises(SimplerTypeError, match="callable_id: expected an int"):
+            worker.kernel_launch(flag, x, y, 1.0, caller_stream=stream)
+        with pytest.raises(SimplerTypeError, match="caller_stream: expected a stream handle"):
+            worker.kernel_launch(cid, x, y, 1.0, caller_stream=flag)
