@@ -46,6 +46,14 @@ class ClusterCrew {
   using Done = std::function<void(uint32_t lane)>;
   bool launch(uint32_t parts, Part part, Done done, const uint32_t* here = nullptr);
 
+  // Whether at least `n` helpers wait for a part without being parked (spinning: they
+  // take one without a wake-up).
+  bool awake_idle(uint32_t n) const;
+  // The observer lane of a part run cooperatively (cluster_fibers.h) on core `index` of
+  // the chip's cluster numbering (cluster * kClusterParts + part): one lane per core, as
+  // a core runs one part at a time.
+  uint32_t core_lane(uint32_t index) const { return first_lane_ + max_helpers_ + index; }
+
   // Stops the helpers: joins them, or detaches them when a stuck kernel may never return.
   void stop(bool detach);
   uint32_t helpers() const;  // threads created so far

@@ -8,6 +8,7 @@
 
 #include "block_runner.h"
 #include "chip_state.h"
+#include "cluster_fibers.h"
 #include "simpler/abi/status.h"
 
 namespace simpler::rt {
@@ -128,8 +129,12 @@ void start_reserved(ChipState& chip, const uint32_t* here) {
                   " (out of host memory)");
   }
   const uint32_t parts = task.block_num * kClusterParts;
+  // A one-cluster task started by a scheduler runs as fibers of that scheduler when no
+  // idle helper is awake to take its other parts (each would cost a wake-up).
+  const bool cooperative =
+      here != nullptr && task.block_num == 1 && !pool.crew->awake_idle(parts - 1);
   for (uint32_t b = 0; b < task.block_num; ++b)
-    pool.sync[clusters[b]].start(&chip, &task, clusters[b]);
+    pool.sync[clusters[b]].start(&chip, &task, clusters[b], cooperative);
   auto part = [&chip, &task, clusters, buffers](uint32_t i, uint32_t lane) {
     const uint32_t block = i / kClusterParts, within = i % kClusterParts;
     const uint32_t cluster = clusters[block];
@@ -151,7 +156,21 @@ void start_reserved(ChipState& chip, const uint32_t* here) {
     chip.leave_awake();
     if (chip.has_ready()) chip.wake_schedulers(1);
   }
-  const bool launched = pool.crew->launch(parts, part, done, here);
+  bool launched = false;
+  if (cooperative) {
+    ClusterCrew& crew = *pool.crew;
+    const uint32_t lane = *here;
+    const uint32_t first_core = clusters[0] * kClusterParts;
+    launched = run_parts_cooperatively(parts, pool.sync[clusters[0]], [&](uint32_t i) {
+      part(i, i == 0 ? lane : crew.core_lane(first_core + i));
+    });
+    if (launched) done(lane);
+  }
+  // Threaded (or the fibers' stacks could not be mapped: nothing ran).
+  if (!launched) {
+    if (cooperative) pool.sync[clusters[0]].start(&chip, &task, clusters[0]);
+    launched = pool.crew->launch(parts, part, done, here);
+  }
   if (here != nullptr) rejoin_awake(chip);
   if (!launched) {
     chip.fail(*task.run, SIMPLER_CHIP_ERR_KERNEL_FAULT,
