@@ -35,8 +35,7 @@ class ClusterSync {
   // Part 0 is the AIC part, parts 1.. the AIV parts. Called before any part starts.
   // `cooperative`: every part runs as a fiber of one thread (cluster_fibers.h), and a wait
   // that cannot go on yields to the other parts instead of spinning or parking.
-  void start(ChipState* chip, const TaskSlot* task, uint32_t cluster_id,
-             bool cooperative = false);
+  void start(ChipState* chip, const TaskSlot* task, uint32_t cluster_id, bool cooperative = false);
   // Cooperative: whether `part`, suspended in a wait, may go on (its wait is over, or the
   // cluster or run broke); a part that did not start yet may.
   bool may_resume(uint32_t part);

@@ -90,8 +90,7 @@ void Fiber::switch_out() {
   fault_frame_ = t_frame;
 #if SIMPLER_FIBER_ASAN
   // A finished fiber leaves for good: its fake stack goes (null save).
-  __sanitizer_start_switch_fiber(finished_ ? nullptr : &fake_stack_, caller_bottom_,
-                                 caller_size_);
+  __sanitizer_start_switch_fiber(finished_ ? nullptr : &fake_stack_, caller_bottom_, caller_size_);
 #endif
 #if SIMPLER_FIBER_TSAN
   __tsan_switch_to_fiber(tsan_caller_, 0);

@@ -54,7 +54,7 @@ class Fiber {
   void* fault_frame_ = nullptr;
   void* caller_fault_frame_ = nullptr;
   // Sanitizer state (unused in plain builds).
-  void* fake_stack_ = nullptr;         // ASan: the fake stack of the side switched out
+  void* fake_stack_ = nullptr;           // ASan: the fake stack of the side switched out
   const void* caller_bottom_ = nullptr;  // ASan: the resuming thread's stack
   size_t caller_size_ = 0;
   void* tsan_fiber_ = nullptr;   // TSan: this fiber
