@@ -19,6 +19,7 @@
 #include "engine/fiber.h"
 #include "engine/run_track.h"
 #include "engine/scheduler.h"
+#include "eventually.h"
 #include "simpler/abi/status.h"
 #include "simpler/kernel/kernel_abi.h"
 
@@ -27,16 +28,6 @@ namespace {
 
 int* volatile g_null = nullptr;
 __attribute__((no_sanitize("undefined"))) void store_through_null() { *g_null = 1; }
-
-template <class Condition>
-bool eventually(Condition condition) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
-  return false;
-}
 
 // ---- the engine: one scheduler, one cluster --------------------------------------------
 
