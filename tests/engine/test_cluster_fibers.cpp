@@ -12,11 +12,17 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <map>
+#include <mutex>
+#include <set>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "engine/chip_state.h"
 #include "engine/fault_guard.h"
 #include "engine/fiber.h"
+#include "engine/observer.h"
 #include "engine/run_track.h"
 #include "engine/scheduler.h"
 #include "eventually.h"
@@ -129,6 +135,52 @@ TEST_F(ClusterFiberTest, PartsRunAsFibersOfTheStartingSchedulerAndHandTilesOver)
   EXPECT_EQ(g_seen[0].load(), 83.0f);  // 41 + 42
 }
 
+// Records each lane's blocks; an entry on a lane whose last block has not exited breaks
+// the observer contract (per-lane state without locks: the swimlane's start times).
+class LaneRecorder : public RunObserver {
+ public:
+  void set_up(uint32_t) override {}
+  void on_entry(uint32_t lane, const BlockView& b) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (open_.count(lane) != 0) overlapped_ = true;
+    open_[lane] = {b.core_type, b.core_id};
+  }
+  void on_exit(uint32_t lane, const BlockView& b) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const std::pair<uint32_t, uint32_t> core{b.core_type, b.core_id};
+    if (open_.count(lane) == 0 || open_[lane] != core) overlapped_ = true;
+    open_.erase(lane);
+    blocks_.push_back({lane, core});
+  }
+  void on_task(const TaskView&) override {}
+  void on_dependency(uint64_t, uint64_t) override {}
+
+  std::mutex mutex_;
+  std::map<uint32_t, std::pair<uint32_t, uint32_t>> open_;
+  std::vector<std::pair<uint32_t, std::pair<uint32_t, uint32_t>>> blocks_;
+  bool overlapped_ = false;
+};
+
+TEST_F(ClusterFiberTest, EachPartIsTracedOnItsCoreAndItsOwnLane) {
+  LaneRecorder recorder;
+  chip_.observer.store(&recorder);
+  run_task();
+  chip_.observer.store(nullptr);
+  ASSERT_FALSE(run_.status.failed()) << run_.status.message();
+  EXPECT_FALSE(recorder.overlapped_) << "two parts' blocks interleaved on one lane";
+  ASSERT_EQ(recorder.blocks_.size(), 3u);
+  std::set<uint32_t> lanes;
+  std::set<std::pair<uint32_t, uint32_t>> cores;
+  for (const auto& [lane, core] : recorder.blocks_) {
+    lanes.insert(lane);
+    cores.insert(core);
+  }
+  EXPECT_EQ(lanes.size(), 3u);
+  const std::set<std::pair<uint32_t, uint32_t>> want{
+      {SIMPLER_CORE_AIC, 0}, {SIMPLER_CORE_AIV, 0}, {SIMPLER_CORE_AIV, 1}};
+  EXPECT_EQ(cores, want);
+}
+
 TEST_F(ClusterFiberTest, AFaultingPartIsNamedThePartnerReleasedAndTheEnginePoisoned) {
   g_crash_aiv1 = true;
   run_task();
@@ -176,32 +228,34 @@ void guarded_fault(void* arg) {
   step->signo = fault.signo;
 }
 
-// Fiber a is suspended inside its guard while b faults inside its own: each fault lands in
-// the guard of the fiber that raised it, and the thread's own guard is intact afterwards.
+// Fiber a is suspended inside its guard while b faults inside its own, and then the
+// thread faults under its own guard: each fault lands in the guard of the context that
+// raised it (with one chain per thread, the thread's fault jumped into a's guard, onto a's
+// stack). Then a resumes and its fault lands in its guard.
 TEST(FiberFaultGuard, EachFiberRecoversIntoItsOwnGuard) {
+  Fiber a, b;
+  GuardedStep sa{true}, sb{false};
+  ASSERT_TRUE(a.prepare(&guarded_fault, &sa));
+  ASSERT_TRUE(b.prepare(&guarded_fault, &sb));
   FaultInfo outer;
   const bool thread_returned = guarded_call(
-      [] {
-        Fiber a, b;
-        GuardedStep sa{true}, sb{false};
-        ASSERT_TRUE(a.prepare(&guarded_fault, &sa));
-        ASSERT_TRUE(b.prepare(&guarded_fault, &sb));
+      [&] {
         a.resume();  // suspended inside its guard
-        ASSERT_FALSE(a.finished());
         b.resume();
-        ASSERT_TRUE(b.finished());
-        EXPECT_FALSE(sb.returned);
-        EXPECT_EQ(sb.signo, SIGSEGV);
-        a.resume();
-        ASSERT_TRUE(a.finished());
-        EXPECT_FALSE(sa.returned);
-        EXPECT_EQ(sa.signo, SIGSEGV);
-        EXPECT_FALSE(Fiber::inside());
         store_through_null();  // the thread's own guard
       },
       &outer);
   EXPECT_FALSE(thread_returned);
   EXPECT_EQ(outer.signo, SIGSEGV);
+  ASSERT_FALSE(a.finished());
+  ASSERT_TRUE(b.finished());
+  EXPECT_FALSE(sb.returned);
+  EXPECT_EQ(sb.signo, SIGSEGV);
+  a.resume();
+  ASSERT_TRUE(a.finished());
+  EXPECT_FALSE(sa.returned);
+  EXPECT_EQ(sa.signo, SIGSEGV);
+  EXPECT_FALSE(Fiber::inside());
 }
 
 __attribute__((noinline)) int recurse(volatile char* previous, int depth) {
