@@ -2,7 +2,8 @@
 // cluster (MIX) task hand tiles to each other (internal).
 //
 // The parts run as host threads (cluster_crew.h), possibly more of them than hardware
-// threads. A waiting part spins briefly (pause, then yield: backoff.h) and then parks on a
+// threads, or as fibers of one thread (cluster_fibers.h: a wait then yields to the other
+// parts instead). A waiting part spins briefly (pause, then yield: backoff.h) and then parks on a
 // condition variable: a hand-off between parts is often a few microseconds away, and a
 // condition-variable wake-up costs tens of microseconds on a small VM; the spin is
 // bounded (kClusterSpinBudget), and only a part whose last wait was short spins. A wait that can
