@@ -70,6 +70,8 @@ void Fiber::resume() {
   t_current = this;
   caller_fault_frame_ = t_frame;
   t_frame = static_cast<Frame*>(fault_frame_);
+  void* const caller_floor = fault_guard_detail::t_fiber_stack_floor;
+  fault_guard_detail::t_fiber_stack_floor = context_.uc_stack.ss_sp;
 #if SIMPLER_FIBER_ASAN
   void* caller_fake = nullptr;
   __sanitizer_start_switch_fiber(&caller_fake, context_.uc_stack.ss_sp, kFiberStackBytes);
@@ -83,6 +85,7 @@ void Fiber::resume() {
   __sanitizer_finish_switch_fiber(caller_fake, nullptr, nullptr);
 #endif
   t_frame = static_cast<Frame*>(caller_fault_frame_);
+  fault_guard_detail::t_fiber_stack_floor = caller_floor;
   t_current = outer;
 }
 

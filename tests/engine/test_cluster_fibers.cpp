@@ -258,6 +258,7 @@ TEST(FiberFaultGuard, EachFiberRecoversIntoItsOwnGuard) {
   EXPECT_FALSE(Fiber::inside());
 }
 
+#if !defined(__SANITIZE_ADDRESS__)  // ASan reports a stack overflow itself
 __attribute__((noinline)) int recurse(volatile char* previous, int depth) {
   if (depth > (1 << 20)) return 0;  // 4 GiB of frames: far past the 8 MiB stack
   volatile char frame[4096];
@@ -273,7 +274,6 @@ void overflow(void* arg) {
   step->signo = fault.signo;
 }
 
-#if !defined(__SANITIZE_ADDRESS__)  // ASan reports a stack overflow itself
 TEST(FiberFaultGuard, AStackOverflowInAFiberIsACaughtFault) {
   Fiber fiber;
   GuardedStep step;
