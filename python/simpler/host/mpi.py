@@ -524,10 +524,12 @@ class MpiTransport(ChipTransport):
             plan[self._loc(slot)[0]].append(index)
         return plan if all(plan) else None
 
-    def mpi_group(self, slots: Sequence[int]) -> Optional[List[int]]:
+    def mpi_group(self, slots: Sequence[int],
+                  plan: Optional[List[List[int]]] = None) -> Optional[List[int]]:
         """The chip index on each rank when ``slots`` is one chip on every rank in rank order
-        (every collective then is one MPI collective), else None."""
-        plan = self.mpi_plan(slots)
+        (every collective then is one MPI collective), else None. ``plan``: mpi_plan(slots),
+        when the caller has it."""
+        plan = self.mpi_plan(slots) if plan is None else plan
         if plan is None or plan != [[rank] for rank in range(self.link.size)]:
             return None
         return [self._loc(slot)[1] for slot in slots]
@@ -662,7 +664,8 @@ class MpiWorker(HostWorker):
             raise SimplerValueError("Worker(level=4).init: config= is the kernel-mode keyword")
         with self._lifecycle:
             if self._state != "NEW":
-                raise SimplerRuntimeError(f"Worker(level=4).init: the worker is {self._state}")
+                raise SimplerRuntimeError(f"Worker(level=4).init: the worker is {self._state}; "
+                                          "init() only once, on a NEW worker")
             try:
                 rendezvous(self._comm, self._rank_timeout)   # before any collective MPI call
             except BaseException:

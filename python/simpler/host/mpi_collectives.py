@@ -46,15 +46,14 @@ def _addr(buf: Any) -> int:
 
 
 def mpi_body(locals_: Sequence[int], part: Callable[[Step, int, int], Part]) -> Callable[[Step, int], None]:
-    """The body every participant r runs once every participant's inputs are staged: r = 0
-    (rank 0's chip) launches the collective on every rank and waits for all of it (its own
-    part, and the other ranks' replies); the others have nothing more to do."""
+    """The body of a solo task (orchestrator._Task): the first chip's executor stages every
+    chip's inputs, then launches the collective on every rank and waits for all of it (its
+    own part, and the other ranks' replies); the other chips' executors take no part."""
     def body(s: Step, r: int) -> None:
-        if r != 0:
-            return
         transport = s.run.transport
         transport.collective([part(s, i, locals_[i]) for i in range(s.g)], s.task.name)
         s.run.count_mpi_collective()
+    body.solo = True  # type: ignore[attr-defined]
     return body
 
 

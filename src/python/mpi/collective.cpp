@@ -45,11 +45,10 @@ bool to_ints(const int64_t* in, size_t n, std::vector<int>* out, std::string* er
 
 void* ptr(int64_t addr) { return reinterpret_cast<void*>(static_cast<uintptr_t>(addr)); }
 
-// A host buffer of n bytes (at least one, so that MPI never sees a null pointer), filled
-// from `from` when given.
-std::unique_ptr<char[]> staging(size_t n, const void* from = nullptr) {
-  std::unique_ptr<char[]> buf(new char[n == 0 ? 1 : n]);
-  if (from != nullptr && n != 0) std::memcpy(buf.get(), from, n);
+// A host buffer of at least n bytes from `pool`, filled from `from` when given.
+StagingPool::Buffer staging(StagingPool& pool, size_t n, const void* from = nullptr) {
+  StagingPool::Buffer buf = pool.take(n);
+  if (from != nullptr && n != 0) std::memcpy(buf.data.get(), from, n);
   return buf;
 }
 
@@ -91,9 +90,9 @@ bool PostedCollective::post(MPI_Comm comm, const Header& h, const int64_t* count
       }
       out_size_ = in_bytes;
       copy_back_ = ptr(h.addr);
-      in_ = staging(in_bytes, ptr(h.addr));
-      out_ = staging(out_size_);
-      status = MPI_Iallreduce(in_.get(), out_.get(), count, type, op, comm, &request_);
+      in_ = staging(*pool_, in_bytes, ptr(h.addr));
+      out_ = staging(*pool_, out_size_);
+      status = MPI_Iallreduce(in_.data.get(), out_.data.get(), count, type, op, comm, &request_);
       break;
     }
     case kReduceScatter: {  // counts[size] in elements
@@ -111,9 +110,10 @@ bool PostedCollective::post(MPI_Comm comm, const Header& h, const int64_t* count
         *error = "reduce_scatter: counts beyond the buffers";
         return false;
       }
-      in_ = staging(in_bytes, ptr(h.addr));
-      out_ = staging(out_size_);
-      status = MPI_Ireduce_scatter(in_.get(), out_.get(), ints_.data(), type, op, comm, &request_);
+      in_ = staging(*pool_, in_bytes, ptr(h.addr));
+      out_ = staging(*pool_, out_size_);
+      status = MPI_Ireduce_scatter(in_.data.get(), out_.data.get(), ints_.data(), type, op, comm,
+                                   &request_);
       break;
     }
     case kAllgatherv: {  // counts[size], displs[size] in bytes; addr sends `count` bytes
@@ -126,9 +126,9 @@ bool PostedCollective::post(MPI_Comm comm, const Header& h, const int64_t* count
         *error = "all_gather: counts beyond the buffers";
         return false;
       }
-      in_ = staging(static_cast<size_t>(count), ptr(h.addr));
-      out_ = staging(out_size_);
-      status = MPI_Iallgatherv(in_.get(), count, MPI_BYTE, out_.get(), ints_.data(),
+      in_ = staging(*pool_, static_cast<size_t>(count), ptr(h.addr));
+      out_ = staging(*pool_, out_size_);
+      status = MPI_Iallgatherv(in_.data.get(), count, MPI_BYTE, out_.data.get(), ints_.data(),
                                ints_.data() + n, MPI_BYTE, comm, &request_);
       break;
     }
@@ -139,8 +139,9 @@ bool PostedCollective::post(MPI_Comm comm, const Header& h, const int64_t* count
       }
       out_size_ = static_cast<size_t>(count);
       copy_back_ = rank == h.root ? nullptr : ptr(h.addr);
-      out_ = staging(out_size_, ptr(h.addr));
-      status = MPI_Ibcast(out_.get(), count, MPI_BYTE, static_cast<int>(h.root), comm, &request_);
+      out_ = staging(*pool_, out_size_, ptr(h.addr));
+      status =
+          MPI_Ibcast(out_.data.get(), count, MPI_BYTE, static_cast<int>(h.root), comm, &request_);
       break;
     case kAlltoallv: {  // scounts, sdispls, rcounts, rdispls [size] each, in bytes
       if (ncounts != 4 * n) {
@@ -152,10 +153,10 @@ bool PostedCollective::post(MPI_Comm comm, const Header& h, const int64_t* count
         *error = "all_to_all: counts beyond the buffers";
         return false;
       }
-      in_ = staging(in_bytes, ptr(h.addr));
-      out_ = staging(out_size_);
+      in_ = staging(*pool_, in_bytes, ptr(h.addr));
+      out_ = staging(*pool_, out_size_);
       status =
-          MPI_Ialltoallv(in_.get(), ints_.data(), ints_.data() + n, MPI_BYTE, out_.get(),
+          MPI_Ialltoallv(in_.data.get(), ints_.data(), ints_.data() + n, MPI_BYTE, out_.data.get(),
                          ints_.data() + 2 * n, ints_.data() + 3 * n, MPI_BYTE, comm, &request_);
       break;
     }
@@ -170,8 +171,13 @@ bool PostedCollective::post(MPI_Comm comm, const Header& h, const int64_t* count
   return true;
 }
 
+PostedCollective::~PostedCollective() {
+  pool_->give(std::move(in_));
+  pool_->give(std::move(out_));
+}
+
 void PostedCollective::finish() {
-  if (copy_back_ != nullptr && out_size_ != 0) std::memcpy(copy_back_, out_.get(), out_size_);
+  if (copy_back_ != nullptr && out_size_ != 0) std::memcpy(copy_back_, out_.data.get(), out_size_);
   copy_back_ = nullptr;
 }
 

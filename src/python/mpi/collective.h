@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "staging_pool.h"
 #include "wire.h"
 
 namespace simpler::mpi {
@@ -26,6 +27,10 @@ namespace simpler::mpi {
 // keeps it until MPI completes it).
 class PostedCollective {
  public:
+  explicit PostedCollective(std::shared_ptr<StagingPool> pool) : pool_(std::move(pool)) {}
+  ~PostedCollective();
+  PostedCollective(const PostedCollective&) = delete;
+  PostedCollective& operator=(const PostedCollective&) = delete;
   // Posts h (kind kCollective) on comm; `counts` is the payload of int64 counts (bytes or
   // elements, see Coll), each checked against h's buffer sizes. Returns false with `error`
   // set when the arguments are invalid.
@@ -39,9 +44,10 @@ class PostedCollective {
 
  private:
   MPI_Request request_ = MPI_REQUEST_NULL;
-  std::vector<int> ints_;        // the count/displacement arrays MPI reads until completion
-  std::unique_ptr<char[]> in_;   // a copy of the device input
-  std::unique_ptr<char[]> out_;  // the result, copied to copy_back_ by finish()
+  std::vector<int> ints_;  // the count/displacement arrays MPI reads until completion
+  std::shared_ptr<StagingPool> pool_;
+  StagingPool::Buffer in_;   // a copy of the device input
+  StagingPool::Buffer out_;  // the result, copied to copy_back_ by finish()
   size_t out_size_ = 0;
   void* copy_back_ = nullptr;
 };

@@ -270,7 +270,7 @@ void Link::reply(int dest, int64_t rid, ReplyHead head, const std::string& paylo
 
 std::unique_ptr<PostedCollective> Link::post_collective(const Header& h, const int64_t* counts,
                                                         size_t ncounts, std::string* error) {
-  auto posted = std::make_unique<PostedCollective>();
+  auto posted = std::make_unique<PostedCollective>(staging_);
   if (!posted->post(config_.coll, h, counts, ncounts, error)) return nullptr;
   return posted;
 }
@@ -424,7 +424,7 @@ void Link::handle(int source, Header h, std::string payload) {
       fail(source, h.rid, error);
       return;
     }
-    auto posted = std::make_unique<PostedCollective>();
+    auto posted = std::make_unique<PostedCollective>(staging_);
     const size_t ncounts = payload.size() / sizeof(int64_t);
     std::vector<int64_t> counts(ncounts);
     if (ncounts) std::memcpy(counts.data(), payload.data(), ncounts * sizeof(int64_t));

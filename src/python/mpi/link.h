@@ -177,6 +177,7 @@ class Link {
   std::mutex inbox_mutex_;
   std::condition_variable inbox_cv_;
   std::deque<Message> inbox_;
+  std::shared_ptr<StagingPool> staging_ = std::make_shared<StagingPool>();
   std::mutex orphans_mutex_;
   std::vector<std::unique_ptr<PostedCollective>> orphans_;  // rank 0's abandoned collectives
 };
