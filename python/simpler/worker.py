@@ -335,8 +335,8 @@ class Worker(ProcessLocal):
         whole = (ChipStorageTaskArgs, list, tuple)
         if len(args) == 1 and (args[0] is None or isinstance(args[0], whole)):
             args = args[0]
-        if args is None or (isinstance(args, tuple) and not args):
-            return ChipStorageTaskArgs(), config
+        if args is None:
+            args = []  # no arguments: packed too, so a wrong count is an ArgumentTypeError
         if isinstance(args, ChipStorageTaskArgs):
             return args, config
         return self._native.pack_args(handle, args, api), config

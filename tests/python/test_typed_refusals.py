@@ -476,3 +476,22 @@ def test_kernel_ids_and_stream_handles_take_numpy_integers(add_scalar_kernel_wor
             worker.kernel_launch(flag, x, y, 1.0, caller_stream=stream)
         with pytest.raises(SimplerTypeError, match="caller_stream: expected a stream handle"):
             worker.kernel_launch(cid, x, y, 1.0, caller_stream=flag)
+
+
+def test_a_run_without_arguments_is_a_count_refusal_like_a_launch(add_scalar_callable):
+    """run(h) / submit(h) / run(h, None) for a callable that takes arguments is the
+    borrowed form's ArgumentTypeError (the wrong count, .index None), as kernel_launch(cid)
+    is, not the runtime's ChipWorkerError (a RuntimeError) after staging began."""
+    with Worker() as worker:
+        worker.init()
+        handle = worker.register(add_scalar_callable)
+        for call in (lambda: worker.run(handle), lambda: worker.run(handle, None),
+                     lambda: worker.submit(handle)):
+            with pytest.raises(errors.ArgumentTypeError,
+                               match=r"takes 3 arguments, 0 given") as err:
+                call()
+            assert err.value.index is None and isinstance(err.value, TypeError)
+    fresh = Worker()
+    handle = fresh.register(add_scalar_callable)
+    with pytest.raises(errors.SimplerRuntimeError, match=r"state: NEW\); call init\(\) first"):
+        fresh.run(handle)                                     # the state comes first
