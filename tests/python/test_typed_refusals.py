@@ -495,3 +495,31 @@ def test_a_run_without_arguments_is_a_count_refusal_like_a_launch(add_scalar_cal
     handle = fresh.register(add_scalar_callable)
     with pytest.raises(errors.SimplerRuntimeError, match=r"state: NEW\); call init\(\) first"):
         fresh.run(handle)                                     # the state comes first
+
+
+def test_a_bad_output_prefix_is_named_before_its_directory_is_made(add_scalar_callable, tmp_path):
+    """A NUL byte in output_prefix was Python's bare ValueError 'embedded null byte' from
+    os.makedirs; it is the config's SimplerValueError naming the field, before any run."""
+    x = np.zeros(8, np.float32)
+    with Worker() as worker:
+        worker.init()
+        handle = worker.register(add_scalar_callable)
+        config = CallConfig(enable_profiling=True, output_prefix=str(tmp_path / "a\0b"))
+        with pytest.raises(SimplerValueError, match="output_prefix: contains a NUL byte"):
+            worker.run(handle, x, x.copy(), 1.0, config=config)
+
+
+def test_warnings_point_at_the_callers_line(add_scalar_callable):
+    """The DiagnosticsWarning of an unwritable directory names the user's file, not
+    simpler's own wrapper."""
+    import warnings
+    x = np.zeros(8, np.float32)
+    with Worker() as worker:
+        worker.init()
+        handle = worker.register(add_scalar_callable)
+        config = CallConfig(enable_profiling=True, output_prefix="/proc/no/such/dir")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            worker.run(handle, x, x.copy(), 1.0, config=config)
+    diagnostics = [w for w in caught if issubclass(w.category, errors.DiagnosticsWarning)]
+    assert diagnostics and diagnostics[0].filename == __file__
