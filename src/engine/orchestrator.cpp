@@ -470,6 +470,7 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
   if (int code = status()) return code;
   bump_progress();
   if (!validate_task(desc)) return status();
+  if (run_immediately(desc, result)) return SIMPLER_OK;
   const LoadedKernel& kernel = program_->kernels[desc->func_id];
 
   reclaim_front();
