@@ -31,7 +31,7 @@ std::vector<int> g_runs_after_submit;
 std::vector<int> g_submit_rc;
 int g_add_dependency_rc = -1;
 ChipTensor g_x{};
-enum class Script { kChain, kAfterSpmd, kInScope, kCrashThenSubmit, kDependencyOnLatest, kDependencyOnOlder };
+enum class Script { kChain, kAfterSpmd, kChainAfterSpmd, kInScope, kCrashThenSubmit, kDependencyOnLatest, kDependencyOnOlder };
 Script g_script = Script::kChain;
 
 float* data(const ChipTensor& t) {
@@ -80,6 +80,10 @@ int orchestration(const ChipStorageTaskArgs* /*args*/, const SimplerOrchApi* api
       // unfinished producer and must not run before it.
       submit(api, kAdd, /*blocks=*/2);
       submit(api, kAdd);
+      return 0;
+    case Script::kChainAfterSpmd:
+      submit(api, kAdd, /*blocks=*/2);
+      for (int i = 0; i < 10; ++i) submit(api, kAdd);
       return 0;
     case Script::kInScope:
       api->scope_begin(api->rt);
@@ -190,6 +194,15 @@ TEST_F(OrchestratorImmediateRun, ATaskWithAnUnfinishedProducerNeverRunsImmediate
   EXPECT_EQ(g_seen[2], 2.0f) << "the consumer ran before its producer's blocks";
   EXPECT_EQ(g_immediate_runs, 0);
   EXPECT_EQ(x0(), 3.0f);
+}
+
+// A chain that took the queued path once (behind the SPMD task) comes back: the submit runs
+// the held latest task first when nothing holds it back, and then nothing is in flight.
+TEST_F(OrchestratorImmediateRun, AChainComesBackToTheImmediatePath) {
+  ASSERT_EQ(run(Script::kChainAfterSpmd), SIMPLER_OK);
+  for (size_t i = 0; i < g_seen.size(); ++i) EXPECT_EQ(g_seen[i], static_cast<float>(i));
+  EXPECT_EQ(x0(), 12.0f);
+  EXPECT_GE(g_immediate_runs, 8) << "the chain stayed on the queued path";
 }
 
 TEST_F(OrchestratorImmediateRun, TasksInAScopeOrUnderAGraphObserverAreQueued) {
