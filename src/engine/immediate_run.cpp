@@ -21,20 +21,17 @@ constexpr int kCatchUpBlocks = 2;
 }  // namespace
 
 bool Orchestrator::immediate_allowed(const SimplerTaskDesc* d) {
-  // TMR with one run in flight; no dependency graph recorded (it would miss the edges to
-  // tasks completed this way); no open scope (its tasks are pinned, and a scope larger
-  // than the window is a ring deadlock, whatever ran when); one block of one core (SPMD
-  // and cluster tasks use the queue); no OUT_ALLOC (heap ring).
-  if (options_.build_graph_first || options_.pipeline_depth != 1 ||
-      options_.observer != nullptr || !scopes_.empty() || d->block_num != 1 ||
+  // The run's mode allows it (begin_run); no open scope (its tasks are pinned, and a
+  // scope larger than the window is a ring deadlock, whatever ran when); one block of one
+  // core (SPMD and cluster tasks use the queue); no OUT_ALLOC (heap ring).
+  if (!immediate_mode_ || !scopes_.empty() || d->block_num != 1 ||
       d->core_type > SIMPLER_CORE_AIV) {
     return false;
   }
   for (uint32_t i = 0; i < d->tensor_count; ++i) {
     if (d->tensors[i].mode == SIMPLER_TENSOR_OUT_ALLOC) return false;
   }
-  reclaim_front();
-  if (tail_ == head_) return take_released_here();
+  if (tail_ == head_ || (reclaim_front(), tail_ == head_)) return take_released_here();
   // A chain that took the queued path once (behind an SPMD task, or while a scheduler
   // worked) stays one task behind: its latest task held by the guard, that task's producer
   // queued. When this thread would run them anyway (work-first), it catches up here: the

@@ -199,6 +199,7 @@ class Orchestrator {
   uint64_t done_cursor_ = 1;      // every id below completed
   uint64_t run_first_ = 1;        // first id of this run
   TaskSlot* deferred_ = nullptr;  // TMR: the latest task, guard still held
+  bool immediate_mode_ = false;   // this run may take the immediate path (set by begin_run)
   TaskSlot immediate_;            // the task run_immediately runs (never in the window)
   ChipTensor immediate_tensors_[CHIP_MAX_TENSOR_ARGS];  // its descriptors: the kernel's copy
   int64_t immediate_argv_[CHIP_MAX_SIGNATURE];
