@@ -105,8 +105,8 @@ RunTrack* Orchestrator::begin_run(const LoadedProgram::Impl& program, const RunO
   if (options_.pipeline_depth < 1) options_.pipeline_depth = 1;
   // The immediate run (immediate_run.cpp): TMR with one run in flight, and no dependency
   // graph recorded (it would miss the edges to tasks completed that way).
-  immediate_mode_ = !options_.build_graph_first && options_.pipeline_depth == 1 &&
-                    options_.observer == nullptr;
+  immediate_mode_ =
+      !options_.build_graph_first && options_.pipeline_depth == 1 && options_.observer == nullptr;
   // The orchestration gets a pointer to this table; one that wrote through it (casting
   // const away) must not break the next run of another program.
   api_ = make_orch_api(this);

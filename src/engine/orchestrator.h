@@ -112,7 +112,7 @@ class Orchestrator {
   int fail(int32_t code, const std::string& message);  // latches, returns the latched code
 
  private:
-  friend class ValidateTaskTest;  // tests/engine: task_quick_ok against check_task
+  friend class ValidateTaskTest;          // tests/engine: task_quick_ok against check_task
   friend class OrchestratorImmediateRun;  // tests/engine: which path a task took
   struct ScopeFrame {
     uint64_t serial;
@@ -169,7 +169,9 @@ class Orchestrator {
   bool run_immediately(const SimplerTaskDesc* desc, SimplerTaskResult* result);
   bool immediate_allowed(const SimplerTaskDesc* desc);
   // add_dependency(before, after) where `after` is the latest task and ran immediately.
-  bool ran_immediately(uint64_t after) const { return immediate_.id == after && after + 1 == head_; }
+  bool ran_immediately(uint64_t after) const {
+    return immediate_.id == after && after + 1 == head_;
+  }
   // The latest task waits for a producer a scheduler runs now, and blocks are very short.
   bool producer_running_elsewhere() const;
   void finish();
@@ -203,8 +205,8 @@ class Orchestrator {
   TaskSlot immediate_;            // the task run_immediately runs (never in the window)
   ChipTensor immediate_tensors_[CHIP_MAX_TENSOR_ARGS];  // its descriptors: the kernel's copy
   int64_t immediate_argv_[CHIP_MAX_SIGNATURE];
-  uint64_t last_wake_head_ = 0;   // head_ when a submit last woke a parked scheduler
-  int64_t called_ns_ = 0;         // when call_scheduler last woke one
+  uint64_t last_wake_head_ = 0;  // head_ when a submit last woke a parked scheduler
+  int64_t called_ns_ = 0;        // when call_scheduler last woke one
 
   ByteRing arena_;
   std::unique_ptr<uint8_t[]> arena_mem_;

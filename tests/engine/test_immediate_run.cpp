@@ -31,7 +31,15 @@ std::vector<int> g_runs_after_submit;
 std::vector<int> g_submit_rc;
 int g_add_dependency_rc = -1;
 ChipTensor g_x{};
-enum class Script { kChain, kAfterSpmd, kChainAfterSpmd, kInScope, kCrashThenSubmit, kDependencyOnLatest, kDependencyOnOlder };
+enum class Script {
+  kChain,
+  kAfterSpmd,
+  kChainAfterSpmd,
+  kInScope,
+  kCrashThenSubmit,
+  kDependencyOnLatest,
+  kDependencyOnOlder
+};
 Script g_script = Script::kChain;
 
 float* data(const ChipTensor& t) {
