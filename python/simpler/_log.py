@@ -21,6 +21,7 @@ import time
 from typing import Optional, Union
 
 from simpler import _native
+from simpler._typed_call import typed_call
 
 __all__ = ["LOGGER", "set_level", "flush"]
 
@@ -146,6 +147,9 @@ def set_level(level: Union[int, str]) -> None:
     _bridge.set_threshold(min(number, _bridge.OFF))  # above OFF is off (and fits the native int)
     _pinned_by_set_level = True
 
+
+# A call that does not fit is a SimplerTypeError naming simpler.set_log_level.
+set_level = typed_call("simpler.set_log_level")(set_level)
 
 _start()
 atexit.register(_shutdown)

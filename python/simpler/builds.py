@@ -11,6 +11,7 @@ from typing import List, Optional, Union
 
 from simpler import _log  # noqa: F401 - native log lines -> logging "simpler"
 from simpler import _native
+from simpler._typed_call import typed_functions as _typed_functions
 
 RuntimeBins = _native.RuntimeBins
 
@@ -41,3 +42,7 @@ def find_build(platform: str, runtime: str,
     FileNotFoundError naming the path of a missing file.
     """
     return _native.find_runtime_build(platform, runtime, lib_dir)
+
+
+_typed_functions(globals(), "simpler", ["find_build", "known_platforms", "known_runtimes",
+                                        "default_lib_dir"])

@@ -14,10 +14,12 @@ from typing import Any, Optional
 
 from simpler import _native
 from simpler import errors as _errors  # noqa: F401  (the native error translator imports it)
+from simpler._typed_call import typed_methods
 
 __all__ = ["ChipWorker"]
 
 
+@typed_methods("ChipWorker")
 class ChipWorker:
     """Loads a runtime build (``simpler.find_build(platform, runtime)``) and owns one context."""
 

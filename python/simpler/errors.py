@@ -17,14 +17,29 @@ def __getattr__(name: str) -> int:  # for type checkers: the constants are set a
     raise AttributeError(f"module 'simpler.errors' has no attribute {name!r}")
 
 
+def _status_code(code: int, api: str) -> int:
+    """``code`` as a status int (numpy integers too); a code no status can have (beyond 32
+    bits) as one that is unknown. A float, bool or str is refused: int() truncated 1.5 to 1."""
+    from simpler._ints import as_int
+    number = as_int(code)
+    if number is None:
+        raise SimplerTypeError(f"simpler.errors.{api}: code must be an int, got "
+                               f"{type(code).__name__}")
+    return number if -2 ** 31 <= number < 2 ** 31 else _UNKNOWN_CODE
+
+
 def status_name(code: int) -> str:
     """Name of any native status, e.g. ``status_name(-1003) == "PTO_RUNTIME_ERR_INVALID_STATE"``."""
-    return _native.status_name(int(code))
+    return _native.status_name(_status_code(code, "status_name"))
 
 
 def status_meaning(code: int) -> str:
     """One sentence on what a native status means ("" for an unknown code)."""
-    return _native.status_meaning(int(code))
+    return _native.status_meaning(_status_code(code, "status_meaning"))
+
+
+# A value no native status has: what an out-of-range code is described as.
+_UNKNOWN_CODE = 2 ** 31 - 1
 
 
 class SimplerError(Exception):
@@ -207,3 +222,8 @@ def chip_worker_error_class(code: int) -> type:
     if code == STATUS_CODES["PTO_RUNTIME_ERR_UNSUPPORTED"]:
         return UnsupportedRuntimeOperation
     return ChipWorkerError
+
+
+from simpler._typed_call import typed_functions as _typed_functions  # noqa: E402 - it imports us
+
+_typed_functions(globals(), "simpler.errors", ["status_name", "status_meaning"])

@@ -29,6 +29,7 @@ from typing import Any, Callable, List, Optional, Sequence
 from simpler import _log  # noqa: F401 - native log lines -> logging "simpler"
 from simpler import _native
 from simpler.errors import SimplerError, SimplerTypeError, SimplerValueError
+from simpler._typed_call import typed_call, typed_methods
 
 __all__ = ["KernelCompiler", "KernelCompileError", "KernelCacheError", "KernelBinary",
            "kernel_include_dir", "CompileJob", "CompileResult", "compile_many"]
@@ -74,6 +75,7 @@ def _require_str(api: str, name: str, value: object) -> None:
                                f"{type(value).__name__}")
 
 
+@typed_methods("KernelCompiler", exclude=("__init__",))  # __init__ checks its own call
 class KernelCompiler(_native.KernelCompiler):
     """Compiles kernel and orchestration sources (see docs/kernels.md); cached by content.
 
@@ -107,6 +109,10 @@ class KernelCompiler(_native.KernelCompiler):
             _require_str("compile_orchestration", "entry", entry)
         return super().compile_orchestration(source, entry)
 
+    def __repr__(self) -> str:
+        return (f"<simpler.KernelCompiler compiler={self.compiler!r} cache_dir="
+                f"{self.cache_dir if self.use_cache else None!r}>")
+
     def compile_many(self, jobs: "Sequence[CompileJob]", *, max_workers: Optional[int] = None,
                      progress: "Optional[ProgressCallback]" = None) -> "List[CompileResult]":
         """Compiles many sources on a thread pool; see :func:`compile_many`."""
@@ -116,6 +122,7 @@ class KernelCompiler(_native.KernelCompiler):
 kernel_include_dir = _native.kernel_include_dir
 
 
+@typed_methods("CompileJob")
 @dataclass(frozen=True)
 class CompileJob:
     """One source to compile: ``kind`` is ``"aic"``/``"aiv"`` (a kernel) or
@@ -154,6 +161,7 @@ def _kind_of(job: CompileJob) -> str:
     return kind
 
 
+@typed_call("compile_many")
 def compile_many(compiler: "KernelCompiler", jobs: Sequence[CompileJob], *,
                  max_workers: Optional[int] = None,
                  progress: Optional[ProgressCallback] = None) -> List[CompileResult]:

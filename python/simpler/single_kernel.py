@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Optional
 
 from simpler import _native
+from simpler._ints import as_int
 from simpler.errors import SimplerTypeError, SimplerValueError
 
 ENTRY = "simpler_single_kernel"
@@ -64,9 +65,10 @@ def from_kernel(core_callable, block_num: int = 1, *, core_type: Optional[str] =
     if not isinstance(core_callable, ti.CoreCallable):
         raise SimplerTypeError("ChipCallable.from_kernel: expected a CoreCallable, got "
                                f"{type(core_callable).__name__}")
-    if isinstance(block_num, bool) or not isinstance(block_num, int):
+    given, block_num = block_num, as_int(block_num)
+    if block_num is None:
         raise SimplerTypeError(f"ChipCallable.from_kernel: block_num must be an int, got "
-                               f"{type(block_num).__name__}")
+                               f"{type(given).__name__}")
     if not 1 <= block_num <= MAX_BLOCK_NUM:
         raise SimplerValueError(f"ChipCallable.from_kernel: block_num {block_num} is out of range "
                                 f"(1..{MAX_BLOCK_NUM})")

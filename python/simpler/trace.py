@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Tuple, Union
 
 from simpler.errors import SimplerValueError
+from simpler._typed_call import typed_functions as _typed_functions
 
 __all__ = ["CoreSummary", "Gap", "TraceSummary", "load", "flows", "summarize"]
 
@@ -168,3 +169,6 @@ def _summarize(trace: Dict[str, Any], gaps: int) -> TraceSummary:
     all_gaps.sort(key=lambda g: g.length_ns, reverse=True)
     return TraceSummary(span, len(all_blocks), len({b[2] for b in all_blocks}),
                         len(flows(trace)), cores, all_gaps[:max(0, gaps)])
+
+
+_typed_functions(globals(), "simpler.trace", ["load", "flows", "summarize"])

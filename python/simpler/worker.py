@@ -22,6 +22,8 @@ Python keyword handling, numpy interop, the context manager and the GC pin.
 """
 from __future__ import annotations
 
+import inspect
+import numbers
 import operator
 import os
 import threading
@@ -30,8 +32,9 @@ import weakref
 from typing import Any, List, Optional
 
 from simpler import _native
+from simpler._ints import as_int
 from simpler._process_local import ProcessLocal
-from simpler._typed_call import typed_call
+from simpler._typed_call import typed_call, typed_methods
 from simpler import errors as _errors  # noqa: F401  (the native error translator imports it)
 from simpler.errors import SimplerTypeError, SimplerValueError
 
@@ -104,6 +107,7 @@ def _pin_unclosed(native: Any, device_id: int) -> None:
     warnings.warn(_GC_WARNING.format(device=device_id), ResourceWarning, stacklevel=2)
 
 
+@typed_methods("RunHandle")
 class RunHandle:
     """An asynchronous program-mode run returned by :meth:`Worker.submit`."""
 
@@ -137,6 +141,13 @@ class RunHandle:
         """Same as :meth:`wait`: returns None once the run succeeded, raises its error."""
         self.wait(timeout)
 
+    def __repr__(self) -> str:
+        try:
+            state = "done" if self._native.done() else "running"
+        except Exception:  # noqa: BLE001 - e.g. inherited by a forked child: repr never raises
+            state = "unknown"
+        return f"<simpler.RunHandle {state}>"
+
 
 def _lib_dir_path(lib_dir: Any) -> Optional[str]:
     """``lib_dir`` as a str (None when not given); a SimplerTypeError for a non-path."""
@@ -148,6 +159,8 @@ def _lib_dir_path(lib_dir: Any) -> Optional[str]:
     return os.fspath(lib_dir)
 
 
+# kernel_launch checks its own keywords: the hot launch path pays no wrapper frame.
+@typed_methods("Worker", exclude=("kernel_launch",))
 class Worker(ProcessLocal):
     """A level-2 worker: one chip, in ``"program"`` or ``"kernel"`` execution mode.
 
@@ -159,9 +172,15 @@ class Worker(ProcessLocal):
         if cls is Worker and isinstance(level, int) and level in (3, 4):
             from simpler.host import dispatch_level
             return dispatch_level(level, kwargs)
-        if cls is Worker and "device_ids" in kwargs and level == 2:
-            raise SimplerTypeError("Worker(level=2) drives one chip: pass device_id=N; "
-                                   "device_ids=[...] is for level=3 (several chips of this host)")
+        if cls is Worker and "device_ids" in kwargs:
+            # Refused here, naming the level: __init__ would only say device_ids is unknown.
+            if not isinstance(level, int) or isinstance(level, bool):
+                raise SimplerTypeError(f"Worker: level must be an int, got {type(level).__name__}")
+            if level == 2:
+                raise SimplerTypeError("Worker(level=2) drives one chip: pass device_id=N; "
+                                       "device_ids=[...] is for level=3 (several chips of this host)")
+            raise SimplerValueError(f"Worker: level must be 2, 3 or 4 (got {level}); device_ids=[...] "
+                                    "is for level=3 (several chips of this host) or level=4 (hosts)")
         return super().__new__(cls)
 
     @typed_call("Worker")
@@ -208,7 +227,9 @@ class Worker(ProcessLocal):
 
     @close_grace.setter
     def close_grace(self, seconds: float) -> None:
-        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        # Python and numpy numbers (numpy.float32 too, as RunHandle.wait takes); not a bool.
+        if (isinstance(seconds, bool) or type(seconds).__name__ == "bool_"
+                or not isinstance(seconds, numbers.Real)):
             raise SimplerTypeError(f"Worker.close_grace: seconds must be a number, "
                                    f"got {type(seconds).__name__}")
         self._native.close_grace = float(seconds)
@@ -389,7 +410,8 @@ class Worker(ProcessLocal):
             if self._native.state == "READY" and _is_chip_callable(chip_callable):
                 self._images.append(chip_callable)
 
-    def kernel_launch(self, callable_id: int, *args: Any, caller_stream: Any = None) -> None:
+    def kernel_launch(self, callable_id: int, *args: Any, caller_stream: Any = None,
+                      **unknown: Any) -> None:
         """Enqueues the prepared callable on ``caller_stream`` (an int handle or an object
         with ``.handle``) and returns; the caller synchronizes its stream.
 
@@ -400,6 +422,10 @@ class Worker(ProcessLocal):
         A refused argument raises :class:`simpler.errors.ArgumentError` (or
         ArgumentTypeError) naming its index, before anything is enqueued. ``caller_stream``
         is required (None: a SimplerTypeError saying so, not Python's bare TypeError)."""
+        if unknown:
+            raise SimplerTypeError(f"Worker.kernel_launch: unexpected keyword argument(s) "
+                                   f"{', '.join(map(repr, unknown))}; the signature is "
+                                   f"Worker.kernel_launch(callable_id, *args, caller_stream)")
         self._native.kernel_launch(callable_id, args, caller_stream)
 
     def kernel_launch_error(self) -> str:
@@ -420,6 +446,11 @@ class Worker(ProcessLocal):
                 f"device={self.device_id} state={self.state}>")
 
 
+# Introspection shows the documented signature: **unknown only catches misspelt keywords.
+_launch_signature = inspect.signature(Worker.kernel_launch)
+Worker.kernel_launch.__signature__ = _launch_signature.replace(  # type: ignore[attr-defined]
+    parameters=[p for p in _launch_signature.parameters.values() if p.kind != p.VAR_KEYWORD])
+
 _I32 = 2 ** 31
 _U64 = 2 ** 64
 # Physical memory: the bound of a host buffer (a larger request is a typo, not a buffer).
@@ -430,13 +461,10 @@ def _require_int(value: Any, api: str, name: str, low: Optional[int] = None) -> 
     """``value`` as an int (numpy integers too), or a TypeError naming the parameter (bool
     is not an int here); with ``low``, a ValueError when it is below ``low`` or does not fit
     64 bits (the native calls take unsigned 64-bit sizes and addresses)."""
-    if isinstance(value, bool):
-        raise SimplerTypeError(f"Worker.{api}: {name} must be an int, got bool")
-    try:
-        value = operator.index(value)
-    except TypeError:
+    given, value = value, as_int(value)
+    if value is None:
         raise SimplerTypeError(f"Worker.{api}: {name} must be an int, "
-                               f"got {type(value).__name__}") from None
+                               f"got {type(given).__name__}")
     if low is not None and value < low:
         raise SimplerValueError(f"Worker.{api}: {name} must be >= {low}, got {value}")
     if low is not None and value >= _U64:

@@ -74,13 +74,13 @@ const char* KernelMode::phase_refusal() const {
     case Phase::Open:
       if (epoch_.reset_since()) {
         return "the device was reset (sim_device_reset) while this context used it: its code "
-               "arena and rings are gone; finalize_device it (close the worker) and start a new "
-               "context";
+               "arena and rings are gone; close the Worker (worker.close(); C ABI: "
+               "finalize_device) and create a new one";
       }
       return nullptr;
     case Phase::Poisoned:
       return "the context is poisoned: an earlier prepare could not load its orchestration; "
-             "finalize_device it and start a new context";
+             "close the Worker (worker.close(); C ABI: finalize_device) and create a new one";
     case Phase::Closing:
       return "finalize_device has started on this context (retry finalize_device)";
     case Phase::Closed:
@@ -284,7 +284,8 @@ int KernelMode::finalize() {
   int status = release_all();
   if (status != SIMPLER_OK) {
     fail(status, std::string("a release failed: ") + simpler_status_name(status) +
-                     "; what is left (and the device claim) is kept, call finalize_device again");
+                     "; what is left (and the device claim) is kept: close again (worker.close(); "
+                     "C ABI: finalize_device)");
   }
   return status;
 }

@@ -206,7 +206,8 @@ int init_device(SimplerInitDeviceArgs* args) {
       fail(PTO_RUNTIME_ERR_INVALID_STATE,
            "device " + std::to_string(a.device_id) +
                " is already owned by another program-mode context of this "
-               "runtime build; finalize that one first");
+               "runtime build; close that Worker first (worker.close(); C ABI: "
+               "finalize_device)");
     }
     ctx.program = std::make_unique<ProgramMode>(ctx.traits, a.device_id, std::move(claim));
     ctx.mode.store(ContextMode::Program, std::memory_order_release);
@@ -412,7 +413,8 @@ int kernel_mode_init(SimplerKernelModeInitArgs* args) {
           fail(PTO_RUNTIME_ERR_INVALID_STATE,
                "device " + std::to_string(a.device_id) +
                    " already has a live kernel-mode context of this runtime "
-                   "build; finalize that one first");
+                   "build; close that Worker first (worker.close(); C ABI: "
+                   "finalize_device)");
         }
         ctx.kernel =
             std::make_unique<KernelMode>(ctx.traits, a.device_id, a.generation, std::move(claim));

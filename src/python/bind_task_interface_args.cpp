@@ -36,11 +36,15 @@ uint64_t scalar_bits(py::handle value, const char* what) {
                         " does not fit 64 bits (-2**63..2**64-1)");
 }
 
-void check_index(size_t i, uint32_t count, const char* what) {
-  if (i >= count) {
+// An index as tensor()/scalar() take it: an int (typed refusal otherwise), IndexError
+// outside 0..count-1 (a negative one included, as pybind11 used to refuse it untyped).
+size_t checked_index(py::handle index, uint32_t count, const char* what) {
+  const int64_t i = int_arg(index, what, INT64_MIN, INT64_MAX);
+  if (i < 0 || i >= static_cast<int64_t>(count)) {
     throw py::index_error(std::string(what) + ": index " + std::to_string(i) +
                           " out of range (count " + std::to_string(count) + ")");
   }
+  return static_cast<size_t>(i);
 }
 
 }  // namespace
@@ -109,15 +113,15 @@ void bind_task_interface_args(py::module_& m) {
                              [](const PyChipStorageTaskArgs& a) { return a.args.scalar_count; })
       .def(
           "tensor",
-          [](const PyChipStorageTaskArgs& a, size_t i) {
-            check_index(i, a.args.tensor_count, "tensor");
+          [](const PyChipStorageTaskArgs& a, py::handle index) {
+            const size_t i = checked_index(index, a.args.tensor_count, "tensor");
             return PyChipTensor{a.args.tensors[i], i < a.host.size() ? a.host[i] : nullptr};
           },
           py::arg("index"))
       .def(
           "scalar",
-          [](const PyChipStorageTaskArgs& a, size_t i) {
-            check_index(i, a.args.scalar_count, "scalar");
+          [](const PyChipStorageTaskArgs& a, py::handle index) {
+            const size_t i = checked_index(index, a.args.scalar_count, "scalar");
             return a.args.scalars[i];
           },
           py::arg("index"), "The i-th scalar's 64-bit pattern (unsigned).")

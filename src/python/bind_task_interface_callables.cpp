@@ -35,7 +35,7 @@ class ByteView {
 };
 
 int64_t to_int64(py::handle v, const std::string& field) {
-  if (PyBool_Check(v.ptr()) || PyFloat_Check(v.ptr())) {
+  if (is_bool(v) || PyFloat_Check(v.ptr())) {
     throw py::type_error(field + ": expected an int, got " + Py_TYPE(v.ptr())->tp_name);
   }
   py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr()));

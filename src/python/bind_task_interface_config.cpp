@@ -20,7 +20,7 @@ bool to_bool(py::handle v, const char* field) {
 
 template <typename T>
 T to_int(py::handle v, const char* field) {
-  if (PyFloat_Check(v.ptr()) || PyBool_Check(v.ptr())) {
+  if (PyFloat_Check(v.ptr()) || is_bool(v)) {
     throw py::type_error(field_name(field) + ": expected an int, got " + Py_TYPE(v.ptr())->tp_name);
   }
   py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr()));

@@ -70,7 +70,7 @@ namespace {
 
 // value as a Python int object (bool refused), or a TypeError naming `what`.
 py::object index_of(py::handle value, const char* what) {
-  if (!PyBool_Check(value.ptr()) && PyIndex_Check(value.ptr())) {
+  if (!is_bool(value) && PyIndex_Check(value.ptr())) {
     py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr()));
     if (index) return index;
     PyErr_Clear();
@@ -86,6 +86,12 @@ py::object index_of(py::handle value, const char* what) {
 }
 
 }  // namespace
+
+bool is_bool(py::handle value) {
+  if (PyBool_Check(value.ptr())) return true;
+  const std::string_view name = Py_TYPE(value.ptr())->tp_name;
+  return name == "numpy.bool_" || name == "numpy.bool";
+}
 
 int64_t int_arg(py::handle value, const char* what, int64_t lo, int64_t hi) {
   const py::object index = index_of(value, what);

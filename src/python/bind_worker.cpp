@@ -56,13 +56,23 @@ void translate_worker_errors(std::exception_ptr p) {  // NOLINT(performance-unne
   }
 }
 
+// An int id (numpy integers too, converted off the fast path); bool and numpy.bool_ are not.
 int64_t strict_int(py::handle v, const char* field) {
-  if (!PyLong_Check(v.ptr()) || PyBool_Check(v.ptr())) {
-    throw py::type_error(std::string(field) + ": expected an int, got " +
-                         Py_TYPE(v.ptr())->tp_name);
+  py::object index;
+  PyObject* p = v.ptr();
+  if (!PyLong_Check(p) || PyBool_Check(p)) {
+    if (!detail::is_bool(v) && PyIndex_Check(p)) {
+      index = py::reinterpret_steal<py::object>(PyNumber_Index(p));
+      if (!index) PyErr_Clear();
+    }
+    if (!index) {
+      throw py::type_error(std::string(field) + ": expected an int, got " +
+                           Py_TYPE(v.ptr())->tp_name);
+    }
+    p = index.ptr();
   }
   int overflow = 0;
-  const long long value = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
+  const long long value = PyLong_AsLongLongAndOverflow(p, &overflow);
   if (overflow != 0) throw py::value_error(std::string(field) + ": out of range");
   return value;
 }

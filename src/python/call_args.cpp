@@ -67,9 +67,15 @@ struct PackedTensor {
 
 void check_dtype(const PackTarget& t, uint32_t i, const ArgSpec& spec, DataType given) {
   if (spec.dtype && *spec.dtype != given) {
+    // numpy has no bfloat16: its users hold such data as uint16.
+    const bool bf16_as_u16 = *spec.dtype == DataType::BFLOAT16 && given == DataType::UINT16;
     bad_type(t, i, spec,
              std::string("expected a ") + data_type_name(*spec.dtype) + " tensor, got " +
-                 data_type_name(given));
+                 data_type_name(given) +
+                 (bf16_as_u16 ? " (numpy has no bfloat16: pass ChipTensor.from_array(a, "
+                                "dtype=DataType.BFLOAT16), a bfloat16 sim.DeviceArray or a "
+                                "torch bfloat16 tensor)"
+                              : ""));
   }
 }
 

@@ -79,7 +79,44 @@ void int_range(DataType d, __int128& lo, __int128& hi) {
   }
 }
 
+// Whether `bits` (a float_bits result of type d) is an infinity.
+bool is_infinite_bits(uint64_t bits, DataType d) {
+  switch (d) {
+    case DataType::FLOAT16:
+      return (bits & 0x7fffu) == 0x7c00u;
+    case DataType::BFLOAT16:
+      return (bits & 0x7fffu) == 0x7f80u;
+    case DataType::FLOAT64:
+      return std::isinf(scalar_bits_to_f64(bits));
+    default:
+      return std::isinf(scalar_bits_to_f32(bits));
+  }
+}
+
+// float_bits, refusing a finite value the typed float type cannot hold (it would arrive
+// as infinity). NaN and infinities pass as given.
+uint64_t checked_float_bits(const PackTarget& t, uint32_t i, const ArgSpec& spec, double v,
+                            py::handle value) {
+  const uint64_t bits = float_bits(v, *spec.dtype);
+  if (std::isfinite(v) && is_infinite_bits(bits, *spec.dtype)) {
+    bad_value(t, i, spec,
+              py::repr(value).cast<std::string>() + " is out of range for " +
+                  data_type_name(*spec.dtype) + " (it would become infinity)");
+  }
+  return bits;
+}
+
 uint64_t int_bits(const PackTarget& t, uint32_t i, const ArgSpec& spec, py::handle value) {
+  if (spec.dtype && is_float_type(*spec.dtype)) {  // any int a double holds, e.g. 2**70
+    const double d = PyLong_AsDouble(value.ptr());
+    if (d == -1.0 && PyErr_Occurred()) {
+      PyErr_Clear();
+      bad_value(t, i, spec,
+                py::repr(value).cast<std::string>() + " is out of range for " +
+                    data_type_name(*spec.dtype));
+    }
+    return checked_float_bits(t, i, spec, d, value);
+  }
   int overflow = 0;
   const long long s = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
   __int128 v = s;
@@ -94,7 +131,6 @@ uint64_t int_bits(const PackTarget& t, uint32_t i, const ArgSpec& spec, py::hand
     bad_value(t, i, spec, py::str(value).cast<std::string>() + " does not fit 64 bits");
   }
   if (!spec.dtype) return static_cast<uint64_t>(v);  // untyped: the 64-bit pattern
-  if (is_float_type(*spec.dtype)) return float_bits(static_cast<double>(v), *spec.dtype);
   __int128 lo = 0, hi = 0;
   int_range(*spec.dtype, lo, hi);
   if (v < lo || v > hi) {
@@ -164,7 +200,14 @@ uint64_t pack_scalar(const PackTarget& t, uint32_t i, const ArgSpec& spec, py::h
   if (!PyFloat_CheckExact(v) && !PyLong_CheckExact(v) && PyObject_TypeCheck(v, numpy_generic())) {
     return numpy_scalar_bits(t, i, spec, value);
   }
-  if (PyLong_Check(v)) return int_bits(t, i, spec, value);  // bool included (0/1)
+  // A bool is a number only where the kernel expects one: a BOOL scalar, or an untyped
+  // slot (its 64-bit pattern 0/1). Elsewhere it is refused, like numpy.bool_.
+  if (PyBool_Check(v) && spec.dtype && *spec.dtype != DataType::BOOL) {
+    bad_type(t, i, spec,
+             std::string("expected a ") + data_type_name(*spec.dtype) + " scalar, got bool " +
+                 py::repr(value).cast<std::string>() + " (pass a number)");
+  }
+  if (PyLong_Check(v)) return int_bits(t, i, spec, value);
   if (PyFloat_Check(v)) {
     const double d = PyFloat_AS_DOUBLE(v);
     // Untyped: FLOAT32, the kernels' common scalar type (typed signatures say otherwise).
@@ -174,7 +217,7 @@ uint64_t pack_scalar(const PackTarget& t, uint32_t i, const ArgSpec& spec, py::h
                std::string("expected an int for a ") + data_type_name(*spec.dtype) +
                    " scalar, got float " + py::repr(value).cast<std::string>());
     }
-    return float_bits(d, *spec.dtype);
+    return checked_float_bits(t, i, spec, d, value);
   }
   bad_type(t, i, spec,
            std::string("expected a Python or numpy number for a scalar, got ") + type_name(value));

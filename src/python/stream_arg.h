@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <utility>
 
 namespace simpler::python {
 
@@ -25,6 +27,17 @@ inline void* stream_pointer(pybind11::handle stream, const char* api, bool zero_
     if (!PyLong_Check(value) && PyObject_HasAttrString(value, "handle")) {
       holder = stream.attr("handle");
       value = holder.ptr();
+    }
+    // A numpy integer is an int handle too (only on this slow path); a bool is not.
+    if (!PyLong_Check(value) && PyIndex_Check(value) &&
+        std::string_view(Py_TYPE(value)->tp_name) != "numpy.bool_") {
+      py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(value));
+      if (index) {
+        holder = std::move(index);
+        value = holder.ptr();
+      } else {
+        PyErr_Clear();
+      }
     }
     if (!PyLong_Check(value) || PyBool_Check(value)) {
       throw py::type_error(std::string(api) +

@@ -62,6 +62,9 @@ namespace detail {
 // The DataType of a struct-module (buffer protocol) format code with the given item size.
 std::optional<DataType> dtype_of_format(const char* format, size_t itemsize);
 
+// bool or numpy.bool_: both implement __index__, neither is an int argument.
+bool is_bool(pybind11::handle value);
+
 // Python arguments of the task-interface bindings, converted with errors that name them
 // (SimplerTypeError for a wrong type, SimplerValueError out of range) instead of pybind11's
 // "incompatible function arguments": an int (not bool, numpy integers too) in [lo, hi];

@@ -225,13 +225,14 @@ std::vector<ArgDirection> ChipWorker::callable_signature(CallableHandle handle) 
   return it != signatures_.end() ? it->second : std::vector<ArgDirection>{};
 }
 
-CallableHandle ChipWorker::register_callable(const ChipCallable& callable) {
+CallableHandle ChipWorker::register_callable(const ChipCallable& callable, const char* caller_api) {
   require_initialized(ChipWorkerMode::PROGRAM, "register_callable");
   auto bytes = callable.bytes();
   SimplerRegisterCallableArgs a{
       .struct_size = sizeof a, .ctx = ctx_, .image = bytes.data(), .size = bytes.size()};
   int st = library_->api().register_callable(&a);
-  if (st != SIMPLER_OK) throw_status(st, "ChipWorker.register_callable failed");
+  if (st != SIMPLER_OK)
+    throw_status(st, detail::api_name_or(caller_api, "ChipWorker.register_callable failed"));
   const int64_t id = a.callable_id;
   if (id < 0)
     throw ChipWorkerError(
@@ -243,12 +244,13 @@ CallableHandle ChipWorker::register_callable(const ChipCallable& callable) {
   return handle;
 }
 
-void ChipWorker::unregister_callable(CallableHandle handle) {
+void ChipWorker::unregister_callable(CallableHandle handle, const char* caller_api) {
   require_initialized(ChipWorkerMode::PROGRAM, "unregister_callable");
   int64_t id = runtime_callable_id(handle, "unregister_callable");
   SimplerUnregisterCallableArgs a{.struct_size = sizeof a, .ctx = ctx_, .callable_id = id};
   int st = library_->api().unregister_callable(&a);
-  if (st != SIMPLER_OK) throw_status(st, "ChipWorker.unregister_callable failed");
+  if (st != SIMPLER_OK)
+    throw_status(st, detail::api_name_or(caller_api, "ChipWorker.unregister_callable failed"));
   registered_.erase(handle.token);
   signatures_.erase(handle.token);
 }
@@ -369,11 +371,12 @@ void ChipWorker::copy_from(void* dst_host, uint64_t src_device, size_t size,
   }
 }
 
-DeviceMemoryInfo ChipWorker::device_memory_info() {
+DeviceMemoryInfo ChipWorker::device_memory_info(const char* caller_api) {
   require_initialized(ChipWorkerMode::PROGRAM, "device_memory_info");
   SimplerDeviceMemoryInfoArgs a{.struct_size = sizeof a, .ctx = ctx_};
   int st = library_->api().device_memory_info(&a);
-  if (st != SIMPLER_OK) throw_status(st, "ChipWorker.device_memory_info failed");
+  if (st != SIMPLER_OK)
+    throw_status(st, detail::api_name_or(caller_api, "ChipWorker.device_memory_info failed"));
   DeviceMemoryInfo info;
   info.free_bytes = a.free_bytes;
   info.total_bytes = a.total_bytes;

@@ -98,7 +98,7 @@ void ChipWorker::kernel_init(int32_t device_id, const RuntimeBins& bins, const C
   state_ = ChipWorkerState::INITIALIZED;
 }
 
-int64_t ChipWorker::kernel_prepare_callable(const ChipCallable& callable) {
+int64_t ChipWorker::kernel_prepare_callable(const ChipCallable& callable, const char* caller_api) {
   require_initialized(ChipWorkerMode::KERNEL, "kernel_prepare_callable");
   // The registry keeps every image handed to the runtime until a finalize succeeds.
   auto image = std::make_shared<const ChipCallable>(callable);
@@ -110,7 +110,8 @@ int64_t ChipWorker::kernel_prepare_callable(const ChipCallable& callable) {
                                          .size = bytes.size(),
                                          .callable_id = kNoCallableId};
   int st = library_->api().kernel_mode_prepare_callable(&a);
-  if (st != SIMPLER_OK) throw_status(st, "ChipWorker.kernel_prepare_callable failed");
+  if (st != SIMPLER_OK)
+    throw_status(st, detail::api_name_or(caller_api, "ChipWorker.kernel_prepare_callable failed"));
   const int64_t id = a.callable_id;
   if (id == kNoCallableId) {
     throw ChipWorkerError(

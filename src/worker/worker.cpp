@@ -5,6 +5,7 @@
 
 #include <cstdio>
 
+#include "api_name.h"
 #include "process_guards.h"
 #include "simpler/log/log.h"
 #include "worker_core.h"
@@ -25,6 +26,17 @@ const char* worker_state_name(WorkerState state) {
       return "CLOSED";
   }
   return "UNKNOWN";
+}
+
+void detail::refuse_not_ready(WorkerState state, const char* api) {
+  // What to do depends on the state: init() can follow only NEW.
+  const char* advice = state == WorkerState::NEW ? "call init() first"
+                       : state == WorkerState::FAILED
+                           ? "an earlier init failed: close() it and create a new Worker"
+                           : "the worker is closed: create a new Worker";
+  throw std::runtime_error(detail::api_name(api) +
+                           ": requires an initialized (READY) worker (state: " +
+                           worker_state_name(state) + "); " + advice);
 }
 
 const char* execution_mode_name(ExecutionMode mode) {

@@ -35,6 +35,10 @@ struct RunRecord {
 void check_signature_types(const ChipStorageTaskArgs& args, const std::vector<ArgSpec>& specs,
                            const char* api);
 
+// Throws the runtime_error of a call that needs a READY Worker found in `state` (not READY):
+// "<api>: requires an initialized (READY) worker (state: S); <what to do in S>".
+[[noreturn]] void refuse_not_ready(WorkerState state, const char* api);
+
 struct WorkerCore {
   WorkerOptions options;
   std::string lib_dir;  // options.lib_dir or $SIMPLER_LIB_DIR, absolute (resolved at construction)

@@ -28,11 +28,7 @@ void WorkerCore::refuse_if_forked(const char* api) const {
   }
 }
 
-[[noreturn]] static void refuse_not_ready(WorkerState state, const char* api) {
-  throw std::runtime_error(
-      detail::api_name(api) +
-      ": requires an initialized (READY) worker (state: " + worker_state_name(state) + ")");
-}
+using detail::refuse_not_ready;
 
 void Worker::require_kernel_ready(const char* api) const {
   const WorkerCore& c = *core_;
@@ -53,7 +49,8 @@ int64_t Worker::kernel_prepare_callable(const ChipCallable& callable) {
   if (state != WorkerState::READY) refuse_not_ready(state, "kernel_prepare_callable");
   // The Worker's own reference, kept (even when prepare fails) until a teardown succeeds.
   c.kernel_images.push_back(std::make_shared<const ChipCallable>(callable));
-  const int64_t id = c.chip->kernel_prepare_callable(*c.kernel_images.back());
+  const int64_t id =
+      c.chip->kernel_prepare_callable(*c.kernel_images.back(), "kernel_prepare_callable");
   auto specs = std::make_shared<const std::vector<ArgSpec>>(callable.arg_specs());
   const bool typed =
       std::any_of(specs->begin(), specs->end(), [](const ArgSpec& s) { return s.typed(); });

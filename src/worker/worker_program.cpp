@@ -22,11 +22,7 @@ void require_program_mode(const WorkerCore& c, const char* api) {
 
 void require_ready(const WorkerCore& c, const char* api) {
   const WorkerState state = c.state.load();
-  if (state != WorkerState::READY) {
-    throw std::runtime_error(std::string("Worker.") + api +
-                             ": requires an initialized (READY) worker (state: " +
-                             worker_state_name(state) + "); call init() first");
-  }
+  if (state != WorkerState::READY) detail::refuse_not_ready(state, api);
   c.refuse_if_forked(api);  // the fork fence: no native call on an inherited context
 }
 
@@ -149,7 +145,9 @@ CallableHandle Worker::register_callable(const ChipCallable& callable) {
   }
   WorkerCore::Registered reg{std::make_shared<const ChipCallable>(callable), std::nullopt,
                              callable.arg_specs()};
-  if (state == WorkerState::READY) reg.chip_handle = c.chip->register_callable(*reg.callable);
+  if (state == WorkerState::READY) {
+    reg.chip_handle = c.chip->register_callable(*reg.callable, "register");
+  }
   const CallableHandle handle{c.next_callable_token++, c.handle_owner};
   c.callables.emplace(handle.token, std::move(reg));
   return handle;
@@ -176,6 +174,11 @@ std::vector<ArgSpec> Worker::registered_arg_specs(CallableHandle handle, const c
   WorkerCore& c = *core_;
   require_program_mode(c, api);
   std::lock_guard lock(c.program_mu);
+  // A closed Worker has forgotten its handles: say it is closed, not "unknown handle".
+  const WorkerState state = c.state.load();
+  if (state == WorkerState::CLOSED || state == WorkerState::FAILED) {
+    detail::refuse_not_ready(state, api);
+  }
   return find_registered(c, handle, api).specs;
 }
 
@@ -189,7 +192,7 @@ void Worker::unregister_callable(CallableHandle handle) {
                              worker_state_name(state));
   }
   auto& reg = find_registered(c, handle, "unregister");
-  if (reg.chip_handle) c.chip->unregister_callable(*reg.chip_handle);
+  if (reg.chip_handle) c.chip->unregister_callable(*reg.chip_handle, "unregister");
   c.callables.erase(handle.token);
 }
 
@@ -330,7 +333,7 @@ DeviceMemoryInfo Worker::device_memory_info() {
   require_program_mode(c, "device_memory_info");
   std::lock_guard lock(c.program_mu);
   require_ready(c, "device_memory_info");
-  return c.chip->device_memory_info();
+  return c.chip->device_memory_info("device_memory_info");
 }
 
 }  // namespace simpler

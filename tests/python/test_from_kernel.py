@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from simpler import KernelCompiler, Worker, sim
-from simpler.errors import SignatureMismatchError
+from simpler.errors import SignatureMismatchError, SimplerTypeError
 from simpler.task_interface import (ArgDirection as D, CallConfig, ChipCallable,
                                     ChipStorageTaskArgs, ChipTensor, CoreCallable, DataType)
 
@@ -114,7 +114,11 @@ def test_refusals_name_what_is_missing(add_scalar_kernel):
     for bad in (0, 65536):
         with pytest.raises(ValueError, match="block_num"):
             ChipCallable.from_kernel(add_scalar_kernel, block_num=bad)
-    with pytest.raises(TypeError, match="block_num"):
-        ChipCallable.from_kernel(add_scalar_kernel, block_num=2.0)
+    for bad in (2.0, True, np.bool_(True)):            # a bool is not a count
+        with pytest.raises(SimplerTypeError, match="block_num must be an int"):
+            ChipCallable.from_kernel(add_scalar_kernel, block_num=bad)
+    # numpy integers are ints, as for every other count of the API (it refused them)
+    numpy_width = ChipCallable.from_kernel(add_scalar_kernel, block_num=np.int64(4))
+    assert bytes(numpy_width) == bytes(ChipCallable.from_kernel(add_scalar_kernel, block_num=4))
     with pytest.raises(TypeError, match="CoreCallable"):
         ChipCallable.from_kernel(b"not a kernel")

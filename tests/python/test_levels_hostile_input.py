@@ -99,6 +99,19 @@ def test_device_ids_at_level_2_point_to_level_3():
         Worker(level=2, device_ids=[0])
 
 
+@pytest.mark.parametrize("level, exc, match", [
+    (5, SimplerValueError, r"level must be 2, 3 or 4 \(got 5\)"),
+    (0, SimplerValueError, r"level must be 2, 3 or 4 \(got 0\)"),
+    (True, SimplerTypeError, "level must be an int, got bool"),
+    ("3", SimplerTypeError, "level must be an int, got str"),
+    (3.0, SimplerTypeError, "level must be an int, got float"),
+])
+def test_device_ids_with_a_wrong_level_name_the_level(level, exc, match):
+    # It said "unexpected keyword argument 'device_ids'", pointing away from the mistake.
+    with pytest.raises(exc, match=match):
+        Worker(level=level, device_ids=[0, 1])
+
+
 def test_bad_configs_are_typed_errors_before_any_chip_is_taken(w2):
     w = Worker(level=3, device_ids=[0, 1])
     before = sim.call_count("malloc"), sim.call_count("stream_create")

@@ -98,6 +98,89 @@ def test_a_call_that_does_not_fit_the_signature_is_a_simpler_type_error(call, ap
     assert "the signature is" in str(err.value)
 
 
+def _public_calls():
+    """(call, api): an unknown keyword for each public Python method and function."""
+    import simpler
+    from simpler import KernelCompiler, compile_many, find_build, trace
+    return [
+        (lambda: Worker().malloc(sizee=64), "Worker.malloc"),
+        (lambda: Worker().close(force=True), "Worker.close"),
+        (lambda: Worker().register(None, name="x"), "Worker.register"),
+        (lambda: Worker().copy_to(0, b"", nbytes=1, offset=0), "Worker.copy_to"),
+        (lambda: Worker().device_memory_info(device=0), "Worker.device_memory_info"),
+        (lambda: Worker().kernel_launch(0, stream=1), "Worker.kernel_launch"),
+        (lambda: Worker().kernel_bind(0, caller_stream=1), "Worker.kernel_bind"),
+        (lambda: Worker().kernel_prepare_callable(None, 1), "Worker.kernel_prepare_callable"),
+        (lambda: sim.Stream().synchronize(timeout=1), "Stream.synchronize"),
+        (lambda: sim.Stream().query(1), "Stream.query"),
+        (lambda: sim.Event().synchronize(timeout=1), "Event.synchronize"),
+        (lambda: sim.DeviceArray((4,), np.float32, strem=None), "DeviceArray"),
+        (lambda: sim.DeviceArray.zeros((4,), np.float32, None, 1), "DeviceArray.zeros"),
+        (lambda: sim.DeviceArray.from_numpy(np.zeros(4), strem=None), "DeviceArray.from_numpy"),
+        (lambda: sim.malloc(nbytes=4, device=0), "sim.malloc"),
+        (lambda: sim.set_device(0, 1), "sim.set_device"),
+        (lambda: sim.device_count(all=True), "sim.device_count"),
+        (lambda: find_build("a2a3sim", "tensormap_and_ringbuffer", lib="x"), "simpler.find_build"),
+        (lambda: KernelCompiler().compile_kernel("", core="aiv"), "KernelCompiler.compile_kernel"),
+        (lambda: compile_many(None, [], workers=2), "compile_many"),
+        (lambda: errors.status_name(status=0), "simpler.errors.status_name"),
+        (lambda: trace.load(file="x"), "simpler.trace.load"),
+        (lambda: simpler.set_log_level(lvl=10), "simpler.set_log_level"),
+    ]
+
+
+def test_every_public_python_call_refuses_unknown_keywords_typed():
+    """Not only the documented examples: every public method and function of the Python
+    layer reports a call that does not fit as SimplerTypeError naming it (Python's bare
+    TypeError before, e.g. 'Worker.malloc() got an unexpected keyword argument')."""
+    sim.set_device(0)
+    for call, api in _public_calls():
+        with pytest.raises(SimplerTypeError, match="^" + api.replace(".", r"\.") + ": ") as err:
+            call()
+        assert isinstance(err.value, TypeError)
+        _assert_invalid_argument(err.value)
+    # Introspection still shows the documented signatures.
+    assert list(inspect.signature(Worker.malloc).parameters) == ["self", "size"]
+    assert list(inspect.signature(sim.DeviceArray.zeros).parameters) == [
+        "shape", "dtype", "stream"]
+    assert list(inspect.signature(sim.malloc).parameters) == ["nbytes"]
+    assert list(inspect.signature(Worker.kernel_launch).parameters) == [
+        "self", "callable_id", "args", "caller_stream"]
+
+
+def test_a_numpy_bool_is_not_an_int_either():
+    """bool is refused where an int is expected; numpy.bool_ slipped through __index__."""
+    with Worker() as worker:
+        worker.init()
+        for flag in (True, np.bool_(True)):
+            with pytest.raises(SimplerTypeError, match="Worker.malloc: size must be an int"):
+                worker.malloc(flag)
+            with pytest.raises(SimplerTypeError, match="create_buffer: nbytes must be an int"):
+                worker.create_buffer(flag)
+        worker.free(worker.malloc(np.int64(64)))     # numpy integers are ints
+    sim.set_device(0)
+    for flag in (True, np.bool_(True)):
+        with pytest.raises(SimplerTypeError, match="nbytes must be an int, got bool"):
+            sim.malloc(flag)
+        with pytest.raises(SimplerTypeError, match="DeviceArray: shape must be an int"):
+            sim.DeviceArray((flag, 4), np.float32)
+    assert sim.DeviceArray((np.int32(2), 4), np.float32).shape == (2, 4)
+    # The native int arguments follow the same rule (numpy.bool_ passed as 1 before).
+    from simpler.task_interface import ChipTensor, DataType
+    with pytest.raises(SimplerTypeError, match="task_window_size: expected an int"):
+        CallConfig(task_window_size=np.bool_(True))
+    with pytest.raises(SimplerTypeError, match=r"shape\[0\]: expected an int"):
+        ChipTensor.make(4096, (np.bool_(True),), DataType.FLOAT32)
+    assert CallConfig(task_window_size=np.int64(64)).task_window_size == 64
+
+
+def test_device_array_from_a_tensor_numpy_cannot_read_is_a_typed_refusal():
+    torch = pytest.importorskip("torch")
+    sim.set_device(0)
+    with pytest.raises(SimplerTypeError, match="DeviceArray.from_numpy: cannot read a Tensor"):
+        sim.DeviceArray.from_numpy(torch.zeros(4, dtype=torch.bfloat16))
+
+
 def test_a_type_error_from_inside_a_fitting_call_is_not_rewritten():
     with pytest.raises(SimplerTypeError, match="device_id must be an int"):
         Worker(device_id="0")
@@ -257,3 +340,139 @@ def test_memory_calls_after_a_device_reset_are_reported_under_the_worker_api():
                 call()
             assert "ChipWorker" not in str(err.value)
             assert err.value.code is not None and err.value.status_name
+
+
+def test_every_call_after_a_device_reset_names_the_worker_api_and_the_python_remedy(
+        add_scalar_callable):
+    """register / unregister / device_memory_info on a reset device are reported under the
+    Worker method called (they said "ChipWorker.register_callable failed: ..."), and the
+    message tells a Python user to close the Worker (it said only "finalize_device it",
+    the C ABI's entry)."""
+    with Worker() as worker:
+        worker.init()
+        handle = worker.register(add_scalar_callable)
+        sim.device_reset(0)
+        for api, call in (("register", lambda: worker.register(add_scalar_callable)),
+                          ("unregister", lambda: worker.unregister(handle)),
+                          ("device_memory_info", worker.device_memory_info),
+                          ("malloc", lambda: worker.malloc(64))):
+            with pytest.raises(errors.ChipWorkerError,
+                               match=rf"^Worker\.{api}: device 0 was reset") as err:
+                call()
+            assert "ChipWorker" not in str(err.value)
+            assert "close the Worker (worker.close()" in str(err.value)
+            assert err.value.code == errors.PTO_RUNTIME_ERR_INVALID_STATE
+    assert worker.state == "CLOSED"                      # close() still succeeded
+
+
+def test_kernel_calls_after_a_device_reset_name_the_worker_api_and_the_python_remedy(
+        add_scalar_callable):
+    sim.set_device(0)
+    worker = Worker(level=2, execution_mode="kernel")
+    worker.init(config=CallConfig())
+    try:
+        sim.device_reset(0)
+        sim.set_device(0)
+        with pytest.raises(errors.ChipWorkerError,
+                           match=r"^Worker\.kernel_prepare_callable: the device was reset") as err:
+            worker.kernel_prepare_callable(add_scalar_callable)
+        assert "close the Worker (worker.close()" in str(err.value)
+    finally:
+        worker.close()
+
+
+def test_a_closed_worker_says_so_and_what_to_do(add_scalar_callable):
+    """After close() the advice is a new Worker, not 'call init() first' (init after close
+    is refused); a run in the borrowed form is refused as closed (SimplerRuntimeError), not
+    as an 'unknown callable handle' (ValueError) because close() forgot the handles."""
+    worker = Worker()
+    worker.init()
+    handle = worker.register(add_scalar_callable)
+    worker.close()
+    x = np.zeros(8, np.float32)
+    for call in (lambda: worker.malloc(64), worker.device_memory_info,
+                 lambda: worker.run(handle, x, x.copy(), 1.0),
+                 lambda: worker.submit(handle, x, x.copy(), 1.0)):
+        with pytest.raises(errors.SimplerRuntimeError,
+                           match=r"\(state: CLOSED\); the worker is closed: create a new Worker"):
+            call()
+    fresh = Worker()
+    with pytest.raises(errors.SimplerRuntimeError, match=r"\(state: NEW\); call init\(\) first"):
+        fresh.malloc(64)
+    sim.set_device(0)
+    kernel = Worker(level=2, execution_mode="kernel")
+    kernel.init(config=CallConfig())
+    kernel.close()
+    with pytest.raises(errors.SimplerRuntimeError, match="the worker is closed: create a new"):
+        kernel.kernel_prepare_callable(add_scalar_callable)
+
+
+def test_a_second_worker_on_a_claimed_device_is_told_to_close_the_first():
+    """The claim refusal names the Python remedy (it said only 'finalize that one first')."""
+    with Worker() as owner:
+        owner.init()
+        second = Worker()
+        with pytest.raises(errors.ChipWorkerError,
+                           match=r"already owned by .*close that Worker first \(worker\.close\(\)"):
+            second.init()
+        second.close()
+    sim.set_device(0)
+    with Worker(execution_mode="kernel") as owner:
+        owner.init(config=CallConfig())
+        second = Worker(execution_mode="kernel")
+        with pytest.raises(errors.ChipWorkerError,
+                           match=r"live kernel-mode context .*close that Worker first"):
+            second.init(config=CallConfig())
+        second.close()
+
+
+def test_close_grace_takes_numpy_numbers_but_not_bools():
+    worker = Worker()
+    worker.close_grace = np.float32(2.5)      # refused as "got float32" before
+    assert worker.close_grace == 2.5
+    worker.close_grace = np.int64(3)
+    assert worker.close_grace == 3.0
+    for flag in (True, np.bool_(True)):
+        with pytest.raises(SimplerTypeError, match="close_grace: seconds must be a number"):
+            worker.close_grace = flag
+    assert worker.close_grace == 3.0
+
+
+def test_args_index_accessors_refuse_bad_indexes_typed():
+    from simpler.task_interface import ChipStorageTaskArgs
+    args = ChipStorageTaskArgs()
+    args.add_scalar(7)
+    assert args.scalar(np.int64(0)) == 7
+    with pytest.raises(IndexError, match="out of range"):   # pybind11's bare TypeError before
+        args.scalar(-1)
+    with pytest.raises(IndexError, match="out of range"):
+        args.tensor(0)
+    with pytest.raises(SimplerTypeError, match="scalar"):
+        args.scalar("0")
+
+
+def test_status_name_takes_int_codes_only():
+    assert errors.status_name(np.int32(-1003)) == "PTO_RUNTIME_ERR_INVALID_STATE"
+    assert errors.status_name(2 ** 70) == errors.status_name(12345)   # unknown, no TypeError
+    assert errors.status_meaning(2 ** 70) == ""
+    for bad in (1.5, True, "-1003", None):                    # int() made 1.5 a status
+        with pytest.raises(SimplerTypeError, match="status_name: code must be an int"):
+            errors.status_name(bad)
+
+
+def test_kernel_ids_and_stream_handles_take_numpy_integers(add_scalar_kernel_worker):
+    """A callable id or a stream handle kept in a numpy array works (both were refused as
+    'expected an int, got numpy.int64' while every size and pointer took numpy ints)."""
+    worker, cid, stream = add_scalar_kernel_worker
+    x = sim.DeviceArray.from_numpy(np.arange(8, dtype=np.float32), stream=stream)
+    y = sim.DeviceArray.zeros((8,), np.float32, stream=stream)
+    worker.kernel_launch(np.int64(cid), x, y, 1.0, caller_stream=np.uint64(stream.handle))
+    launch = worker.kernel_bind(np.int32(cid), x, y, 2.0)
+    launch.launch(caller_stream=np.int64(stream.handle))
+    stream.synchronize()
+    assert (y.numpy() == np.arange(8) + 2).all()
+    for flag in (True, np.bool_(True)):
+        with pytest.raises(SimplerTypeError, match="callable_id: expected an int"):
+            worker.kernel_launch(flag, x, y, 1.0, caller_stream=stream)
+        with pytest.raises(SimplerTypeError, match="caller_stream: expected a stream handle"):
+            worker.kernel_launch(cid, x, y, 1.0, caller_stream=flag)

@@ -69,8 +69,9 @@ class ChipWorker {
   // ---- program mode (the runtime owns the device) ----------------------------------
   void init(int32_t device_id, const RuntimeBins& bins,
             const std::optional<CallConfig>& prewarm_config = std::nullopt);
-  CallableHandle register_callable(const ChipCallable& callable);
-  void unregister_callable(CallableHandle handle);
+  // `caller_api` as for malloc: the API the user called, named on failure.
+  CallableHandle register_callable(const ChipCallable& callable, const char* caller_api = nullptr);
+  void unregister_callable(CallableHandle handle, const char* caller_api = nullptr);
   // The signature of a callable registered here (ChipWorkerError INVALID_ARGUMENT for a
   // foreign or unknown handle).
   std::vector<ArgDirection> callable_signature(CallableHandle handle) const;
@@ -97,7 +98,7 @@ class ChipWorker {
                const char* caller_api = nullptr);
   void copy_from(void* dst_host, uint64_t src_device, size_t size,
                  const char* caller_api = nullptr);
-  DeviceMemoryInfo device_memory_info();
+  DeviceMemoryInfo device_memory_info(const char* caller_api = nullptr);
 
   // ---- kernel mode (the caller owns the device and the stream) ---------------------
   // Loads the build, creates a context, asks `supported` (0 -> UnsupportedRuntimeOperation
@@ -105,7 +106,7 @@ class ChipWorker {
   // device current on the calling thread.
   void kernel_init(int32_t device_id, const RuntimeBins& bins, const CallConfig& config);
   // Returns the runtime-minted id. The image is kept until a finalize succeeds.
-  int64_t kernel_prepare_callable(const ChipCallable& callable);
+  int64_t kernel_prepare_callable(const ChipCallable& callable, const char* caller_api = nullptr);
   // caller_stream: the caller's sim_stream_t (null -> INVALID_ARGUMENT before the entry).
   // `api`: the API the caller used, heading an error message: a qualified name as is
   // ("KernelLaunch.launch: callable 3: ..."), a bare one as a Worker method

@@ -66,6 +66,11 @@ def chunks(n: int, g: int) -> List[Tuple[int, int]]:
     return out
 
 
+# numpy dtype -> DataType, of the dtypes seen (the lookup was a tenth of a small collective's
+# submission)
+_DTYPES: Dict[Any, Any] = {}
+
+
 class _Array:
     """One array argument: its host range, element count and dtype."""
 
@@ -77,8 +82,10 @@ class _Array:
         else:
             self.array, self.lo, self.hi = host_range(array, what, writes)
         if dtype is None:
+            dtype = _DTYPES.get(self.array.dtype)
+        if dtype is None:
             try:
-                dtype = DataType.from_numpy(self.array.dtype)
+                dtype = _DTYPES[self.array.dtype] = DataType.from_numpy(self.array.dtype)
             except (TypeError, ValueError) as error:
                 raise SimplerValueError(f"{what}: {error}") from None
         elif not isinstance(dtype, DataType):
@@ -113,12 +120,13 @@ class Collective:
         self.g = len(self.slots)
         # Level 4: the local chip index on each rank when the group maps onto the ranks
         # (one chip per rank, in rank order) and MPI's own collectives can carry it.
-        group = getattr(run.transport, "mpi_group", None)
-        self.mpi: Optional[List[int]] = group(self.slots) if group is not None else None
         # ... and per rank the group indices of its chips, when the group spans every rank
         # (all_reduce then reduces on each rank's chips, and between the ranks through MPI).
         plan = getattr(run.transport, "mpi_plan", None)
         self.plan: Optional[List[List[int]]] = plan(self.slots) if plan is not None else None
+        self.mpi: Optional[List[int]] = None
+        if self.plan is not None:
+            self.mpi = run.transport.mpi_group(self.slots, self.plan)
 
     def choose(self, ring: Callable[[], Callable[["Step", int], None]],
                mpi: Callable[[List[int]], Callable[["Step", int], None]]) -> Callable[["Step", int], None]:
@@ -190,7 +198,7 @@ class Collective:
         else:
             accesses = ([(a.array, a.lo, a.hi, True, False) for a in reads]
                         + [(a.array, a.lo, a.hi, False, True) for a in writes if a.hi > a.lo])
-        task = run.new_task(self.slots, self.kind, accesses)
+        task = run.new_task(self.slots, self.kind, accesses, getattr(body, "solo", False))
         step = Step(run, task, self.slots)
         for r, slot in enumerate(self.slots):
             if reads:

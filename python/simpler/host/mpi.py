@@ -29,7 +29,6 @@ import atexit
 import pickle
 import queue
 import threading
-import time
 import weakref
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -41,6 +40,7 @@ from simpler.errors import (PTO_RUNTIME_ERR_TIMEOUT, ChipWorkerError, RuntimeBui
                             WorkerTimeoutError)
 from simpler.host.errors import ChipGroupError, RankError
 from simpler.host.host_worker import CallableHandle, HostWorker, check_mode, validate_device_ids
+from simpler.host.mpi_rendezvous import rendezvous
 from simpler.host.transport import ChipTransport, LocalTransport, TensorRef
 from simpler.worker import _lib_dir_path
 
@@ -224,6 +224,11 @@ class _Pending:
         return _outcome(self.link, self.rank, self.what, self.call.wait(self.link.native),
                         self.python)
 
+    def abandon(self) -> None:
+        """Tells the rank to drop the request: it never replies to it, and a collective or
+        receive of it no longer writes device memory (the failed run frees it next)."""
+        self.call.abandon(self.link.native)
+
 
 def _outcome(link: _Link, rank: int, what: str, result: tuple, python: bool) -> Any:
     outcome, status, code, payload, error = result
@@ -241,6 +246,17 @@ def _outcome(link: _Link, rank: int, what: str, result: tuple, python: bool) -> 
     if code:
         raise ChipWorkerError(f"rank {rank}: {message}", code)
     raise SimplerValueError(f"rank {rank}: {message}")
+
+
+def _settle(pending: Sequence[_Pending]) -> None:
+    """Awaits every request; on the first failure the rest are abandoned, then it raises."""
+    for index, call in enumerate(pending):
+        try:
+            call.result()
+        except BaseException:
+            for rest in pending[index + 1:]:
+                rest.abandon()
+            raise
 
 
 class _Client:
@@ -493,8 +509,7 @@ class MpiTransport(ChipTransport):
                 ra, _header(_KIND_COPY_TO, la, dst, nbytes, peer=rb, tag=tag), "receive")
             send = self.client.begin_data(
                 rb, _header(_KIND_COPY_FROM, lb, src, nbytes, peer=ra, tag=tag), "send")
-            send.result()
-            receive.result()
+            _settle([send, receive])
 
     # ---- MPI's own collectives (simpler.host.mpi_collectives) -------------------------------
     def mpi_plan(self, slots: Sequence[int]) -> Optional[List[List[int]]]:
@@ -509,10 +524,12 @@ class MpiTransport(ChipTransport):
             plan[self._loc(slot)[0]].append(index)
         return plan if all(plan) else None
 
-    def mpi_group(self, slots: Sequence[int]) -> Optional[List[int]]:
+    def mpi_group(self, slots: Sequence[int],
+                  plan: Optional[List[List[int]]] = None) -> Optional[List[int]]:
         """The chip index on each rank when ``slots`` is one chip on every rank in rank order
-        (every collective then is one MPI collective), else None."""
-        plan = self.mpi_plan(slots)
+        (every collective then is one MPI collective), else None. ``plan``: mpi_plan(slots),
+        when the caller has it."""
+        plan = self.mpi_plan(slots) if plan is None else plan
         if plan is None or plan != [[rank] for rank in range(self.link.size)]:
             return None
         return [self._loc(slot)[1] for slot in slots]
@@ -532,6 +549,19 @@ class MpiTransport(ChipTransport):
                       for rank, (header, counts) in enumerate(parts) if rank > 0]
             local = self.native.post_collective(parts[0][0], parts[0][1])
         return local, remote
+
+    def collective(self, parts: Sequence[Tuple[List[int], List[int]]], what: str) -> None:
+        """One MPI collective on every rank (parts[r] is rank r's), awaited on all of them;
+        if any rank fails or goes silent, the others drop their part before the run's
+        failure path frees the device buffers (docs/multi-host.md, Faults)."""
+        local, remote = self.launch_collective(parts, what)
+        try:
+            self.wait_collective(local, what)
+        except BaseException:
+            for pending in remote:
+                pending.abandon()
+            raise
+        _settle(remote)
 
     def wait_collective(self, local: Any, what: str) -> None:
         outcome, error = local.wait(self.native, list(range(1, self.link.size)))
@@ -634,9 +664,10 @@ class MpiWorker(HostWorker):
             raise SimplerValueError("Worker(level=4).init: config= is the kernel-mode keyword")
         with self._lifecycle:
             if self._state != "NEW":
-                raise SimplerRuntimeError(f"Worker(level=4).init: the worker is {self._state}")
+                raise SimplerRuntimeError(f"Worker(level=4).init: the worker is {self._state}; "
+                                          "init() only once, on a NEW worker")
             try:
-                _rendezvous(self._comm, self._rank_timeout)   # before any collective MPI call
+                rendezvous(self._comm, self._rank_timeout)   # before any collective MPI call
             except BaseException:
                 self._state = "FAILED"
                 raise
@@ -835,9 +866,13 @@ class MpiWorker(HostWorker):
             return
         super().unregister(handle)
 
-    def _test_go_silent(self, seconds: float) -> None:
-        """Test hook: this rank stops answering (no replies, no heartbeats) for ``seconds``."""
-        if self._link is not None:
+    def _test_go_silent(self, seconds: float, at_collective: bool = False) -> None:
+        """Test hook: this rank stops answering (no replies, no heartbeats) for ``seconds``,
+        now or (``at_collective``) when the next collective request arrives, which it then
+        posts after the silence."""
+        if self._link is not None and at_collective:
+            self._link.native.go_silent_at_collective(seconds)
+        elif self._link is not None:
             self._link.go_silent(seconds)
 
     def __repr__(self) -> str:
@@ -850,51 +885,3 @@ def _require_bool(value: Any, what: str) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise SimplerTypeError(f"{what} must be True or False, got {value!r}")
     return bool(value)
-
-
-_RENDEZVOUS_TAG = 32001   # on the user's communicator; MPI guarantees tags up to 32767
-
-
-def _rendezvous(comm: Any, timeout: float) -> None:
-    """Every rank reaches init() within ``timeout`` s, or RankError naming a missing one.
-
-    init() then duplicates communicators, a collective that would block forever on a rank
-    that never calls init() (its script raised before). Here every rank says hello to rank 0
-    and waits for its go, point-to-point, with requests that are cancelled on expiry."""
-    MPI = _mpi()
-    rank, size = comm.Get_rank(), comm.Get_size()
-    if size == 1:
-        return
-    deadline = time.monotonic() + timeout
-    if rank == 0:
-        hellos = {r: comm.Irecv(bytearray(1), source=r, tag=_RENDEZVOUS_TAG) for r in range(1, size)}
-        missing = _wait_until(hellos, deadline)
-        if missing:
-            raise RankError(f"Worker(level=4).init: rank {missing[0]} did not call init() within "
-                            f"rank_timeout={timeout} s (every rank must construct, init() and "
-                            "close() its Worker); nothing was taken", missing[0],
-                            PTO_RUNTIME_ERR_TIMEOUT)
-        MPI.Request.Waitall([comm.Isend(b"\1", dest=r, tag=_RENDEZVOUS_TAG) for r in range(1, size)])
-        return
-    hello = comm.Isend(b"\1", dest=0, tag=_RENDEZVOUS_TAG)
-    if _wait_until({0: comm.Irecv(bytearray(1), source=0, tag=_RENDEZVOUS_TAG)}, deadline):
-        _wait_until({0: hello}, time.monotonic())
-        raise RankError(f"Worker(level=4).init: rank 0 did not call init() within "
-                        f"rank_timeout={timeout} s (or gave up on this rank); nothing was taken",
-                        0, PTO_RUNTIME_ERR_TIMEOUT)
-    hello.Wait()
-
-
-def _wait_until(requests: Dict[int, Any], deadline: float) -> List[int]:
-    """Polls the requests until all complete or ``deadline``; cancels the rest and returns
-    their keys (sorted)."""
-    pause = 1e-5
-    while True:
-        pending = sorted(k for k, r in requests.items() if not r.Test())
-        for k in pending if pending and time.monotonic() >= deadline else ():
-            requests[k].Cancel()
-            requests[k].Wait()
-        if not pending or time.monotonic() >= deadline:
-            return pending
-        time.sleep(pause)
-        pause = min(pause * 2, 0.01)

@@ -8,10 +8,11 @@ several on some -> hierarchical_all_reduce; anything else -> simpler's ring / tr
 When a collective's group is **one chip on every rank, in rank order** (``chips[i]`` on rank
 i) and device memory is addressable (the simulator), the collective is one MPI nonblocking
 collective over the ranks — ``MPI_Iallreduce``, ``MPI_Ireduce_scatter``,
-``MPI_Iallgatherv``, ``MPI_Ibcast``, ``MPI_Ialltoallv`` — on the chips' device buffers
-themselves, instead of simpler's ring of point-to-point copies and chip reductions. It is
-still one task of the orchestration: its dependencies are inferred from its arrays like any
-task's, its inputs are staged on the chips first, and its consumers wait for it.
+``MPI_Iallgatherv``, ``MPI_Ibcast``, ``MPI_Ialltoallv`` — on copies of the chips' device
+buffers (src/python/mpi/collective.h says why), instead of simpler's ring of point-to-point
+copies and chip reductions. It is still one task of the orchestration: its dependencies
+are inferred from its arrays like any task's, its inputs are staged on the chips first, and
+its consumers wait for it.
 
 Order: every member rank must post its collectives in the same order. Rank 0 launches each
 one to all members at once, under one lock (the requests to a rank arrive in the order they
@@ -45,19 +46,14 @@ def _addr(buf: Any) -> int:
 
 
 def mpi_body(locals_: Sequence[int], part: Callable[[Step, int, int], Part]) -> Callable[[Step, int], None]:
-    """The body every participant r runs once every participant's inputs are staged: r = 0
-    (rank 0's chip) launches the collective on every rank and waits for all of it (its own
-    part, and the other ranks' replies); the others have nothing more to do."""
+    """The body of a solo task (orchestrator._Task): the first chip's executor stages every
+    chip's inputs, then launches the collective on every rank and waits for all of it (its
+    own part, and the other ranks' replies); the other chips' executors take no part."""
     def body(s: Step, r: int) -> None:
-        if r != 0:
-            return
         transport = s.run.transport
-        parts = [part(s, i, locals_[i]) for i in range(s.g)]
-        local, remote = transport.launch_collective(parts, s.task.name)
-        transport.wait_collective(local, s.task.name)
-        for pending in remote:
-            pending.result()
+        transport.collective([part(s, i, locals_[i]) for i in range(s.g)], s.task.name)
         s.run.count_mpi_collective()
+    body.solo = True  # type: ignore[attr-defined]
     return body
 
 
@@ -92,10 +88,7 @@ def hierarchical_all_reduce(plan: Sequence[Sequence[int]], op: int,
             parts = [(_header(ALLREDUCE, transport.local_index(s.slots[p[0]]),
                               _addr(s.inputs[p[0]]), n * s.esize, dtype=s.dtype, op=op,
                               count=n), []) for p in plan]
-            local, remote = transport.launch_collective(parts, s.task.name)
-            transport.wait_collective(local, s.task.name)
-            for pending in remote:
-                pending.result()
+            transport.collective(parts, s.task.name)
             s.run.count_mpi_collective()
         s.sync()
         if r != leader:

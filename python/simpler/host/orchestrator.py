@@ -71,9 +71,15 @@ def scalar_bits(value: Any, what: str) -> int:
 class _Task:
     """One orchestration step on one or more chips."""
 
-    def __init__(self, seq: int, slots: Sequence[int], deps: List["_Task"], name: str) -> None:
+    def __init__(self, seq: int, slots: Sequence[int], deps: List["_Task"], name: str,
+                 solo: bool = False) -> None:
         self.seq = seq
         self.slots = list(slots)
+        # A solo multi-chip task is run by its first chip's executor alone (it stages every
+        # chip's inputs, then runs slot_body once): one MPI collective needs no part from
+        # the other chips' executors, and each would cost a thread hand-off and a barrier.
+        self.solo = solo
+        self.runners = self.slots[:1] if solo else self.slots
         self.deps = deps
         self.name = name
         self.done = threading.Event()
@@ -87,14 +93,14 @@ class _Task:
         # Multi-chip tasks (collectives): every participant runs slot_body(task, slot), in
         # steps separated by barrier.wait(); shared holds what participants exchange.
         self.slot_body: Optional[Callable[["_Task", int], None]] = None
-        self.barrier = threading.Barrier(len(self.slots)) if len(self.slots) > 1 else None
+        self.barrier = threading.Barrier(len(self.runners)) if len(self.runners) > 1 else None
         self.shared: Dict[str, Any] = {}
 
     def arrive(self) -> bool:
         """True for the last participant to finish its part (it marks the task done)."""
         with self._arrive_lock:
             self._arrived += 1
-            return self._arrived == len(self.slots)
+            return self._arrived == len(self.runners)
 
 
 class _ChipExecutor:
@@ -149,7 +155,8 @@ class _ChipExecutor:
                 task.seq, failed.error)
         if task.error is None:
             try:
-                self._prepare(task)
+                for slot in task.slots if task.solo else (self.slot,):
+                    self._prepare(task, slot)
             except BaseException as error:  # noqa: BLE001 - reported by the run
                 task.error = self._wrap(task, error)
         if task.slot_body is not None:
@@ -179,19 +186,20 @@ class _ChipExecutor:
         if task.arrive():
             task.done.set()
 
-    def _prepare(self, task: _Task) -> None:
+    def _prepare(self, task: _Task, slot: int) -> None:
+        """Allocates the task's buffers on ``slot`` and brings its inputs there up to date."""
         transport = self._run.transport
-        for buf in task.buffers[self.slot]:
+        for buf in task.buffers[slot]:
             if buf.ptr is None:
-                buf.ptr = transport.malloc(self.slot, buf.nbytes)
-        for dst, lo, hi, src in task.fills[self.slot]:
+                buf.ptr = transport.malloc(slot, buf.nbytes)
+        for dst, lo, hi, src in task.fills[slot]:
             if src is HOST or src == HOST:
                 host = self._run.host_view(lo, hi)
-                transport.copy_to(self.slot, dst.addr(lo), host)
+                transport.copy_to(slot, dst.addr(lo), host)
                 self._run.h2d_bytes += hi - lo
             else:
-                transport.copy_peer(self.slot, dst.addr(lo), src.slot, src.addr(lo), hi - lo)
-                self._run.count_peer(self.slot, src.slot, hi - lo)
+                transport.copy_peer(slot, dst.addr(lo), src.slot, src.addr(lo), hi - lo)
+                self._run.count_peer(slot, src.slot, hi - lo)
 
     def _wrap(self, task: _Task, error: BaseException) -> BaseException:
         if isinstance(error, ChipTaskError):
@@ -259,9 +267,10 @@ class HostRun:
 
     # ---- submission -----------------------------------------------------------------------
     def new_task(self, slots: Sequence[int], name: str,
-                 accesses: Sequence[Tuple[np.ndarray, int, int, bool, bool]]) -> _Task:
+                 accesses: Sequence[Tuple[np.ndarray, int, int, bool, bool]],
+                 solo: bool = False) -> _Task:
         """A task over ``slots`` with its dependencies from ``accesses`` =
-        (array, lo, hi, reads, writes); not yet enqueued."""
+        (array, lo, hi, reads, writes); not yet enqueued. ``solo``: see _Task."""
         if self.finished:   # its buffers would never be freed nor its outputs copied back
             raise SimplerRuntimeError("HostOrchestrator: its run has finished; use the orch only "
                                       "inside the orchestration function it was given to")
@@ -273,7 +282,7 @@ class HostRun:
                 if id(dep) not in seen:
                     seen.add(id(dep))
                     deps.append(dep)
-        task = _Task(next(self._seq), slots, deps, name)
+        task = _Task(next(self._seq), slots, deps, name, solo)
         for array, lo, hi, reads, writes in accesses:
             if reads:
                 self.tensors.record(lo, hi, False, task)
@@ -295,7 +304,7 @@ class HostRun:
 
     def enqueue(self, task: _Task) -> None:
         self.tasks.append(task)
-        for slot in task.slots:
+        for slot in task.runners:
             self._assigned[slot] += 1
             self.executors[slot].push(task)
 

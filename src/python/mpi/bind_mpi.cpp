@@ -89,6 +89,12 @@ class PyCall {
     return finish(*call_, outcome, inline_into_);
   }
 
+  // Tells the peer to drop this request (no reply, no write into its device memory).
+  void abandon(Link& link) {
+    py::gil_scoped_release release;
+    link.abandon_request(call_->dest(), call_->rid());
+  }
+
  private:
   std::unique_ptr<Call> call_;
   std::optional<Span> data_;         // kept alive until the transfer completed
@@ -143,9 +149,11 @@ PYBIND11_MODULE(_mpi_native, m) {
   m.doc() = "simpler level-4 MPI progress engine (used by simpler.host.mpi)";
   m.attr("HEADER_FIELDS") = sizeof(Header) / sizeof(int64_t);
 
-  py::class_<PyCall>(m, "Call").def(
-      "wait", [](PyCall& c, Link& link, int64_t spin_ns) { return c.wait(link, spin_ns); },
-      py::arg("link"), py::arg("spin_ns") = 200000);
+  py::class_<PyCall>(m, "Call")
+      .def(
+          "wait", [](PyCall& c, Link& link, int64_t spin_ns) { return c.wait(link, spin_ns); },
+          py::arg("link"), py::arg("spin_ns") = 200000)
+      .def("abandon", &PyCall::abandon, py::arg("link"));
 
   py::class_<PyCollective>(m, "Collective")
       .def("wait", &PyCollective::wait, py::arg("link"), py::arg("members"));
@@ -175,6 +183,7 @@ PYBIND11_MODULE(_mpi_native, m) {
       .def("declare_dead",
            [](Link& l, int rank, const std::string& why) { l.liveness().declare_dead(rank, why); })
       .def("go_silent", &Link::go_silent)
+      .def("go_silent_at_collective", &Link::go_silent_at_collective)
       .def("new_tag", &Link::new_tag)
       .def("next_message",
            [](Link& l, double timeout) -> py::object {

@@ -140,9 +140,39 @@ void Link::stop() {
     if (p.recv) MPI_Cancel(&p.request);
     if (!p.coll) MPI_Request_free(&p.request);
     (void)p.keep.release();
+    if (p.coll) p.coll->abandon();
     (void)p.coll.release();
   }
   pending_.clear();
+  reap_orphans();
+  std::lock_guard<std::mutex> lock(orphans_mutex_);
+  for (auto& orphan : orphans_) (void)orphan.release();  // still in MPI's hands
+  orphans_.clear();
+}
+
+void Link::reap_orphans() {
+  std::lock_guard<std::mutex> lock(orphans_mutex_);
+  for (auto it = orphans_.begin(); it != orphans_.end();) {
+    it = test(&(*it)->request()) ? orphans_.erase(it) : it + 1;
+  }
+}
+
+void Link::abandon_request(int dest, int64_t rid) {
+  if (rid == 0 || !liveness_.alive(dest)) return;
+  Header h;
+  h.kind = kAbandon;
+  h.aux = rid;
+  post(dest, h, {});
+}
+
+void Link::drop_request(int source, int64_t rid) {
+  for (Pending& p : pending_) {
+    if (p.reply_to != source || p.rid != rid) continue;
+    p.reply_to = -1;  // no reply; reaped by poll_pending once MPI completes it
+    if (p.coll) p.coll->abandon();
+    if (p.recv) MPI_Cancel(&p.request);
+    return;
+  }
 }
 
 void Link::serve_devices(std::vector<int32_t> devices) {
@@ -152,6 +182,10 @@ void Link::serve_devices(std::vector<int32_t> devices) {
 
 void Link::go_silent(double seconds) {
   silent_until_.store(now_ns() + static_cast<int64_t>(seconds * 1e9));
+}
+
+void Link::go_silent_at_collective(double seconds) {
+  silent_at_collective_ns_.store(static_cast<int64_t>(seconds * 1e9));
 }
 
 int64_t Link::new_tag() { return kTagBase + (tags_.fetch_add(1) % kTagSpan); }
@@ -236,7 +270,7 @@ void Link::reply(int dest, int64_t rid, ReplyHead head, const std::string& paylo
 
 std::unique_ptr<PostedCollective> Link::post_collective(const Header& h, const int64_t* counts,
                                                         size_t ncounts, std::string* error) {
-  auto posted = std::make_unique<PostedCollective>();
+  auto posted = std::make_unique<PostedCollective>(staging_);
   if (!posted->post(config_.coll, h, counts, ncounts, error)) return nullptr;
   return posted;
 }
@@ -249,9 +283,13 @@ Outcome Link::wait_collective(std::unique_ptr<PostedCollective>& posted,
   while (!test(&posted->request())) {
     for (int member : members) {
       if (!liveness_.alive(member)) {
-        // An unfinished nonblocking collective may be neither freed nor cancelled: it is
-        // left to MPI, with the count arrays it reads.
-        (void)posted.release();
+        // An unfinished nonblocking collective may be neither freed nor cancelled: it
+        // keeps its own buffers, never writes device memory, and is freed if it completes.
+        posted->abandon();
+        {
+          std::lock_guard<std::mutex> lock(orphans_mutex_);
+          orphans_.push_back(std::move(posted));
+        }
         *error = "rank " + std::to_string(member);
         return Outcome::kPeerDead;
       }
@@ -273,6 +311,11 @@ void Link::loop() {
       continue;
     }
     bool busy = false;
+    while (!deferred_.empty()) {
+      Message m = std::move(deferred_.front());
+      deferred_.pop_front();
+      handle(m.source, m.head, std::move(m.payload));
+    }
     for (int traffic = receive_one(); traffic != 0; traffic = receive_one()) {
       if (traffic > 0) busy = true;
     }
@@ -356,6 +399,9 @@ void Link::handle(int source, Header h, std::string payload) {
   switch (h.kind) {
     case kHeartbeat:
       return;
+    case kAbandon:
+      drop_request(source, h.aux);
+      return;
     case kCopyTo:
     case kCopyFrom:
     case kLocalCopy:
@@ -367,13 +413,18 @@ void Link::handle(int source, Header h, std::string payload) {
       return;
   }
   std::string error;
+  if (h.kind == kCollective && silent_at_collective_ns_.load() != 0) {
+    silent_until_.store(now_ns() + silent_at_collective_ns_.exchange(0));
+    deferred_.push_back(Message{source, h, std::move(payload)});
+    return;
+  }
   if (h.kind == kCollective) {
     if ((h.nbytes > 0 && !device_range(h.slot, h.addr, h.nbytes, &error)) ||
         (h.nbytes2 > 0 && !device_range(h.slot, h.addr2, h.nbytes2, &error))) {
       fail(source, h.rid, error);
       return;
     }
-    auto posted = std::make_unique<PostedCollective>();
+    auto posted = std::make_unique<PostedCollective>(staging_);
     const size_t ncounts = payload.size() / sizeof(int64_t);
     std::vector<int64_t> counts(ncounts);
     if (ncounts) std::memcpy(counts.data(), payload.data(), ncounts * sizeof(int64_t));
@@ -469,6 +520,7 @@ void Link::heartbeats() {
   const int64_t now = now_ns();
   if (now - last_beat_ < static_cast<int64_t>(config_.heartbeat * 1e9)) return;
   last_beat_ = now;
+  reap_orphans();  // rare (a collective abandoned); at the heartbeats' pace
   Header h;
   h.kind = kHeartbeat;
   for (int peer : config_.peers) {

@@ -53,6 +53,8 @@ class Call {
   const ReplyHead& head() const { return head_; }
   const std::string& payload() const { return payload_; }
   int dest() const { return dest_; }
+  // The request id, 0 if it was never sent (the peer was already dead).
+  int64_t rid() const { return dead_ ? 0 : rid_; }
   std::string error;
 
  private:
@@ -96,6 +98,9 @@ class Link {
   int size() const { return size_; }
   Liveness& liveness() { return liveness_; }
   void go_silent(double seconds);
+  // Test hook: the next collective request received makes this rank silent for `seconds`
+  // first; it is posted when the rank resumes (a rank stalling inside a collective).
+  void go_silent_at_collective(double seconds);
 
   // The next message for Python, waiting at most timeout seconds; false if none came.
   bool next_message(double timeout, Message* out);
@@ -111,12 +116,16 @@ class Link {
   // The reply to request `rid` of `dest` (any thread).
   void reply(int dest, int64_t rid, ReplyHead head, const std::string& payload);
 
+  // Rank 0 gives up on its request `rid` to `dest` (kAbandon): no effect if `dest` is dead.
+  void abandon_request(int dest, int64_t rid);
+
   // A collective of this rank's chip, posted now (rank 0 posts them in the order it
   // launches them to the other members); nullptr with `error` set if MPI refused it.
   std::unique_ptr<PostedCollective> post_collective(const Header& h, const int64_t* counts,
                                                     size_t ncounts, std::string* error);
   // Awaits a posted collective with the liveness of every member rank. On kPeerDead the
-  // collective is left to MPI (it may be neither freed nor cancelled) and `posted` released.
+  // collective (which may be neither freed nor cancelled) is abandoned and kept by the
+  // progress thread, which frees it if it ever completes.
   Outcome wait_collective(std::unique_ptr<PostedCollective>& posted,
                           const std::vector<int>& members, std::string* error);
 
@@ -148,6 +157,8 @@ class Link {
   int64_t in_flight_since() const;  // start of the oldest transfer/collective in flight
   void heartbeats();
   void to_python(Message m);
+  void drop_request(int source, int64_t rid);  // kAbandon received
+  void reap_orphans();
 
   LinkConfig config_;
   int rank_ = 0;
@@ -156,6 +167,8 @@ class Link {
   std::vector<int32_t> devices_;
   bool direct_ = false;
   std::atomic<int64_t> silent_until_{0};
+  std::atomic<int64_t> silent_at_collective_ns_{0};
+  std::deque<Message> deferred_;  // progress thread only: held back by the test hook
   std::atomic<bool> stop_{false};
   std::atomic<int64_t> tags_{0};
   std::thread thread_;
@@ -164,6 +177,9 @@ class Link {
   std::mutex inbox_mutex_;
   std::condition_variable inbox_cv_;
   std::deque<Message> inbox_;
+  std::shared_ptr<StagingPool> staging_ = std::make_shared<StagingPool>();
+  std::mutex orphans_mutex_;
+  std::vector<std::unique_ptr<PostedCollective>> orphans_;  // rank 0's abandoned collectives
 };
 
 }  // namespace simpler::mpi

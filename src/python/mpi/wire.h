@@ -20,6 +20,8 @@ enum Kind : int64_t {
   kCopyFrom = 4,    // device [addr, addr+nbytes) of `slot` -> rank `peer`
   kLocalCopy = 5,   // device to device within this rank: addr (slot) <- addr2 (aux slot)
   kCollective = 6,  // one MPI collective on the collective communicator (see Coll)
+  kAbandon = 7,     // rank 0 gave up on its request `aux` (a peer died): no reply, and a
+                    // collective or receive of it never writes device memory (freed next)
 };
 
 // How the data of kCopyTo / kCopyFrom travels.

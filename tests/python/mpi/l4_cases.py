@@ -323,13 +323,46 @@ def case_skipped_init():
         time.sleep(3 * timeout)
     else:
         start = time.monotonic()
-        missing = SIZE - 1 if RANK == 0 else 0
-        err = expect(RankError, w.init, f"rank {missing} did not call init()")
-        assert err.rank == missing and w.state == "FAILED", err
+        err = expect(RankError, w.init, f"rank {SIZE - 1} did not call init()")
+        assert err.rank == SIZE - 1 and w.state == "FAILED", err   # every rank names it
         assert time.monotonic() - start < timeout + 2.0
     assert free_memory() == before
     w.close()
     COMM.Barrier()
+
+
+def case_stale_hello():
+    """An init() that timed out leaves its hello queued at rank 0 (MPI cannot take a sent
+    message back): rank 0's next init() must not take it for a rank that is not there (it
+    would enter the collective setup and block until that rank came back), and a later
+    init() of every rank must still succeed."""
+    timeout = 1.0
+    COMM.Barrier()
+    if RANK != 0:                      # 1. rank 0 is late: the others give up, hellos queued
+        w = Worker(level=4, device_ids=DEVICES, rank_timeout=timeout)
+        expect(RankError, w.init, "rank 0 did not call init()")
+    else:
+        time.sleep(timeout + 0.5)
+    COMM.Barrier()
+    if RANK == 0:                      # 2. now the others are late: rank 0 must see it
+        w = Worker(level=4, device_ids=DEVICES, rank_timeout=timeout)
+        start = time.monotonic()
+        err = expect(RankError, w.init, "rank 1 did not call init()")
+        assert err.rank == 1 and time.monotonic() - start < timeout + 1.0, err
+    else:
+        time.sleep(timeout + 1.0)
+    COMM.Barrier()
+    w = Worker(level=4, device_ids=DEVICES, rank_timeout=20)   # 3. everybody: it works
+    add = w.register(ADD)
+    w.init()
+    if w.is_orchestrator:
+        x = np.arange(64, dtype=np.float32)
+        y = np.zeros_like(x)
+        w.run(lambda o, a: o.submit(add, x, y, 1.0, chip=(SIZE - 1, 0)))
+        np.testing.assert_array_equal(y, x + 1)
+    w.close()
+    COMM.Barrier()
+    assert not COMM.Iprobe(source=MPI.ANY_SOURCE, tag=32001), "a rendezvous message left queued"
 
 
 def case_silent_rank():
@@ -370,6 +403,52 @@ def case_silent_rank():
             pass
     assert w.state == "CLOSED"
     assert free_memory() == before, (free_memory(), before)
+    COMM.Barrier()
+
+
+def case_abandoned_collective():
+    """The last rank stalls inside one of MPI's collectives (a broadcast from it) and resumes
+    after rank 0 gave up: rank 0 gets a typed error within the bound, the run's device
+    buffers are freed on every live rank, and the collective completing late (once the rank
+    resumes) writes none of them — they have new owners by then."""
+    before = free_memory()
+    timeout, stall = 1.0, 3.0
+    w = Worker(level=4, device_ids=DEVICES, rank_timeout=timeout)
+    w.init()
+    silent = SIZE - 1
+    if RANK == silent:
+        w._test_go_silent(stall, at_collective=True)
+    COMM.Barrier()
+    if w.is_orchestrator:
+        n = 1 << 20          # 4 MiB: larger than any hole below the broadcast's buffers,
+        chips = [(r, 0) for r in range(SIZE)]   # so that malloc gets their addresses back
+        bufs = [np.full(n, 5.0, np.float32) for _ in chips]
+        start = time.monotonic()
+        err = expect(ChipTaskError, lambda: w.run(
+            lambda o, a: o.broadcast(bufs, root=silent, chips=chips)), f"rank {silent}")
+        assert isinstance(err.__cause__, RankError) and err.__cause__.rank == silent, err
+        assert time.monotonic() - start < timeout + 2.5
+        pattern = np.full(n, -7.0, np.float32)
+        held = {chip: w.malloc(4 * n, chip) for chip in chips[:-1]}   # the freed addresses
+        for chip, ptr in held.items():
+            w.copy_to(ptr, pattern, device_id=chip)
+        time.sleep(max(0.0, start + stall + 1.5 - time.monotonic()))  # it resumed, completed
+        for chip, ptr in held.items():
+            got = np.zeros_like(pattern)
+            w.copy_from(got, ptr, device_id=chip)
+            np.testing.assert_array_equal(got, pattern, err_msg=f"chip {chip} overwritten")
+            w.free(ptr, chip)
+        expect(ChipGroupError, w.close, f"rank {silent}")
+    else:
+        if RANK == silent:            # resumes and completes its part of the broadcast
+            time.sleep(stall + 0.5)
+        try:
+            w.close()
+        except ChipGroupError:
+            pass
+        except RankError as error:    # rank 0 stopped heartbeats to the rank it gave up on
+            assert RANK == silent and error.rank == 0, error
+    assert w.state == "CLOSED" and free_memory() == before, (free_memory(), before)
     COMM.Barrier()
 
 

@@ -1,0 +1,64 @@
+"""The native MPI collective (src/python/mpi/collective.h) in a one-rank MPI world: it works on
+host copies of the buffers — the result reaches the output only through finish() — and
+counts that would read or write past the buffers are refused before MPI sees them.
+
+Run in its own process by tests/python/test_mpi_collective_copies.py: MPI initialized in the
+test process would stay initialized for every later test (some fork, some start mpirun)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("mpi4py")
+native = pytest.importorskip("simpler._mpi_native")
+
+from mpi4py import MPI  # noqa: E402
+
+from simpler.host import mpi_collectives as mc  # noqa: E402
+from simpler.task_interface import DataType  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def link():
+    comms = [MPI.COMM_SELF.Dup() for _ in range(3)]
+    yield native.Link(*(MPI._handleof(c) for c in comms), 10.0, 0.25, [])
+    for c in comms:
+        c.Free()
+
+
+def _addr(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def test_the_result_is_copied_into_the_output_on_completion(link):
+    src = np.arange(16, dtype=np.uint8)
+    out = np.zeros(16, dtype=np.uint8)
+    header = mc._header(mc.ALLGATHERV, 0, _addr(src), 16, _addr(out), 16, count=16)
+    posted = link.post_collective(header, [16, 0])
+    src[:] = 99                                   # the input was copied when posted
+    assert posted.wait(link, []) == (0, "")
+    np.testing.assert_array_equal(out, np.arange(16, dtype=np.uint8))
+
+
+def test_an_all_reduce_copies_back_in_place(link):
+    x = np.arange(8, dtype=np.float32)
+    header = mc._header(mc.ALLREDUCE, 0, _addr(x), 32, dtype=int(DataType.FLOAT32), count=8)
+    assert link.post_collective(header, []).wait(link, []) == (0, "")
+    np.testing.assert_array_equal(x, np.arange(8, dtype=np.float32))
+
+
+@pytest.mark.parametrize("coll, counts, fields, match", [
+    (mc.ALLGATHERV, [17, 0], dict(count=16), "beyond the buffers"),          # writes past out
+    (mc.ALLGATHERV, [16, 0], dict(count=17), "beyond the buffers"),          # reads past src
+    (mc.ALLTOALLV, [17, 0, 16, 0], {}, "beyond the buffers"),
+    (mc.REDUCE_SCATTER, [5], dict(dtype=int(DataType.FLOAT32)), "beyond the buffers"),
+    (mc.BCAST, [], dict(count=17), "beyond the buffer"),
+    (mc.ALLREDUCE, [], dict(dtype=int(DataType.FLOAT32), count=5), "bad count"),
+])
+def test_counts_beyond_the_buffers_are_refused(link, coll, counts, fields, match):
+    src = np.zeros(16, dtype=np.uint8)
+    out = np.zeros(16, dtype=np.uint8)
+    header = mc._header(coll, 0, _addr(src), 16, _addr(out), 16, **fields)
+    with pytest.raises(ValueError, match=match):
+        link.post_collective(header, counts)
+    assert not out.any()
