@@ -79,12 +79,14 @@ def _prepare_output_dir(config: Any) -> None:
     if not (config.enable_swimlane or config.dump_args or config.dump_dep_graph
             or config.enable_profiling):
         return
+    config.validate()  # a bad output_prefix (a NUL byte, too long) is named before makedirs
     try:
         os.makedirs(config.output_prefix, exist_ok=True)
     except OSError as e:
         warnings.warn(f"simpler: diagnostics directory {config.output_prefix!r} cannot be "
                       f"created ({e.strerror or e}); the run goes on without its diagnostics "
-                      f"files", _errors.DiagnosticsWarning, stacklevel=3)
+                      f"files", _errors.DiagnosticsWarning,
+                      stacklevel=4)  # the caller of init/run/submit, past the typed_call frame
 
 
 # Native workers of kernel-mode Workers that were garbage-collected (or alive at exit)
@@ -266,7 +268,7 @@ class Worker(ProcessLocal):
         report = self._native.abandoned_report
         if report and not getattr(self, "_abandon_warned", False):
             self._abandon_warned = True
-            warnings.warn(report, RuntimeWarning, stacklevel=2)
+            warnings.warn(report, RuntimeWarning, stacklevel=3)  # close()'s caller (typed_call)
         if not self._native.holds_native_context:
             if self._pin is not None:
                 self._pin.detach()
@@ -335,8 +337,8 @@ class Worker(ProcessLocal):
         whole = (ChipStorageTaskArgs, list, tuple)
         if len(args) == 1 and (args[0] is None or isinstance(args[0], whole)):
             args = args[0]
-        if args is None or (isinstance(args, tuple) and not args):
-            return ChipStorageTaskArgs(), config
+        if args is None:
+            args = []  # no arguments: packed too, so a wrong count is an ArgumentTypeError
         if isinstance(args, ChipStorageTaskArgs):
             return args, config
         return self._native.pack_args(handle, args, api), config

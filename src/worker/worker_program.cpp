@@ -174,11 +174,9 @@ std::vector<ArgSpec> Worker::registered_arg_specs(CallableHandle handle, const c
   WorkerCore& c = *core_;
   require_program_mode(c, api);
   std::lock_guard lock(c.program_mu);
-  // A closed Worker has forgotten its handles: say it is closed, not "unknown handle".
-  const WorkerState state = c.state.load();
-  if (state == WorkerState::CLOSED || state == WorkerState::FAILED) {
-    detail::refuse_not_ready(state, api);
-  }
+  // Packing is for a run: the Worker's state comes first (a closed Worker has forgotten
+  // its handles; a NEW one would refuse the run anyway), then the handle, then the args.
+  require_ready(c, api);
   return find_registered(c, handle, api).specs;
 }
 

@@ -476,3 +476,50 @@ def test_kernel_ids_and_stream_handles_take_numpy_integers(add_scalar_kernel_wor
             worker.kernel_launch(flag, x, y, 1.0, caller_stream=stream)
         with pytest.raises(SimplerTypeError, match="caller_stream: expected a stream handle"):
             worker.kernel_launch(cid, x, y, 1.0, caller_stream=flag)
+
+
+def test_a_run_without_arguments_is_a_count_refusal_like_a_launch(add_scalar_callable):
+    """run(h) / submit(h) / run(h, None) for a callable that takes arguments is the
+    borrowed form's ArgumentTypeError (the wrong count, .index None), as kernel_launch(cid)
+    is, not the runtime's ChipWorkerError (a RuntimeError) after staging began."""
+    with Worker() as worker:
+        worker.init()
+        handle = worker.register(add_scalar_callable)
+        for call in (lambda: worker.run(handle), lambda: worker.run(handle, None),
+                     lambda: worker.submit(handle)):
+            with pytest.raises(errors.ArgumentTypeError,
+                               match=r"takes 3 arguments, 0 given") as err:
+                call()
+            assert err.value.index is None and isinstance(err.value, TypeError)
+    fresh = Worker()
+    handle = fresh.register(add_scalar_callable)
+    with pytest.raises(errors.SimplerRuntimeError, match=r"state: NEW\); call init\(\) first"):
+        fresh.run(handle)                                     # the state comes first
+
+
+def test_a_bad_output_prefix_is_named_before_its_directory_is_made(add_scalar_callable, tmp_path):
+    """A NUL byte in output_prefix was Python's bare ValueError 'embedded null byte' from
+    os.makedirs; it is the config's SimplerValueError naming the field, before any run."""
+    x = np.zeros(8, np.float32)
+    with Worker() as worker:
+        worker.init()
+        handle = worker.register(add_scalar_callable)
+        config = CallConfig(enable_profiling=True, output_prefix=str(tmp_path / "a\0b"))
+        with pytest.raises(SimplerValueError, match="output_prefix: contains a NUL byte"):
+            worker.run(handle, x, x.copy(), 1.0, config=config)
+
+
+def test_warnings_point_at_the_callers_line(add_scalar_callable):
+    """The DiagnosticsWarning of an unwritable directory names the user's file, not
+    simpler's own wrapper."""
+    import warnings
+    x = np.zeros(8, np.float32)
+    with Worker() as worker:
+        worker.init()
+        handle = worker.register(add_scalar_callable)
+        config = CallConfig(enable_profiling=True, output_prefix="/proc/no/such/dir")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            worker.run(handle, x, x.copy(), 1.0, config=config)
+    diagnostics = [w for w in caught if issubclass(w.category, errors.DiagnosticsWarning)]
+    assert diagnostics and diagnostics[0].filename == __file__

@@ -153,12 +153,13 @@ class _ChipExecutor:
                 f"host task #{task.seq} ({task.name}) on {transport.chip_name(self.slot)} was "
                 f"skipped: task #{failed.seq} it depends on failed", transport.chip_name(self.slot),
                 task.seq, failed.error)
-        if task.error is None:
+        for slot in task.slots if task.solo else (self.slot,):
+            if task.error is not None:
+                break
             try:
-                for slot in task.slots if task.solo else (self.slot,):
-                    self._prepare(task, slot)
+                self._prepare(task, slot)
             except BaseException as error:  # noqa: BLE001 - reported by the run
-                task.error = self._wrap(task, error)
+                task.error = self._wrap(task, error, slot)   # names the chip that failed
         if task.slot_body is not None:
             self._participate(task)
             return
@@ -201,10 +202,10 @@ class _ChipExecutor:
                 transport.copy_peer(slot, dst.addr(lo), src.slot, src.addr(lo), hi - lo)
                 self._run.count_peer(slot, src.slot, hi - lo)
 
-    def _wrap(self, task: _Task, error: BaseException) -> BaseException:
+    def _wrap(self, task: _Task, error: BaseException, slot: Optional[int] = None) -> BaseException:
         if isinstance(error, ChipTaskError):
             return error
-        name = self._run.transport.chip_name(self.slot)
+        name = self._run.transport.chip_name(self.slot if slot is None else slot)
         wrapped = ChipTaskError(f"host task #{task.seq} ({task.name}) on {name} failed: {error}",
                                 name, task.seq, error)
         wrapped.__cause__ = error

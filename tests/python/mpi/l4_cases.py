@@ -387,6 +387,7 @@ def case_silent_rank():
             lambda o, a: o.all_reduce(xs, chips=[(r, 0) for r in range(SIZE)])), f"rank {silent}")
         elapsed = time.monotonic() - start
         assert elapsed < timeout + 2.5, f"took {elapsed:.1f} s to notice"
+        assert err.device == f"rank {silent} device 0", err    # its inputs could not be staged
         assert isinstance(err.__cause__, RankError) and err.__cause__.rank == silent, err
         err = expect(ChipTaskError, lambda: w.run(
             lambda o, a: o.submit(add, x, y, 1.0, chip=(silent, 1))), f"rank {silent}")
