@@ -479,7 +479,7 @@ def _require_timeout(timeout: Any, api: str) -> None:
     if timeout is None:
         return
     seconds = None
-    if not isinstance(timeout, (bool, str, bytes)):
+    if not isinstance(timeout, (bool, str, bytes)) and type(timeout).__name__ != "bool_":
         try:
             seconds = float(timeout)  # Python and numpy numbers
         except (TypeError, ValueError):

@@ -26,6 +26,13 @@ uint32_t ClusterCrew::helpers() const {
   return static_cast<uint32_t>(helpers_.size());
 }
 
+bool ClusterCrew::awake_idle(uint32_t n) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  uint32_t awake = 0;
+  for (const Helper* h : idle_) awake += h->parked ? 0 : 1;
+  return awake >= n;
+}
+
 bool ClusterCrew::launch(uint32_t parts, Part part, Done done, const uint32_t* here) {
   auto batch = std::make_unique<Batch>();
   batch->part = std::move(part);

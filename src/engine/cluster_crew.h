@@ -7,6 +7,8 @@
 // this crew; a scheduler that starts a cluster task may run its first part (the AIC part
 // of block 0) itself: it starts at once, without a wake-up, and one thread fewer is
 // runnable. The orchestrating thread hands every part over and goes back to submitting.
+// A one-cluster task that a scheduler starts when no helper is awake to take its parts
+// does not come here at all: its parts run as fibers of that scheduler (cluster_fibers.h).
 // The thread whose part returns last runs the task's completion.
 // Helpers are created on first use (a program without cluster tasks starts none), at most
 // one per core of the chip. Between tasks an idle helper whose last idle gap was short
@@ -45,6 +47,14 @@ class ClusterCrew {
   using Part = std::function<void(uint32_t part, uint32_t lane)>;
   using Done = std::function<void(uint32_t lane)>;
   bool launch(uint32_t parts, Part part, Done done, const uint32_t* here = nullptr);
+
+  // Whether at least `n` helpers wait for a part without being parked (spinning: they
+  // take one without a wake-up).
+  bool awake_idle(uint32_t n) const;
+  // The observer lane of a part run cooperatively (cluster_fibers.h) on core `index` of
+  // the chip's cluster numbering (cluster * kClusterParts + part): one lane per core, as
+  // a core runs one part at a time.
+  uint32_t core_lane(uint32_t index) const { return first_lane_ + max_helpers_ + index; }
 
   // Stops the helpers: joins them, or detaches them when a stuck kernel may never return.
   void stop(bool detach);

@@ -8,6 +8,7 @@
 
 #include "block_runner.h"
 #include "chip_state.h"
+#include "cluster_fibers.h"
 #include "simpler/abi/status.h"
 
 namespace simpler::rt {
@@ -102,6 +103,14 @@ void finish_cluster_task(ChipState& chip, TaskSlot& task, const std::vector<uint
   if (handed) start_reserved(chip);
 }
 
+// No thread could be had for the task's parts: the run fails, the task completes unrun.
+void not_started(ChipState& chip, TaskSlot& task, const std::vector<uint32_t>& clusters) {
+  chip.fail(*task.run, SIMPLER_CHIP_ERR_KERNEL_FAULT,
+            "cannot start the helper threads of " + task_name(task.id - task.run->first_id) +
+                " (a cluster task runs one host thread per core)");
+  finish_cluster_task(chip, task, clusters);  // skipped: the run failed
+}
+
 // Starts the reserved task: every core of its clusters is held for it. With `here`, the
 // calling thread runs the first part itself as that lane (ClusterCrew::launch), unless
 // single-core tasks are ready: it runs those meanwhile, as no helper could (a second
@@ -128,8 +137,13 @@ void start_reserved(ChipState& chip, const uint32_t* here) {
                   " (out of host memory)");
   }
   const uint32_t parts = task.block_num * kClusterParts;
+  // A one-cluster task runs as fibers of one thread unless idle helpers are awake to take
+  // its parts at once: of the starting scheduler, else of one helper (one wake-up instead
+  // of one per part, and no parked hand-offs between the parts).
+  ClusterCrew& crew = *pool.crew;
+  const bool cooperative = task.block_num == 1 && !crew.awake_idle(parts - 1);
   for (uint32_t b = 0; b < task.block_num; ++b)
-    pool.sync[clusters[b]].start(&chip, &task, clusters[b]);
+    pool.sync[clusters[b]].start(&chip, &task, clusters[b], cooperative);
   auto part = [&chip, &task, clusters, buffers](uint32_t i, uint32_t lane) {
     const uint32_t block = i / kClusterParts, within = i % kClusterParts;
     const uint32_t cluster = clusters[block];
@@ -145,20 +159,39 @@ void start_reserved(ChipState& chip, const uint32_t* here) {
     sync.part_exit(within);
   };
   auto done = [&chip, &task, clusters](uint32_t) { finish_cluster_task(chip, task, clusters); };
+  // All parts as fibers of the calling thread (part 0 as `lane`, the others on their cores'
+  // lanes), then done. If the fibers' stacks could not be mapped nothing ran: the parts
+  // go to helper threads instead.
+  auto run_here = [&chip, &task, &crew, parts, clusters, part, done](uint32_t lane) {
+    ClusterSync& sync = chip.clusters.sync[clusters[0]];
+    const uint32_t first_core = clusters[0] * kClusterParts;
+    if (run_parts_cooperatively(parts, sync, [&](uint32_t i) {
+          part(i, i == 0 ? lane : crew.core_lane(first_core + i));
+        })) {
+      done(lane);
+      return;
+    }
+    sync.start(&chip, &task, clusters[0]);  // threaded waits after all
+    if (!crew.launch(parts, part, done)) not_started(chip, task, clusters);
+  };
   if (here != nullptr) {
     // The calling scheduler becomes a part: like a helper it is outside the schedulers'
     // awake budget meanwhile, so another scheduler may take the ready work.
     chip.leave_awake();
     if (chip.has_ready()) chip.wake_schedulers(1);
   }
-  const bool launched = pool.crew->launch(parts, part, done, here);
-  if (here != nullptr) rejoin_awake(chip);
-  if (!launched) {
-    chip.fail(*task.run, SIMPLER_CHIP_ERR_KERNEL_FAULT,
-              "cannot start the helper threads of " + task_name(task.id - task.run->first_id) +
-                  " (a cluster task runs one host thread per core)");
-    finish_cluster_task(chip, task, clusters);  // skipped: the run failed
+  bool launched = true;
+  if (cooperative && here != nullptr) {
+    run_here(*here);
+  } else if (cooperative) {
+    // One helper runs them all (it completes the task itself: the batch's done is empty).
+    launched = crew.launch(
+        1, [run_here](uint32_t, uint32_t lane) { run_here(lane); }, [](uint32_t) {});
+  } else {
+    launched = crew.launch(parts, part, done, here);
   }
+  if (here != nullptr) rejoin_awake(chip);
+  if (!launched) not_started(chip, task, clusters);
 }
 
 }  // namespace

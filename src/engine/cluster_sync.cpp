@@ -6,6 +6,7 @@
 #include "backoff.h"
 #include "block_runner.h"
 #include "chip_state.h"
+#include "fiber.h"
 #include "simpler/abi/status.h"
 #include "support/clock.h"
 
@@ -18,8 +19,10 @@ std::string part_name(uint32_t part) {
 
 }  // namespace
 
-void ClusterSync::start(ChipState* chip, const TaskSlot* task, uint32_t cluster_id) {
+void ClusterSync::start(ChipState* chip, const TaskSlot* task, uint32_t cluster_id,
+                        bool cooperative) {
   std::lock_guard<std::mutex> lock(mutex_);
+  cooperative_ = cooperative;
   chip_ = chip;
   task_ = task;
   cluster_id_ = cluster_id;
@@ -142,6 +145,14 @@ int ClusterSync::park(std::unique_lock<std::mutex>& lock, uint32_t part, Ready r
       return broken_status();
     }
     if (deadlocked()) return broken_status();
+    // Cooperative: the parts that can release this one run on this thread; let them.
+    // (Fiber::inside: a kernel that calls from a thread of its own parks as below.)
+    if (cooperative_ && Fiber::inside()) {
+      lock.unlock();
+      Fiber::yield();
+      lock.lock();
+      continue;
+    }
     if (started == 0) started = support::steady_now_ns();
     // Spin without the mutex until something changes, within the budget; then park.
     const uint32_t seen = version_.load(std::memory_order_relaxed);
@@ -207,6 +218,11 @@ int ClusterSync::wait_flag(uint32_t part, uint32_t flag) {
   const int rc = park(lock, part, [&] { return flags_[flag] > 0; });
   if (rc == SIMPLER_OK) --flags_[flag];
   return rc;
+}
+
+bool ClusterSync::may_resume(uint32_t part) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return broken_ || satisfied(parts_[part]) || task_->run->status.failed();
 }
 
 void ClusterSync::part_exit(uint32_t part) {

@@ -2,7 +2,8 @@
 // cluster (MIX) task hand tiles to each other (internal).
 //
 // The parts run as host threads (cluster_crew.h), possibly more of them than hardware
-// threads. A waiting part spins briefly (pause, then yield: backoff.h) and then parks on a
+// threads, or as fibers of one thread (cluster_fibers.h: a wait then yields to the other
+// parts instead). A waiting part spins briefly (pause, then yield: backoff.h) and then parks on a
 // condition variable: a hand-off between parts is often a few microseconds away, and a
 // condition-variable wake-up costs tens of microseconds on a small VM; the spin is
 // bounded (kClusterSpinBudget), and only a part whose last wait was short spins. A wait that can
@@ -33,7 +34,12 @@ inline constexpr uint32_t kClusterParts = SIMPLER_CLUSTER_AIC_CORES + SIMPLER_CL
 class ClusterSync {
  public:
   // Part 0 is the AIC part, parts 1.. the AIV parts. Called before any part starts.
-  void start(ChipState* chip, const TaskSlot* task, uint32_t cluster_id);
+  // `cooperative`: every part runs as a fiber of one thread (cluster_fibers.h), and a wait
+  // that cannot go on yields to the other parts instead of spinning or parking.
+  void start(ChipState* chip, const TaskSlot* task, uint32_t cluster_id, bool cooperative = false);
+  // Cooperative: whether `part`, suspended in a wait, may go on (its wait is over, or the
+  // cluster or run broke); a part that did not start yet may.
+  bool may_resume(uint32_t part);
 
   int barrier(uint32_t part);
   int set_flag(uint32_t part, uint32_t flag);
@@ -78,6 +84,7 @@ class ClusterSync {
   const TaskSlot* task_ = nullptr;
   uint32_t cluster_id_ = 0;
   bool broken_ = false;
+  bool cooperative_ = false;
   uint32_t flags_[SIMPLER_CLUSTER_FLAG_COUNT] = {};
   uint32_t arrived_ = 0;     // parts at the current barrier generation
   uint64_t generation_ = 0;  // completed barriers

@@ -116,9 +116,10 @@ struct Engine::Impl {
     if (chip.clusters.crew) chip.clusters.crew->stop(detach);
   }
 
-  // Observer lanes: the caller of execute(), the schedulers, the cluster-task helpers.
+  // Observer lanes: the caller of execute(), the schedulers, the cluster-task helpers,
+  // and one per core for the parts that run cooperatively (ClusterCrew::core_lane).
   uint32_t lanes() const {
-    return static_cast<uint32_t>(schedulers.size() + 1) + chip.clusters.max_helpers();
+    return static_cast<uint32_t>(schedulers.size() + 1) + 2 * chip.clusters.max_helpers();
   }
 
   // Runs the orchestration on the runner thread while this thread polls the watchdog.

@@ -10,11 +10,16 @@
 #include <cstdio>
 #include <mutex>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
 namespace simpler::rt {
 namespace fault_guard_detail {
 
 thread_local Frame* t_frame = nullptr;
 thread_local bool t_prepared = false;
+thread_local void* t_fiber_stack_floor = nullptr;
 
 namespace {
 
@@ -117,7 +122,18 @@ void prepare_thread_once() {
   t_prepared = true;
 }
 
-void recovered(const Frame& frame) { pthread_sigmask(SIG_SETMASK, &frame.mask, nullptr); }
+void recovered(const Frame& frame) {
+  pthread_sigmask(SIG_SETMASK, &frame.mask, nullptr);
+#if defined(__SANITIZE_ADDRESS__)
+  // Below this frame lie only the skipped frames of the faulting code: their redzones
+  // would poison the next calls (ASan's jump cleanup covered the thread's own stack).
+  if (t_fiber_stack_floor != nullptr) {
+    char* floor = static_cast<char*>(t_fiber_stack_floor);
+    char* here = static_cast<char*>(__builtin_frame_address(0));
+    if (here > floor) __asan_unpoison_memory_region(floor, static_cast<size_t>(here - floor));
+  }
+#endif
+}
 
 }  // namespace fault_guard_detail
 

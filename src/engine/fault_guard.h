@@ -50,6 +50,10 @@ extern thread_local Frame* t_frame;
 // This thread's alternate stack is set up (and the process's handlers installed). A plain
 // flag, checked inline: a guarded call runs per kernel block, the set-up once per thread.
 extern thread_local bool t_prepared;
+// The lowest address of the fiber stack this thread runs on (fiber.h), null on the
+// thread's own stack. ASan cleans only the thread's own stack when a signal handler jumps
+// out: after a recovery on a fiber, the frames the jump skipped are cleaned from here.
+extern thread_local void* t_fiber_stack_floor;
 // Installs the process's handlers (once) and this thread's alternate stack (once).
 void prepare_thread_once();
 inline void prepare_thread() {

@@ -200,6 +200,24 @@ class TaskIndex {
     return overflow_.size() == 0 ? kNone : overflow_.find(key);
   }
 
+  // The value of `key` if it holds its direct slot, else kNone (a hint: it may overflow).
+  uint32_t find_direct(uint64_t key) const {
+    const Slot& slot = direct_[key & mask_];
+    return slot.value != kNone && slot.key == key ? slot.value : kNone;
+  }
+
+  // Files `key` with `value` in its direct slot and returns true when that is certain to
+  // be right without a probe or growth: the slot is free, no key has overflowed (so `key`
+  // is absent) and there is room. Otherwise changes nothing and returns false.
+  bool try_insert_direct(uint64_t key, uint32_t value) {
+    Slot& slot = direct_[key & mask_];
+    if (slot.value != kNone || overflow_.size() != 0 || (count_ + 1) * 4 > direct_.size())
+      return false;
+    slot = Slot{key, value};
+    ++count_;
+    return true;
+  }
+
   // As FlatIndex::find_or_insert. May throw std::bad_alloc, changing nothing.
   uint32_t find_or_insert(uint64_t key, uint32_t value) {
     if ((count_ + 1) * 4 > direct_.size()) grow();

@@ -12,6 +12,7 @@
 #include "engine/chip_state.h"
 #include "engine/run_track.h"
 #include "engine/scheduler.h"
+#include "eventually.h"
 #include "simpler/kernel/kernel_abi.h"
 
 namespace simpler::rt::testing {
@@ -30,16 +31,6 @@ void cluster_kernel(int64_t* args) {
 }
 
 void single_kernel(int64_t*) { g_single_ran.store(true); }
-
-template <class Condition>
-bool eventually(Condition condition) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
-  return false;
-}
 
 TEST(ClusterAwakeBudgetTest, ASchedulerBackFromAClusterPartWaitsForRoomInTheAwakeBudget) {
   ChipState chip;

@@ -523,3 +523,17 @@ def test_warnings_point_at_the_callers_line(add_scalar_callable):
             worker.run(handle, x, x.copy(), 1.0, config=config)
     diagnostics = [w for w in caught if issubclass(w.category, errors.DiagnosticsWarning)]
     assert diagnostics and diagnostics[0].filename == __file__
+
+
+def test_wait_timeouts_take_numpy_numbers_but_not_bools(add_scalar_callable):
+    x = np.zeros(8, np.float32)
+    with Worker() as worker:
+        worker.init()
+        run = worker.submit(worker.register(add_scalar_callable), x, x.copy(), 1.0)
+        run.wait(np.float32(30))
+        for flag in (True, np.bool_(True)):               # numpy.bool_ waited 1 s before
+            with pytest.raises(SimplerTypeError, match="timeout must be a number of seconds"):
+                run.wait(flag)
+        for bad in (-1, float("nan"), np.float64("nan")):
+            with pytest.raises(SimplerValueError, match="timeout must be >= 0"):
+                run.wait(bad)

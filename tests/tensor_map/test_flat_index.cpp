@@ -146,5 +146,36 @@ TEST(TaskIndex, AnyIdsAnswerLikeAMap) {
       runs, [](uint64_t k) { return (k % 7) << 40 | k; }, 5);
 }
 
+// try_insert_direct files a key only where that is certain to be right without a probe
+// (its direct slot free, no key overflowed, no growth needed), and find_direct sees only
+// direct slots: the tensor map's inline filing of a new task relies on both.
+TEST(TaskIndex, DirectFilingOnlyWhenCertain) {
+  TaskIndex index;  // 64 direct slots: room for 16 ids
+  EXPECT_TRUE(index.try_insert_direct(5, 50));
+  EXPECT_EQ(index.find(5), 50u);
+  EXPECT_EQ(index.find_direct(5), 50u);
+  EXPECT_FALSE(index.try_insert_direct(5, 51));       // present: its slot is taken
+  EXPECT_FALSE(index.try_insert_direct(5 + 64, 52));  // another id's slot
+  EXPECT_EQ(index.find(5), 50u);
+  EXPECT_EQ(index.find(5 + 64), TaskIndex::kNone);
+  EXPECT_EQ(index.find_direct(6), TaskIndex::kNone);
+  // An overflowed id: no direct filing until it is gone (the probe would be needed).
+  index.insert(5 + 64, 53);
+  ASSERT_EQ(index.overflowed(), 1u);
+  EXPECT_EQ(index.find_direct(5 + 64), TaskIndex::kNone);
+  EXPECT_FALSE(index.try_insert_direct(7, 70));
+  index.erase(5 + 64);
+  EXPECT_TRUE(index.try_insert_direct(7, 70));
+  // Full enough to grow: refused, and nothing changed.
+  for (uint64_t id = 8; index.size() < 16; ++id) ASSERT_TRUE(index.try_insert_direct(id, 1));
+  EXPECT_FALSE(index.try_insert_direct(40, 2));
+  EXPECT_EQ(index.size(), 16u);
+  EXPECT_EQ(index.find(40), TaskIndex::kNone);
+  index.insert(40, 2);  // (grows)
+  EXPECT_EQ(index.find(40), 2u);
+  EXPECT_EQ(index.find(5), 50u);
+  EXPECT_EQ(index.find(7), 70u);
+}
+
 }  // namespace
 }  // namespace simpler::rt

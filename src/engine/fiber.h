@@ -1,0 +1,68 @@
+// simpler runtime — user-level threads (fibers) for the parts of a cluster task that run
+// cooperatively on one host thread (internal; cluster_fibers.h).
+//
+// A fiber runs a function on its own stack; the thread that resumes it runs it until the
+// function yields (Fiber::yield) or returns. No scheduler here: the caller decides which
+// fiber to resume. The stack is mapped once (lazily committed, a guard page below it, so
+// an overflow faults like a thread's) and reused by every later start.
+//
+// What follows the switch: the fault guard's recovery chain (fault_guard.h: a fiber's
+// guards are its own; a fault longjmps within its stack), and the sanitizers' view of the
+// stack (ASan's fake stacks, TSan's per-fiber clocks), annotated as both document.
+#pragma once
+
+#include <ucontext.h>
+
+#include <cstddef>
+
+namespace simpler::rt {
+
+class Fiber {
+ public:
+  using Fn = void (*)(void* arg);
+
+  Fiber() = default;
+  ~Fiber();
+  Fiber(const Fiber&) = delete;
+  Fiber& operator=(const Fiber&) = delete;
+
+  // Prepares fn(arg) to run on this fiber (not started yet). False if no stack could be
+  // mapped. Only when not started or finished.
+  bool prepare(Fn fn, void* arg);
+  // Runs the fiber on the calling thread until it yields or returns.
+  void resume();
+  bool finished() const { return finished_; }
+
+  // From inside a fiber: back to the thread context that resumed it.
+  static void yield();
+  // True on a fiber's stack (its thread's current resume is one of ours).
+  static bool inside();
+
+ private:
+  static void trampoline();
+  void switch_in();   // caller -> fiber
+  void switch_out();  // fiber -> caller (the fiber's side)
+
+  Fn fn_ = nullptr;
+  void* arg_ = nullptr;
+  bool finished_ = true;
+  void* stack_ = nullptr;  // the mapping, guard page first
+  size_t mapped_ = 0;
+  ucontext_t context_{};
+  ucontext_t caller_{};
+  // The fault guard's innermost frame of the side that is switched out.
+  void* fault_frame_ = nullptr;
+  void* caller_fault_frame_ = nullptr;
+  // Sanitizer state (unused in plain builds).
+  void* fake_stack_ = nullptr;           // ASan: the fake stack of the side switched out
+  const void* caller_bottom_ = nullptr;  // ASan: the resuming thread's stack
+  size_t caller_size_ = 0;
+  void* tsan_fiber_ = nullptr;   // TSan: this fiber
+  void* tsan_caller_ = nullptr;  // TSan: the context that resumed it
+};
+
+// Stack per fiber: as a thread's default (kernels may keep tiles on the stack); only the
+// pages touched are committed.
+inline constexpr size_t kFiberStackBytes = 8u << 20;
+
+}  // namespace simpler::rt
