@@ -148,6 +148,7 @@ class OrchestratorImmediateRun : public testing::EngineTest {
     sizes.dep_pool_size = 1024;
     sizes.tensormap_capacity = 1024;
     orch_ = std::make_unique<Orchestrator>(chip_, sizes);
+    orch_->inline_sense_.hold(0);  // short blocks, however long a preempted sample looks
     for (int32_t f : {kAdd, kCrash}) {
       LoadedKernel& k = program_.kernels[f];
       k.entry = f == kAdd ? add_kernel : crash_kernel;
