@@ -18,7 +18,7 @@ from simpler import Worker
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CASES = ["basics", "collectives", "bad_input", "remote_failure", "not_addressable",
          "init_rollback", "mismatched_device_ids", "skipped_init", "stale_hello", "silent_rank", "abandoned_collective",
-         "silent_orchestrator"]
+         "refused_collective", "silent_orchestrator"]
 MPI_TIMEOUT = 240   # seconds, per mpirun
 
 

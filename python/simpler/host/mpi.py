@@ -386,6 +386,7 @@ class MpiTransport(ChipTransport):
         self.collective_lock = threading.Lock()   # MPI collectives launch in one order
         self.native = link.native
         self.mpi_collectives = True               # Worker(level=4).mpi_collectives
+        self.mpi_poisoned = False                 # a collective was abandoned: ring only
         self._direct = local.addressable
         if self._direct:                          # before the link starts
             self.native.serve_devices(local.device_ids)
@@ -517,7 +518,7 @@ class MpiTransport(ChipTransport):
         and device memory is addressable (MPI's collectives can carry the collective between
         the ranks), else None (simpler's ring / tree carries it)."""
         size = self.link.size
-        if not self._direct or not self.mpi_collectives or size < 2:
+        if not self._direct or not self.mpi_collectives or self.mpi_poisoned or size < 2:
             return None
         plan: List[List[int]] = [[] for _ in range(size)]
         for index, slot in enumerate(slots):
@@ -556,12 +557,22 @@ class MpiTransport(ChipTransport):
         failure path frees the device buffers (docs/multi-host.md, Faults)."""
         local, remote = self.launch_collective(parts, what)
         try:
+            # The other ranks' replies first, all at once: a part refused on one rank
+            # replies at once, and then no other part (this rank's included) completes.
+            # This rank's part progresses meanwhile: every wait here calls into MPI.
+            failed = self.native.wait_first_failure([pending.call for pending in remote])
+            if failed >= 0:
+                remote[failed].result()      # raises what that rank reported
+            _settle(remote)
             self.wait_collective(local, what)
         except BaseException:
             for pending in remote:
                 pending.abandon()
+            local.abandon(self.native)
+            # Some ranks may have posted it and others not: the next collective would pair
+            # with this one. MPI's collectives are off for this Worker from here on.
+            self.mpi_poisoned = True
             raise
-        _settle(remote)
 
     def wait_collective(self, local: Any, what: str) -> None:
         outcome, error = local.wait(self.native, list(range(1, self.link.size)))
@@ -869,8 +880,10 @@ class MpiWorker(HostWorker):
     def _test_go_silent(self, seconds: float, at_collective: bool = False) -> None:
         """Test hook: this rank stops answering (no replies, no heartbeats) for ``seconds``,
         now or (``at_collective``) when the next collective request arrives, which it then
-        posts after the silence."""
-        if self._link is not None and at_collective:
+        posts after the silence; ``seconds=0, at_collective=True`` refuses that request."""
+        if self._link is not None and seconds == 0 and at_collective:
+            self._link.native.refuse_next_collective()
+        elif self._link is not None and at_collective:
             self._link.native.go_silent_at_collective(seconds)
         elif self._link is not None:
             self._link.go_silent(seconds)

@@ -89,6 +89,8 @@ class PyCall {
     return finish(*call_, outcome, inline_into_);
   }
 
+  Call* call() { return call_.get(); }
+
   // Tells the peer to drop this request (no reply, no write into its device memory).
   void abandon(Link& link) {
     py::gil_scoped_release release;
@@ -139,6 +141,10 @@ class PyCollective {
     return {static_cast<int>(outcome), error};
   }
 
+  // Not awaited (another rank's part failed): handed to the link, which keeps it off
+  // device memory and frees it if it ever completes.
+  void abandon(Link& link) { link.orphan(std::move(posted_)); }
+
  private:
   std::unique_ptr<simpler::mpi::PostedCollective> posted_;
 };
@@ -156,7 +162,8 @@ PYBIND11_MODULE(_mpi_native, m) {
       .def("abandon", &PyCall::abandon, py::arg("link"));
 
   py::class_<PyCollective>(m, "Collective")
-      .def("wait", &PyCollective::wait, py::arg("link"), py::arg("members"));
+      .def("wait", &PyCollective::wait, py::arg("link"), py::arg("members"))
+      .def("abandon", &PyCollective::abandon, py::arg("link"));
 
   py::class_<Link>(m, "Link")
       .def(py::init([](uintptr_t ctrl, uintptr_t data, uintptr_t coll, double rank_timeout,
@@ -184,6 +191,15 @@ PYBIND11_MODULE(_mpi_native, m) {
            [](Link& l, int rank, const std::string& why) { l.liveness().declare_dead(rank, why); })
       .def("go_silent", &Link::go_silent)
       .def("go_silent_at_collective", &Link::go_silent_at_collective)
+      .def("refuse_next_collective", &Link::refuse_next_collective)
+      .def("wait_first_failure",
+           [](Link& l, const std::vector<PyCall*>& calls) {
+             std::vector<Call*> raw;
+             raw.reserve(calls.size());
+             for (PyCall* c : calls) raw.push_back(c->call());
+             py::gil_scoped_release release;
+             return l.wait_first_failure(raw);
+           })
       .def("new_tag", &Link::new_tag)
       .def("next_message",
            [](Link& l, double timeout) -> py::object {

@@ -45,12 +45,23 @@ bool test(MPI_Request* request) {
 // ---- Call --------------------------------------------------------------------------------
 
 Outcome Call::wait(Link& link, int64_t spin_ns) {
-  if (dead_) return Outcome::kPeerDead;
   Backoff backoff(spin_ns, kWaitMinSleepNs, kWaitMaxSleepNs);
   const int64_t started = now_ns();
   while (true) {
+    if (std::optional<Outcome> outcome = step(link)) return *outcome;
+    if (!moved_ && now_ns() - started > kPureSpinNs && now_ns() - started < kInFlightSpinNs) {
+      sched_yield();
+    } else {
+      backoff.pause();
+    }
+  }
+}
+
+std::optional<Outcome> Call::step(Link& link) {
+  if (dead_) return Outcome::kPeerDead;
+  {
     const bool sent = test(&send_);
-    const bool moved = test(&data_);
+    const bool moved = moved_ = test(&data_);
     if (!replied_) {
       int flag = 0;
       MPI_Message message;
@@ -87,12 +98,26 @@ Outcome Call::wait(Link& link, int64_t spin_ns) {
       abandon();
       return Outcome::kPeerDead;
     }
-    if (!moved && now_ns() - started > kPureSpinNs && now_ns() - started < kInFlightSpinNs) {
-      sched_yield();
-    } else {
-      backoff.pause();
-    }
   }
+  return std::nullopt;
+}
+
+int Link::wait_first_failure(const std::vector<Call*>& calls) {
+  std::vector<bool> done(calls.size(), false);
+  size_t left = calls.size();
+  Backoff backoff(200'000, kWaitMinSleepNs, kWaitMaxSleepNs);
+  while (left != 0) {
+    for (size_t i = 0; i < calls.size(); ++i) {
+      if (done[i]) continue;
+      const std::optional<Outcome> outcome = calls[i]->step(*this);
+      if (!outcome) continue;
+      done[i] = true;
+      --left;
+      if (*outcome != Outcome::kDone || calls[i]->head().status != kOk) return static_cast<int>(i);
+    }
+    if (left != 0) backoff.pause();
+  }
+  return -1;
 }
 
 void Call::abandon() {
@@ -155,6 +180,13 @@ void Link::reap_orphans() {
   for (auto it = orphans_.begin(); it != orphans_.end();) {
     it = test(&(*it)->request()) ? orphans_.erase(it) : it + 1;
   }
+}
+
+void Link::orphan(std::unique_ptr<PostedCollective> posted) {
+  if (!posted) return;
+  posted->abandon();
+  std::lock_guard<std::mutex> lock(orphans_mutex_);
+  orphans_.push_back(std::move(posted));
 }
 
 void Link::abandon_request(int dest, int64_t rid) {
@@ -285,11 +317,7 @@ Outcome Link::wait_collective(std::unique_ptr<PostedCollective>& posted,
       if (!liveness_.alive(member)) {
         // An unfinished nonblocking collective may be neither freed nor cancelled: it
         // keeps its own buffers, never writes device memory, and is freed if it completes.
-        posted->abandon();
-        {
-          std::lock_guard<std::mutex> lock(orphans_mutex_);
-          orphans_.push_back(std::move(posted));
-        }
+        orphan(std::move(posted));
         *error = "rank " + std::to_string(member);
         return Outcome::kPeerDead;
       }
@@ -416,6 +444,10 @@ void Link::handle(int source, Header h, std::string payload) {
   if (h.kind == kCollective && silent_at_collective_ns_.load() != 0) {
     silent_until_.store(now_ns() + silent_at_collective_ns_.exchange(0));
     deferred_.push_back(Message{source, h, std::move(payload)});
+    return;
+  }
+  if (h.kind == kCollective && refuse_collective_.exchange(false)) {
+    fail(source, h.rid, "collective refused (test hook)");
     return;
   }
   if (h.kind == kCollective) {

@@ -19,6 +19,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -50,6 +51,8 @@ class Call {
   Call& operator=(const Call&) = delete;
   ~Call() { abandon(); }  // a call dropped unawaited (its run failed elsewhere)
   Outcome wait(Link& link, int64_t spin_ns);
+  // One round of wait(): the outcome once there is one (repeatable), else nullopt.
+  std::optional<Outcome> step(Link& link);
   const ReplyHead& head() const { return head_; }
   const std::string& payload() const { return payload_; }
   int dest() const { return dest_; }
@@ -67,7 +70,8 @@ class Call {
   MPI_Request data_ = MPI_REQUEST_NULL;
   bool data_is_recv_ = false;
   bool replied_ = false;
-  bool dead_ = false;  // never sent: the peer was already declared dead
+  bool moved_ = false;  // the data transfer (if any) completed, as of the last step
+  bool dead_ = false;   // never sent: the peer was already declared dead
   ReplyHead head_;
   std::string payload_;
 };
@@ -101,6 +105,8 @@ class Link {
   // Test hook: the next collective request received makes this rank silent for `seconds`
   // first; it is posted when the rank resumes (a rank stalling inside a collective).
   void go_silent_at_collective(double seconds);
+  // Test hook: the next collective request received is refused (an error reply).
+  void refuse_next_collective() { refuse_collective_.store(true); }
 
   // The next message for Python, waiting at most timeout seconds; false if none came.
   bool next_message(double timeout, Message* out);
@@ -118,6 +124,13 @@ class Link {
 
   // Rank 0 gives up on its request `rid` to `dest` (kAbandon): no effect if `dest` is dead.
   void abandon_request(int dest, int64_t rid);
+  // Awaits every call; returns the index of the first to fail (an error reply, a dead
+  // peer) as soon as it does, or -1 when all succeeded. One failing rank does not leave
+  // the caller waiting on another rank's reply that now never comes.
+  int wait_first_failure(const std::vector<Call*>& calls);
+  // Keeps a collective that will not be awaited (another rank failed or went silent): it
+  // never writes device memory, and is freed if MPI ever completes it.
+  void orphan(std::unique_ptr<PostedCollective> posted);
 
   // A collective of this rank's chip, posted now (rank 0 posts them in the order it
   // launches them to the other members); nullptr with `error` set if MPI refused it.
@@ -168,6 +181,7 @@ class Link {
   bool direct_ = false;
   std::atomic<int64_t> silent_until_{0};
   std::atomic<int64_t> silent_at_collective_ns_{0};
+  std::atomic<bool> refuse_collective_{false};
   std::deque<Message> deferred_;  // progress thread only: held back by the test hook
   std::atomic<bool> stop_{false};
   std::atomic<int64_t> tags_{0};

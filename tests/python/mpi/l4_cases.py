@@ -453,6 +453,34 @@ def case_abandoned_collective():
     COMM.Barrier()
 
 
+def case_refused_collective():
+    """The last rank refuses its part of an MPI collective (the others posted theirs, which
+    can then never complete): rank 0 gets a typed error at once — not a wait for a
+    collective that cannot finish —, and the next collective over the same chips still
+    gives the right result (through the ring: the MPI collectives are out of step now)."""
+    before = free_memory()
+    w = Worker(level=4, device_ids=DEVICES, rank_timeout=20)
+    w.init()
+    if RANK == SIZE - 1:
+        w._test_go_silent(0, at_collective=True)
+    COMM.Barrier()
+    if w.is_orchestrator:
+        chips = [(r, 0) for r in range(SIZE)]
+        xs = [np.full(100, r + 1, np.float32) for r in range(SIZE)]
+        start = time.monotonic()
+        expect(ChipTaskError, lambda: w.run(lambda o, a: o.all_reduce(xs, chips=chips)),
+               "collective refused")
+        assert time.monotonic() - start < 5.0
+        xs = [np.full(100, r + 1, np.float32) for r in range(SIZE)]
+        w.run(lambda o, a: o.all_reduce(xs, chips=chips))
+        assert w.last_run_stats["mpi_collectives"] == 0
+        for x in xs:
+            np.testing.assert_array_equal(x, np.full(100, SIZE * (SIZE + 1) / 2, np.float32))
+    w.close()
+    assert free_memory() == before, (free_memory(), before)
+    COMM.Barrier()
+
+
 def case_silent_orchestrator():
     """Rank 0 stops answering: every other rank gets RankError(0) within the bound."""
     before = free_memory()
