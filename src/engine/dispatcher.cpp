@@ -45,6 +45,12 @@ bool Dispatcher::run_one(uint32_t type) {
 }
 
 bool Dispatcher::run_now(TaskSlot& task, bool keep) {
+  if (!run_alone(task, keep)) return false;
+  complete_task(chip_, task, orchestrating_, /*on_dispatcher=*/true);  // no block count
+  return true;
+}
+
+bool Dispatcher::run_alone(TaskSlot& task, bool keep) {
   const uint32_t type = task.core_type;
   uint32_t core = kept_[type];
   kept_[type] = kNoCore;
@@ -64,7 +70,6 @@ bool Dispatcher::run_now(TaskSlot& task, bool keep) {
     release_core(chip_, type, core);
   }
   count_block();
-  complete_task(chip_, task, orchestrating_, /*on_dispatcher=*/true);  // no block count
   return true;
 }
 

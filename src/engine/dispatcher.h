@@ -36,6 +36,9 @@ class Dispatcher {
   // kept core counts as busy to everyone else. A cluster reservation that marks it
   // (kCoreBusyReserved) gets it at this lane's next run_now or let_go.
   bool run_now(TaskSlot& task, bool keep = false);
+  // run_now without the completion: for a task that nobody else can see or wait for (the
+  // orchestrator's immediate run: no window slot, no fanout, no done_id).
+  bool run_alone(TaskSlot& task, bool keep);
   // Frees the cores run_now kept: before this lane waits, runs queued work, or leaves.
   void let_go();
   uint64_t blocks() const { return blocks_.load(std::memory_order_relaxed); }  // any thread

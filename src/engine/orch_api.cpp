@@ -135,12 +135,18 @@ int Orchestrator::add_dependency(uint64_t before_task, uint64_t after_task) {
   }
   const uint64_t before = before_task + run_first_;
   const uint64_t after = after_task + run_first_;
+  // The latest task ran at its submit (immediate_run.cpp) after every earlier task had
+  // completed: the dependency holds already. (No graph observer in that mode.)
+  if (ran_immediately(after)) return SIMPLER_OK;
   TaskSlot& consumer = chip_.slot(after);
-  if (after < tail_ || consumer.id != after) {
-    return invalid(
-        "after_task already completed; a dependency can only delay a task not yet "
-        "released for execution");
-  }
+  // One message whatever path ran it (queued, direct, or at its submit when nothing was
+  // in flight): the contract is the same.
+  auto released = [&](const char* state) {
+    return invalid(std::string("after_task was already released for execution (") + state +
+                   "); add the dependency right after submitting it, or while it still waits "
+                   "for a producer");
+  };
+  if (after < tail_ || consumer.id != after) return released("it has completed");
   // HBG holds every guard until the orchestration returned, TMR the latest task's. Any
   // other task is held here by one more pending count, taken only while it is still
   // positive: a task whose producers all completed was released and may be running.
@@ -148,12 +154,7 @@ int Orchestrator::add_dependency(uint64_t before_task, uint64_t after_task) {
   if (!held_by_guard) {
     int32_t pending = consumer.pending.load(std::memory_order_acquire);
     do {
-      if (pending <= 0) {
-        return invalid(
-            "after_task was already released for execution (every task it waited "
-            "for had completed); add the dependency right after submitting it, or "
-            "while it still waits for a producer");
-      }
+      if (pending <= 0) return released("every task it waited for had completed");
     } while (
         !consumer.pending.compare_exchange_weak(pending, pending + 1, std::memory_order_acq_rel));
   }

@@ -103,6 +103,10 @@ RunTrack* Orchestrator::begin_run(const LoadedProgram::Impl& program, const RunO
   program_ = &program;
   options_ = options;
   if (options_.pipeline_depth < 1) options_.pipeline_depth = 1;
+  // The immediate run (immediate_run.cpp): TMR with one run in flight, and no dependency
+  // graph recorded (it would miss the edges to tasks completed that way).
+  immediate_mode_ =
+      !options_.build_graph_first && options_.pipeline_depth == 1 && options_.observer == nullptr;
   // The orchestration gets a pointer to this table; one that wrote through it (casting
   // const away) must not break the next run of another program.
   api_ = make_orch_api(this);
@@ -470,6 +474,7 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
   if (int code = status()) return code;
   bump_progress();
   if (!validate_task(desc)) return status();
+  if (run_immediately(desc, result)) return SIMPLER_OK;
   const LoadedKernel& kernel = program_->kernels[desc->func_id];
 
   reclaim_front();

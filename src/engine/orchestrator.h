@@ -112,7 +112,8 @@ class Orchestrator {
   int fail(int32_t code, const std::string& message);  // latches, returns the latched code
 
  private:
-  friend class ValidateTaskTest;  // tests/engine: task_quick_ok against check_task
+  friend class ValidateTaskTest;          // tests/engine: task_quick_ok against check_task
+  friend class OrchestratorImmediateRun;  // tests/engine: which path a task took
   struct ScopeFrame {
     uint64_t serial;
     uint64_t first_block;  // heap-block index at scope_begin
@@ -162,6 +163,15 @@ class Orchestrator {
   // there: the chain comes back to this thread).
   bool release_deferred(bool run_here = false, bool take_back = false);
   bool drop_guard(TaskSlot& task, bool wake, bool run_here = false, bool take_back = false);
+  // The immediate run (immediate_run.cpp): a task submitted while nothing is in flight
+  // runs at once on this thread, with no slot, arena, tensor-map entry, edge or release.
+  // False when it may not (the caller takes the queued path), or could not start.
+  bool run_immediately(const SimplerTaskDesc* desc, SimplerTaskResult* result);
+  bool immediate_allowed(const SimplerTaskDesc* desc);
+  // add_dependency(before, after) where `after` is the latest task and ran immediately.
+  bool ran_immediately(uint64_t after) const {
+    return immediate_.id == after && after + 1 == head_;
+  }
   // The latest task waits for a producer a scheduler runs now, and blocks are very short.
   bool producer_running_elsewhere() const;
   void finish();
@@ -191,8 +201,12 @@ class Orchestrator {
   uint64_t done_cursor_ = 1;      // every id below completed
   uint64_t run_first_ = 1;        // first id of this run
   TaskSlot* deferred_ = nullptr;  // TMR: the latest task, guard still held
-  uint64_t last_wake_head_ = 0;   // head_ when a submit last woke a parked scheduler
-  int64_t called_ns_ = 0;         // when call_scheduler last woke one
+  bool immediate_mode_ = false;   // this run may take the immediate path (set by begin_run)
+  TaskSlot immediate_;            // the task run_immediately runs (never in the window)
+  ChipTensor immediate_tensors_[CHIP_MAX_TENSOR_ARGS];  // its descriptors: the kernel's copy
+  int64_t immediate_argv_[CHIP_MAX_SIGNATURE];
+  uint64_t last_wake_head_ = 0;  // head_ when a submit last woke a parked scheduler
+  int64_t called_ns_ = 0;        // when call_scheduler last woke one
 
   ByteRing arena_;
   std::unique_ptr<uint8_t[]> arena_mem_;

@@ -196,6 +196,15 @@ void Worker::init(const std::optional<CallConfig>& prewarm_config,
           "Worker.init: kernel mode requires config=CallConfig(...) (keyword-only)");
     }
     config->validate();
+    // The runtime refuses it too, but only after a ChipWorker exists (FAILED): refused here
+    // it leaves the Worker NEW, like the other argument refusals, so a correct init follows.
+    if (config->pipeline_depth > 1) {
+      throw ChipWorkerError(
+          PTO_RUNTIME_ERR_INVALID_ARGUMENT,
+          "Worker.init: config.pipeline_depth: " + std::to_string(config->pipeline_depth) +
+              " applies to program mode only (kernel-mode launches are "
+              "ordered by the caller's stream); leave it 0 or 1");
+    }
   } else {
     if (config) {
       throw std::invalid_argument(

@@ -106,6 +106,15 @@ TEST(InlineSenseTest, OneOddSampleDoesNotFlipTheEstimate) {
   EXPECT_TRUE(tiles.shared_blocks());
 }
 
+// Tests that must not depend on the machine's load hold the estimate.
+TEST(InlineSenseTest, AHeldEstimateIgnoresSamples) {
+  InlineSense sense;
+  sense.hold(0);
+  for (int i = 0; i < 3; ++i) sense.record(5'000'000);
+  EXPECT_EQ(sense.block_ns(), 0);
+  EXPECT_FALSE(sense.long_blocks());
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, LongKernelTest, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? "HBG" : "TMR"; });
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simpler import Worker
+from simpler import Worker, sim
 from simpler import _native
-from simpler.errors import ChipWorkerError
+from simpler.errors import PTO_RUNTIME_ERR_INVALID_ARGUMENT, ChipWorkerError
 from simpler.task_interface import CallConfig, ChipStorageTaskArgs, ChipTensor, DataType
 
 RUNTIMES = ["tensormap_and_ringbuffer", "host_build_graph"]
@@ -107,7 +107,15 @@ def test_prewarm_depth_is_the_default_of_every_run(add_scalar_callable):
 def test_kernel_mode_refuses_a_depth():
     worker = Worker(level=2, execution_mode="kernel", device_id=3)
     try:
-        with pytest.raises(ChipWorkerError, match="pipeline_depth: 2 applies to program mode only"):
+        with pytest.raises(ChipWorkerError,
+                           match="pipeline_depth: 2 applies to program mode only") as err:
             worker.init(config=CallConfig(pipeline_depth=2))
+        assert err.value.code == PTO_RUNTIME_ERR_INVALID_ARGUMENT
+        # Refused before anything native, like every init argument refusal: still NEW, so
+        # a correct init follows on the same Worker (it was FAILED: create a new one).
+        assert worker.state == "NEW"
+        sim.set_device(3)
+        worker.init(config=CallConfig(pipeline_depth=1))
+        assert worker.state == "READY"
     finally:
         worker.close()

@@ -1,0 +1,267 @@
+// The immediate run (src/engine/immediate_run.cpp): a task submitted while nothing is in
+// flight runs at its submit, as a core, under the fault guard; a task with an unfinished
+// producer never does. An orchestrator on a chip with no scheduler threads, so every
+// block runs on this thread and the outcome does not depend on timing.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/engine_defaults.h"
+#include "engine/orchestrator.h"
+#include "engine_test_support.h"
+#include "simpler/abi/status.h"
+
+namespace simpler::rt {
+
+namespace {
+
+constexpr int32_t kAdd = 1;    // INOUT x: x[0] += 1
+constexpr int32_t kCrash = 2;  // INOUT x: null dereference
+constexpr uint64_t kWindow = 16;
+
+// What the kernels saw; the orchestration's script (set per test).
+const ChipTensor* g_immediate_copy = nullptr;  // the orchestrator's immediate descriptors
+int g_runs = 0;
+int g_immediate_runs = 0;
+std::vector<float> g_seen;  // x[0] as each kAdd block found it
+std::vector<int> g_runs_after_submit;
+std::vector<int> g_submit_rc;
+int g_add_dependency_rc = -1;
+ChipTensor g_x{};
+enum class Script {
+  kChain,
+  kAfterSpmd,
+  kChainAfterSpmd,
+  kInScope,
+  kCrashThenSubmit,
+  kDependencyOnLatest,
+  kDependencyOnOlder
+};
+Script g_script = Script::kChain;
+
+float* data(const ChipTensor& t) {
+  return reinterpret_cast<float*>(static_cast<uintptr_t>(t.buffer.addr)) + t.start_offset;
+}
+
+void add_kernel(int64_t* args) {
+  const auto* t = reinterpret_cast<const ChipTensor*>(static_cast<intptr_t>(args[0]));
+  if (t == g_immediate_copy) ++g_immediate_runs;
+  ++g_runs;
+  g_seen.push_back(data(*t)[0]);
+  data(*t)[0] += 1.0f;
+}
+
+void crash_kernel(int64_t* args) {
+  const auto* t = reinterpret_cast<const ChipTensor*>(static_cast<intptr_t>(args[0]));
+  if (t == g_immediate_copy) ++g_immediate_runs;
+  ++g_runs;
+  *static_cast<volatile int*>(nullptr) = 1;
+}
+
+int submit(const SimplerOrchApi* api, int32_t func, uint32_t blocks = 1,
+           uint64_t* task_id = nullptr) {
+  SimplerTaskDesc d{};
+  d.func_id = func;
+  d.core_type = SIMPLER_CORE_AIV;
+  d.block_num = blocks;
+  d.tensor_count = 1;
+  d.tensors[0].tensor = g_x;
+  d.tensors[0].mode = SIMPLER_TENSOR_INOUT;
+  SimplerTaskResult r{};
+  const int rc = api->submit(api->rt, &d, &r);
+  g_submit_rc.push_back(rc);
+  g_runs_after_submit.push_back(g_runs);
+  if (task_id != nullptr) *task_id = r.task_id;
+  return rc;
+}
+
+int orchestration(const ChipStorageTaskArgs* /*args*/, const SimplerOrchApi* api) {
+  switch (g_script) {
+    case Script::kChain:
+      for (int i = 0; i < 40; ++i) submit(api, kAdd);  // 2.5 windows
+      return 0;
+    case Script::kAfterSpmd:
+      // The SPMD task is held (the latest task keeps its guard): the next task has an
+      // unfinished producer and must not run before it.
+      submit(api, kAdd, /*blocks=*/2);
+      submit(api, kAdd);
+      return 0;
+    case Script::kChainAfterSpmd:
+      submit(api, kAdd, /*blocks=*/2);
+      for (int i = 0; i < 10; ++i) submit(api, kAdd);
+      return 0;
+    case Script::kInScope:
+      api->scope_begin(api->rt);
+      submit(api, kAdd);
+      submit(api, kAdd);
+      api->scope_end(api->rt);
+      return 0;
+    case Script::kCrashThenSubmit:
+      submit(api, kAdd);
+      submit(api, kCrash);
+      submit(api, kAdd);
+      return 0;
+    case Script::kDependencyOnLatest: {
+      uint64_t first = 0;
+      uint64_t second = 0;
+      submit(api, kAdd, 1, &first);
+      submit(api, kAdd, 1, &second);
+      g_add_dependency_rc = api->add_dependency(api->rt, first, second);
+      return 0;
+    }
+    case Script::kDependencyOnOlder: {  // the second is no longer the latest task
+      uint64_t first = 0;
+      uint64_t second = 0;
+      submit(api, kAdd, 1, &first);
+      submit(api, kAdd, 1, &second);
+      submit(api, kAdd);
+      g_add_dependency_rc = api->add_dependency(api->rt, first, second);
+      return 0;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+class OrchestratorImmediateRun : public testing::EngineTest {
+ protected:
+  void SetUp() override {
+    testing::EngineTest::SetUp();
+    heap_ = std::make_unique<testing::DeviceBuffer>(1 << 16);
+    x_ = std::make_unique<testing::DeviceBuffer>(64);
+    x_->upload(std::vector<float>(16, 0.0f));
+    chip_.window = kWindow;
+    chip_.window_mask = kWindow - 1;
+    chip_.slots = std::make_unique<TaskSlot[]>(kWindow);
+    chip_.init_cores(2);
+    chip_.clusters.init(2, 1);
+    for (auto& queue : chip_.ready) queue.reset(2 * kWindow);
+    OrchestratorSizes sizes;
+    sizes.device = testing::kDevice;
+    sizes.heap_base = static_cast<uint8_t*>(heap_->data());
+    sizes.heap_bytes = heap_->size();
+    sizes.arena_bytes = 1 << 16;
+    sizes.dep_pool_size = 1024;
+    sizes.tensormap_capacity = 1024;
+    orch_ = std::make_unique<Orchestrator>(chip_, sizes);
+    orch_->inline_sense_.hold(0);  // short blocks, however long a preempted sample looks
+    for (int32_t f : {kAdd, kCrash}) {
+      LoadedKernel& k = program_.kernels[f];
+      k.entry = f == kAdd ? add_kernel : crash_kernel;
+      k.tensor_count = 1;
+      k.directions[0] = CHIP_ARG_INOUT;
+      k.dtypes[0] = LoadedKernel::kAnyDtype;
+      program_.func_ids.push_back(f);
+    }
+    program_.func_name = "immediate_test";
+    program_.orchestration = orchestration;
+    g_immediate_copy = &orch_->immediate_tensors_[0];
+    g_x = x_->tensor({16});
+    g_runs = g_immediate_runs = 0;
+    g_add_dependency_rc = -1;
+    g_seen.clear();
+    g_runs_after_submit.clear();
+    g_submit_rc.clear();
+  }
+  // Runs the script; returns the run's status (`message`: its text).
+  int run(Script script, std::string* message = nullptr, RunOptions options = {}) {
+    g_script = script;
+    RunTrack* track = orch_->begin_run(program_, options);
+    ChipStorageTaskArgs args{};
+    orch_->run(args);
+    if (message != nullptr) *message = track->status.message();
+    return track->status.code();
+  }
+  float x0() { return x_->download<float>()[0]; }
+
+  std::unique_ptr<testing::DeviceBuffer> heap_;
+  std::unique_ptr<testing::DeviceBuffer> x_;
+  ChipState chip_;
+  std::unique_ptr<Orchestrator> orch_;
+  LoadedProgram::Impl program_;
+};
+
+TEST_F(OrchestratorImmediateRun, AChainRunsEachTaskAtItsOwnSubmit) {
+  ASSERT_EQ(run(Script::kChain), SIMPLER_OK);
+  EXPECT_EQ(g_immediate_runs, 40) << "every task of the chain should take the immediate path";
+  for (int i = 0; i < 40; ++i) EXPECT_EQ(g_runs_after_submit[i], i + 1) << "task " << i;
+  for (int i = 0; i < 40; ++i) EXPECT_EQ(g_seen[i], static_cast<float>(i));
+  EXPECT_EQ(x0(), 40.0f);
+  // Nothing went through the window: a second run starts from a clean state.
+  ASSERT_EQ(run(Script::kChain), SIMPLER_OK);
+  EXPECT_EQ(x0(), 80.0f);
+}
+
+TEST_F(OrchestratorImmediateRun, ATaskWithAnUnfinishedProducerNeverRunsImmediately) {
+  ASSERT_EQ(run(Script::kAfterSpmd), SIMPLER_OK);
+  // Two SPMD blocks, then the consumer: each saw the value its predecessors left.
+  ASSERT_EQ(g_seen.size(), 3u);
+  EXPECT_EQ(g_seen[2], 2.0f) << "the consumer ran before its producer's blocks";
+  EXPECT_EQ(g_immediate_runs, 0);
+  EXPECT_EQ(x0(), 3.0f);
+}
+
+// A chain that took the queued path once (behind the SPMD task) comes back: the submit runs
+// the held latest task first when nothing holds it back, and then nothing is in flight.
+TEST_F(OrchestratorImmediateRun, AChainComesBackToTheImmediatePath) {
+  ASSERT_EQ(run(Script::kChainAfterSpmd), SIMPLER_OK);
+  for (size_t i = 0; i < g_seen.size(); ++i) EXPECT_EQ(g_seen[i], static_cast<float>(i));
+  EXPECT_EQ(x0(), 12.0f);
+  EXPECT_GE(g_immediate_runs, 8) << "the chain stayed on the queued path";
+}
+
+TEST_F(OrchestratorImmediateRun, TasksInAScopeOrUnderAGraphObserverAreQueued) {
+  ASSERT_EQ(run(Script::kInScope), SIMPLER_OK);
+  EXPECT_EQ(g_immediate_runs, 0);
+  EXPECT_EQ(x0(), 2.0f);
+  struct Graph : RunObserver {
+    int edges = 0;
+    void set_up(uint32_t) override {}
+    void on_entry(uint32_t, const BlockView&) override {}
+    void on_exit(uint32_t, const BlockView&) override {}
+    void on_task(const TaskView&) override {}
+    void on_dependency(uint64_t, uint64_t) override { ++edges; }
+  } graph;
+  RunOptions observed;
+  observed.observer = &graph;
+  ASSERT_EQ(run(Script::kChain, nullptr, observed), SIMPLER_OK);
+  EXPECT_EQ(g_immediate_runs, 0);
+  EXPECT_EQ(graph.edges, 39) << "the dependency graph must keep every edge of the chain";
+  EXPECT_EQ(x0(), 42.0f);
+}
+
+TEST_F(OrchestratorImmediateRun, AFaultInAnImmediateTaskIsNamedAndSticky) {
+  std::string message;
+  EXPECT_EQ(run(Script::kCrashThenSubmit, &message), SIMPLER_CHIP_ERR_KERNEL_FAULT);
+  EXPECT_EQ(g_immediate_runs, 2) << "the first task and the crashing one run at their submit";
+  EXPECT_NE(message.find("kernel func_id 2 crashed with SIGSEGV"), std::string::npos) << message;
+  EXPECT_NE(message.find("task 1 (the 2nd task"), std::string::npos) << message;
+  EXPECT_NE(message.find("on AIV core"), std::string::npos) << message;
+  ASSERT_EQ(g_submit_rc.size(), 3u);
+  EXPECT_EQ(g_submit_rc[2], SIMPLER_CHIP_ERR_KERNEL_FAULT) << "the failure must be sticky";
+  EXPECT_EQ(g_runs, 2) << "nothing runs after the fault";
+  EXPECT_TRUE(chip_.poisoned.load());
+}
+
+TEST_F(OrchestratorImmediateRun, AddDependencyOnTheLatestImmediateTaskHolds) {
+  ASSERT_EQ(run(Script::kDependencyOnLatest), SIMPLER_OK);
+  EXPECT_EQ(g_immediate_runs, 2);
+  EXPECT_EQ(g_add_dependency_rc, SIMPLER_OK);
+}
+
+// As when the second task was released by the queued path: the same refusal and message.
+TEST_F(OrchestratorImmediateRun, AddDependencyOnAnOlderImmediateTaskIsRefused) {
+  std::string message;
+  EXPECT_EQ(run(Script::kDependencyOnOlder, &message), SIMPLER_CHIP_ERR_INVALID_ARGS);
+  EXPECT_EQ(g_immediate_runs, 3);
+  EXPECT_EQ(g_add_dependency_rc, SIMPLER_CHIP_ERR_INVALID_ARGS);
+  EXPECT_NE(message.find("add_dependency(0, 1): after_task was already released for execution"),
+            std::string::npos)
+      << message;
+}
+
+}  // namespace simpler::rt
