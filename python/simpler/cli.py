@@ -121,7 +121,26 @@ def collect_info() -> Dict[str, Any]:
                         "aicpu_threads": topology.aicpu_threads})
     info["sim"] = {"driver_api_version": sim.api_version(),
                    "device_memory_bytes": config.device_memory_bytes, "devices": devices}
+    info["level4"] = _level4()
     return info
+
+
+def _level4() -> Dict[str, Any]:
+    """Whether Worker(level=4) can run here; MPI is not initialized (importing mpi4py would)."""
+    import importlib.metadata
+    import importlib.util
+    try:
+        from simpler import _mpi_native  # noqa: F401 - loads libmpi only
+    except ImportError:
+        return {"available": False, "reason": "simpler._mpi_native is not built (CMake found no "
+                "MPI: install libopenmpi-dev, scripts/setup.sh, then rebuild)"}
+    if importlib.util.find_spec("mpi4py") is None:
+        return {"available": False, "reason": "mpi4py is missing (Debian: python3-mpi4py)"}
+    try:
+        version: Optional[str] = importlib.metadata.version("mpi4py")
+    except importlib.metadata.PackageNotFoundError:
+        version = None
+    return {"available": True, "mpi4py": version}
 
 
 def _yes_no(value: Optional[bool]) -> str:
@@ -153,6 +172,10 @@ def cmd_info(args: argparse.Namespace) -> int:
     for d in s["devices"]:
         print(f"  device {d['device']}: {d['clusters']} clusters ({d['aic_cores']} AIC + "
               f"{d['aiv_cores']} AIV cores), {d['aicpu_threads']} AICPU threads")
+    l4 = info["level4"]
+    print("level 4 (several hosts, Open MPI)")
+    print(f"  yes: simpler._mpi_native built, mpi4py {l4['mpi4py'] or 'found'}" if l4["available"]
+          else f"  not available: {l4['reason']}")
     return EXIT_OK
 
 

@@ -55,6 +55,10 @@ def test_info_text_and_json(capsys):
     assert {p["name"]: p["available"] for p in info["platforms"]} == {"a2a3sim": True,
                                                                       "a2a3": False}
     assert len(info["sim"]["devices"]) >= 1 and info["version"] == simpler.__version__
+    import importlib.util
+    level4 = all(importlib.util.find_spec(m) is not None for m in ("simpler._mpi_native", "mpi4py"))
+    assert info["level4"]["available"] is level4, info["level4"]
+    assert "level 4 (several hosts, Open MPI)\n  " + ("yes" if level4 else "not available") in text
 
 
 def test_probe_exit_codes(capsys):
