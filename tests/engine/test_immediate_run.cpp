@@ -13,6 +13,7 @@
 #include "engine/orchestrator.h"
 #include "engine_test_support.h"
 #include "simpler/abi/status.h"
+#include "test_orchestrator_sizes.h"
 
 namespace simpler::rt {
 
@@ -140,14 +141,7 @@ class OrchestratorImmediateRun : public testing::EngineTest {
     chip_.init_cores(2);
     chip_.clusters.init(2, 1);
     for (auto& queue : chip_.ready) queue.reset(2 * kWindow);
-    OrchestratorSizes sizes;
-    sizes.device = testing::kDevice;
-    sizes.heap_base = static_cast<uint8_t*>(heap_->data());
-    sizes.heap_bytes = heap_->size();
-    sizes.arena_bytes = 1 << 16;
-    sizes.dep_pool_size = 1024;
-    sizes.tensormap_capacity = 1024;
-    orch_ = std::make_unique<Orchestrator>(chip_, sizes);
+    orch_ = std::make_unique<Orchestrator>(chip_, testing::small_orchestrator_sizes(*heap_));
     orch_->inline_sense_.hold(0);  // short blocks, however long a preempted sample looks
     for (int32_t f : {kAdd, kCrash}) {
       LoadedKernel& k = program_.kernels[f];

@@ -10,6 +10,7 @@
 #include "engine/engine_defaults.h"
 #include "engine/orchestrator.h"
 #include "engine_test_support.h"
+#include "test_orchestrator_sizes.h"
 
 namespace simpler::rt {
 
@@ -25,14 +26,7 @@ class ValidateTaskTest : public testing::EngineTest {
     heap_ = std::make_unique<testing::DeviceBuffer>(1 << 16);
     x_ = std::make_unique<testing::DeviceBuffer>(4096);
     chip_.init_cores(2);
-    OrchestratorSizes sizes;
-    sizes.device = testing::kDevice;
-    sizes.heap_base = static_cast<uint8_t*>(heap_->data());
-    sizes.heap_bytes = heap_->size();
-    sizes.arena_bytes = 1 << 16;
-    sizes.dep_pool_size = 1024;
-    sizes.tensormap_capacity = 1024;
-    orch_ = std::make_unique<Orchestrator>(chip_, sizes);
+    orch_ = std::make_unique<Orchestrator>(chip_, testing::small_orchestrator_sizes(*heap_));
   }
   void begin(const LoadedProgram::Impl& program) { orch_->begin_run(program, RunOptions{}); }
   bool quick(const SimplerTaskDesc* d) { return orch_->task_quick_ok(d); }

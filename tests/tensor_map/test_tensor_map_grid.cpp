@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/tensor_map.h"
+#include "paired_maps.h"
 #include "views.h"
 
 namespace simpler::rt {
@@ -369,21 +370,9 @@ TEST_P(Differential, GridsAnswerExactlyAsTheLanes) {
               ? (b == 0 ? tile(kAddrs[b], 32, 4 * (rng() % 4), 8 * (rng() % 4), 4, 8)
                         : slice1d(kAddrs[b], 64 * (rng() % 8), 64 * (rng() % 8) + 64))
               : random_view(rng, kAddrs[b]);
-      const uint64_t roll = rng() % 10;
-      const AccessKind kind =
-          roll < 5 ? AccessKind::Read : (roll < 8 ? AccessKind::Write : AccessKind::ReadWrite);
-      if (rng() % 4 == 0) {
-        std::vector<uint64_t> cg, cl;
-        grids.conflicts(v, kind, cg);
-        lanes.conflicts(v, kind, cl);
-        ASSERT_EQ(Ids(cg.begin(), cg.end()), Ids(cl.begin(), cl.end())) << "task " << task;
-      }
-      std::vector<uint64_t> dg, dl;
-      const bool og = grids.access(task, v, kind, dg);
-      const bool ol = lanes.access(task, v, kind, dl);
-      ASSERT_EQ(og, ol) << "task " << task;
-      ASSERT_EQ(Ids(dg.begin(), dg.end()), Ids(dl.begin(), dl.end())) << "task " << task;
-      ASSERT_EQ(grids.live_entries(), lanes.live_entries()) << "task " << task;
+      const AccessKind kind = testing::random_access_kind(rng);
+      bool og = false;
+      ASSERT_TRUE(testing::same_access(grids, lanes, task, v, kind, rng() % 4 == 0, og));
       refused += !og;
     }
     live.push_back(task);

@@ -11,13 +11,13 @@
 #include <vector>
 
 #include "engine/tensor_map.h"
+#include "paired_maps.h"
 #include "views.h"
 
 namespace simpler::rt {
 namespace {
 
 using testing::make_view;
-using Ids = std::set<uint64_t>;
 
 // Interval lengths in bytes per buffer: below the table's 2 bytes, small, odd, and at
 // 2^28 - 4 / 2^28 (the largest with a table / the first without one).
@@ -60,21 +60,9 @@ void run_stream(uint64_t seed, size_t capacity, size_t keep_live, bool in_order,
     for (int a = 0; a < n; ++a) {
       const uint64_t b = rng() % kBuffers;
       const ChipTensor v = view_of(rng, (b + 1) << 40, kLens[b % std::size(kLens)]);
-      const uint64_t roll = rng() % 10;
-      const AccessKind kind =
-          roll < 5 ? AccessKind::Read : (roll < 8 ? AccessKind::Write : AccessKind::ReadWrite);
-      if (rng() % 4 == 0) {
-        std::vector<uint64_t> cg, cl;
-        grids.conflicts(v, kind, cg);
-        lanes.conflicts(v, kind, cl);
-        ASSERT_EQ(Ids(cg.begin(), cg.end()), Ids(cl.begin(), cl.end())) << "task " << task;
-      }
-      std::vector<uint64_t> dg, dl;
-      const bool og = grids.access(task, v, kind, dg);
-      const bool ol = lanes.access(task, v, kind, dl);
-      ASSERT_EQ(og, ol) << "task " << task;
-      ASSERT_EQ(Ids(dg.begin(), dg.end()), Ids(dl.begin(), dl.end())) << "task " << task;
-      ASSERT_EQ(grids.live_entries(), lanes.live_entries()) << "task " << task;
+      const AccessKind kind = testing::random_access_kind(rng);
+      bool og = false;
+      ASSERT_TRUE(testing::same_access(grids, lanes, task, v, kind, rng() % 4 == 0, og));
       refused += !og;
       accepted += og;
       most_live = std::max(most_live, grids.live_entries());
