@@ -363,3 +363,22 @@ def test_run_and_submit_take_the_documented_keywords(w2):
     w2.run(fn=lambda orch, args: seen.append(args), args=7, config=CallConfig())
     w2.submit(fn=lambda orch, args: seen.append(args), args=8, config=None).wait(30)
     assert seen == [7, 8]
+
+
+@pytest.mark.parametrize("call, api", [
+    (lambda w: w.malloc(sizee=4), "Worker.malloc"),
+    (lambda w: w.free(0, 0, 0), "Worker.free"),
+    (lambda w: w.copy_to(0, b"x", 1, bogus=True), "Worker.copy_to"),
+    (lambda w: w.device_memory_info(chip=0), "Worker.device_memory_info"),
+    (lambda w: w.register(), "Worker.register"),
+    (lambda w: w.close(now=True), "Worker.close"),
+    (lambda w: w.submit(lambda orch, args: None).wait(timeout=1, extra=2), "RunHandle.wait"),
+])
+def test_a_call_that_does_not_fit_a_level3_method_is_a_typed_error(w2, call, api):
+    # docs/api.md: a call that does not fit a public API's signature is a SimplerTypeError
+    # naming the API and its signature, at every level (it was a bare TypeError at level 3).
+    with pytest.raises(SimplerTypeError, match=rf"^{api}: .*the signature is {api}\(") as err:
+        call(w2)
+    assert isinstance(err.value, TypeError)
+    assert err.value.code is not None
+    assert w2.state == "READY"

@@ -29,7 +29,7 @@ import numpy as np
 
 from simpler.errors import (SimplerRuntimeError, SimplerTypeError, SimplerValueError,
                             WorkerTimeoutError)
-from simpler._typed_call import typed_call
+from simpler._typed_call import typed_call, typed_methods
 from simpler.host.errors import ChipGroupError
 from simpler.host.orchestrator import HostOrchestrator, HostRun
 from simpler.host.transport import ChipTransport, LocalTransport
@@ -98,6 +98,7 @@ def validate_device_ids(device_ids: Any, platform: str, api: str) -> List[int]:
     return ids
 
 
+@typed_methods("Worker", exclude=("__init__",))  # __init__ names its level itself
 class HostWorker(Worker):
     """A multi-chip Worker (level 3 here; level 4 subclasses it with an MPI transport)."""
 
@@ -424,6 +425,7 @@ for _name in _L2_ONLY:
     setattr(HostWorker, _name, _level2_only(_name))
 
 
+@typed_methods("RunHandle")
 class HostRunHandle(RunHandle):
     """A host run started by ``Worker.submit`` at level 3/4 (same interface as at level 2)."""
 

@@ -34,7 +34,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from simpler._typed_call import typed_call
+from simpler._typed_call import typed_call, typed_methods
 from simpler.errors import (PTO_RUNTIME_ERR_TIMEOUT, ChipWorkerError, RuntimeBuildNotFoundError,
                             SimplerRuntimeError, SimplerTypeError, SimplerValueError,
                             WorkerTimeoutError)
@@ -588,6 +588,7 @@ class MpiTransport(ChipTransport):
         return self.local.close()
 
 
+@typed_methods("Worker", exclude=("__init__",))
 class MpiWorker(HostWorker):
     """``Worker(level=4)``: every rank's chips; rank 0 orchestrates, the others serve."""
 
