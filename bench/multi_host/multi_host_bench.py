@@ -10,7 +10,9 @@ its progress thread serves), so both see nearly the same machine load.
 
   * point to point: bare ``Send`` of n bytes + 1-byte acknowledgement, against
     ``transport.copy_peer`` from rank 0's chip to rank 1's chip (device memory on both
-    ends; it returns once rank 1 acknowledged);
+    ends, the source holding the same data as the bare side's buffer: never-written
+    memory reads as the shared zero page, which flattered the copy until 2026-12-05; it
+    returns once rank 1 acknowledged);
   * all-reduce (float32 sum): ``MPI.Allreduce`` against the marginal cost of one
     ``orch.all_reduce`` over the two chips (5 back-to-back all-reduces on data already on
     the chips, minus 1, over 4) — through MPI's own collective (the default for one chip
@@ -131,6 +133,7 @@ def main() -> int:
         ours = []
         if rank == 0:
             src, dst = w.malloc(n, (0, 0)), w.malloc(n, (1, 0))
+            w.copy_to(src, buf, device_id=(0, 0))      # real data, as the bare side sends
             t.copy_peer(1, dst, 0, src, n)            # slots: (0, 0) = 0, (1, 0) = 1
 
             def ours_one():
