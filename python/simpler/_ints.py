@@ -7,11 +7,16 @@ import operator
 from typing import Any, Optional
 
 
+def is_bool(value: Any) -> bool:
+    """Python's bool or numpy's (checked by name: numpy is not imported for it)."""
+    return isinstance(value, bool) or type(value).__name__ == "bool_"
+
+
 def as_int(value: Any) -> Optional[int]:
     """``value`` as an int, or None when it is not one."""
     if type(value) is int:  # the common case first: callers sit on enqueue paths
         return value
-    if isinstance(value, bool) or type(value).__name__ == "bool_":
+    if is_bool(value):
         return None
     try:
         return operator.index(value)

@@ -32,7 +32,7 @@ import weakref
 from typing import Any, List, Optional
 
 from simpler import _native
-from simpler._ints import as_int
+from simpler._ints import as_int, is_bool
 from simpler._process_local import ProcessLocal
 from simpler._typed_call import typed_call, typed_methods
 from simpler import errors as _errors  # noqa: F401  (the native error translator imports it)
@@ -230,8 +230,7 @@ class Worker(ProcessLocal):
     @close_grace.setter
     def close_grace(self, seconds: float) -> None:
         # Python and numpy numbers (numpy.float32 too, as RunHandle.wait takes); not a bool.
-        if (isinstance(seconds, bool) or type(seconds).__name__ == "bool_"
-                or not isinstance(seconds, numbers.Real)):
+        if is_bool(seconds) or not isinstance(seconds, numbers.Real):
             raise SimplerTypeError(f"Worker.close_grace: seconds must be a number, "
                                    f"got {type(seconds).__name__}")
         self._native.close_grace = float(seconds)
@@ -479,7 +478,7 @@ def _require_timeout(timeout: Any, api: str) -> None:
     if timeout is None:
         return
     seconds = None
-    if not isinstance(timeout, (bool, str, bytes)) and type(timeout).__name__ != "bool_":
+    if not isinstance(timeout, (str, bytes)) and not is_bool(timeout):
         try:
             seconds = float(timeout)  # Python and numpy numbers
         except (TypeError, ValueError):
