@@ -35,14 +35,7 @@ class ByteView {
 };
 
 int64_t to_int64(py::handle v, const std::string& field) {
-  if (is_bool(v) || PyFloat_Check(v.ptr())) {
-    throw py::type_error(field + ": expected an int, got " + Py_TYPE(v.ptr())->tp_name);
-  }
-  py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr()));
-  if (!index) {
-    PyErr_Clear();
-    throw py::type_error(field + ": expected an int, got " + Py_TYPE(v.ptr())->tp_name);
-  }
+  const py::object index = index_of(v, field.c_str());  // bool and float refused
   int overflow = 0;
   const long long value = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
   if (overflow != 0) throw py::value_error(field + ": out of range");

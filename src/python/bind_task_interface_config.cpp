@@ -20,14 +20,7 @@ bool to_bool(py::handle v, const char* field) {
 
 template <typename T>
 T to_int(py::handle v, const char* field) {
-  if (PyFloat_Check(v.ptr()) || is_bool(v)) {
-    throw py::type_error(field_name(field) + ": expected an int, got " + Py_TYPE(v.ptr())->tp_name);
-  }
-  py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr()));
-  if (!index) {
-    PyErr_Clear();
-    throw py::type_error(field_name(field) + ": expected an int, got " + Py_TYPE(v.ptr())->tp_name);
-  }
+  const py::object index = index_of(v, field_name(field).c_str());  // bool and float refused
   int overflow = 0;
   const long long s = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
   const std::string range = std::to_string(std::numeric_limits<T>::min()) + ".." +

@@ -68,17 +68,6 @@ std::optional<DataType> dtype_of_format(const char* format, size_t itemsize) {
 
 namespace {
 
-// value as a Python int object (bool refused), or a TypeError naming `what`.
-py::object index_of(py::handle value, const char* what) {
-  if (!is_bool(value) && PyIndex_Check(value.ptr())) {
-    py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr()));
-    if (index) return index;
-    PyErr_Clear();
-  }
-  throw py::type_error(std::string(what) + ": expected an int, got " +
-                       Py_TYPE(value.ptr())->tp_name);
-}
-
 [[noreturn]] void out_of_range(const py::object& index, const char* what,
                                const std::string& range) {
   throw py::value_error(std::string(what) + ": " + py::str(index).cast<std::string>() +
@@ -91,6 +80,22 @@ bool is_bool(py::handle value) {
   if (PyBool_Check(value.ptr())) return true;
   const std::string_view name = Py_TYPE(value.ptr())->tp_name;
   return name == "numpy.bool_" || name == "numpy.bool";
+}
+
+py::object index_or_null(py::handle value) {
+  if (is_bool(value) || !PyIndex_Check(value.ptr())) return py::object();
+  py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr()));
+  if (!index) PyErr_Clear();
+  return index;
+}
+
+py::object index_of(py::handle value, const char* what) {
+  py::object index = index_or_null(value);
+  if (!index) {
+    throw py::type_error(std::string(what) + ": expected an int, got " +
+                         Py_TYPE(value.ptr())->tp_name);
+  }
+  return index;
 }
 
 int64_t int_arg(py::handle value, const char* what, int64_t lo, int64_t hi) {

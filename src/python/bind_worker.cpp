@@ -61,14 +61,7 @@ int64_t strict_int(py::handle v, const char* field) {
   py::object index;
   PyObject* p = v.ptr();
   if (!PyLong_Check(p) || PyBool_Check(p)) {
-    if (!detail::is_bool(v) && PyIndex_Check(p)) {
-      index = py::reinterpret_steal<py::object>(PyNumber_Index(p));
-      if (!index) PyErr_Clear();
-    }
-    if (!index) {
-      throw py::type_error(std::string(field) + ": expected an int, got " +
-                           Py_TYPE(v.ptr())->tp_name);
-    }
+    index = detail::index_of(v, field);
     p = index.ptr();
   }
   int overflow = 0;

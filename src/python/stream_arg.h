@@ -6,8 +6,9 @@
 
 #include <cstdint>
 #include <string>
-#include <string_view>
 #include <utility>
+
+#include "task_interface_types.h"
 
 namespace simpler::python {
 
@@ -29,14 +30,10 @@ inline void* stream_pointer(pybind11::handle stream, const char* api, bool zero_
       value = holder.ptr();
     }
     // A numpy integer is an int handle too (only on this slow path); a bool is not.
-    if (!PyLong_Check(value) && PyIndex_Check(value) &&
-        std::string_view(Py_TYPE(value)->tp_name) != "numpy.bool_") {
-      py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(value));
-      if (index) {
+    if (!PyLong_Check(value)) {
+      if (py::object index = detail::index_or_null(value)) {
         holder = std::move(index);
         value = holder.ptr();
-      } else {
-        PyErr_Clear();
       }
     }
     if (!PyLong_Check(value) || PyBool_Check(value)) {

@@ -64,6 +64,10 @@ std::optional<DataType> dtype_of_format(const char* format, size_t itemsize);
 
 // bool or numpy.bool_: both implement __index__, neither is an int argument.
 bool is_bool(pybind11::handle value);
+// value as a Python int object (numpy integers too; bool and numpy.bool_ refused): null
+// when it is none, or a TypeError naming `what`.
+pybind11::object index_or_null(pybind11::handle value);
+pybind11::object index_of(pybind11::handle value, const char* what);
 
 // Python arguments of the task-interface bindings, converted with errors that name them
 // (SimplerTypeError for a wrong type, SimplerValueError out of range) instead of pybind11's
