@@ -54,6 +54,15 @@ if [ "$mode" = --sanitize=address ]; then
     --deselect="tests/python/test_docs.py::test_cpp_example_links_through_pkg_config" \
     --deselect="tests/python/test_docs.py::test_cpp_example_builds_with_find_package" \
     -q -p no:cacheprovider || status=1
+  # One known line is not a report: ASan's interceptor of swapcontext warns once per process
+  # that it "doesn't fully support makecontext/swapcontext" (the cluster fibers switch with
+  # it and annotate each switch, src/engine/fiber.cpp). A file holding nothing else is dropped.
+  for report in "$reports"/*; do
+    [ -e "$report" ] || continue
+    if ! grep -qv "WARNING: ASan doesn't fully support makecontext/swapcontext" "$report"; then
+      rm -f "$report"
+    fi
+  done
   if compgen -G "$reports/*" >/dev/null; then
     cat "$reports"/* >&2
     status=1
