@@ -2,6 +2,7 @@
 #include "cluster_dispatch.h"
 
 #include <algorithm>
+#include <memory>
 #include <new>
 #include <string>
 #include <vector>
@@ -160,19 +161,19 @@ void start_reserved(ChipState& chip, const uint32_t* here) {
   };
   auto done = [&chip, &task, clusters](uint32_t) { finish_cluster_task(chip, task, clusters); };
   // All parts as fibers of the calling thread (part 0 as `lane`, the others on their cores'
-  // lanes), then done. If the fibers' stacks could not be mapped nothing ran: the parts
-  // go to helper threads instead.
-  auto run_here = [&chip, &task, &crew, parts, clusters, part, done](uint32_t lane) {
-    ClusterSync& sync = chip.clusters.sync[clusters[0]];
+  // lanes). False if the fibers' stacks could not be mapped: nothing ran.
+  auto run_as_fibers = [&chip, &crew, parts, clusters, part](uint32_t lane) {
     const uint32_t first_core = clusters[0] * kClusterParts;
-    if (run_parts_cooperatively(parts, sync, [&](uint32_t i) {
-          part(i, i == 0 ? lane : crew.core_lane(first_core + i));
-        })) {
-      done(lane);
-      return;
-    }
-    sync.start(&chip, &task, clusters[0]);  // threaded waits after all
-    if (!crew.launch(parts, part, done)) not_started(chip, task, clusters);
+    return run_parts_cooperatively(parts, chip.clusters.sync[clusters[0]], [&](uint32_t i) {
+      part(i, i == 0 ? lane : crew.core_lane(first_core + i));
+    });
+  };
+  // Without fibers the parts go to helper threads after all (threaded waits); with
+  // `caller_lane` the calling thread runs part 0.
+  auto run_threaded = [&chip, &task, &crew, parts, clusters, part,
+                       done](const uint32_t* caller_lane) {
+    chip.clusters.sync[clusters[0]].start(&chip, &task, clusters[0]);
+    if (!crew.launch(parts, part, done, caller_lane)) not_started(chip, task, clusters);
   };
   if (here != nullptr) {
     // The calling scheduler becomes a part: like a helper it is outside the schedulers'
@@ -182,11 +183,24 @@ void start_reserved(ChipState& chip, const uint32_t* here) {
   }
   bool launched = true;
   if (cooperative && here != nullptr) {
-    run_here(*here);
+    if (run_as_fibers(*here)) {
+      done(*here);
+    } else {
+      run_threaded(nullptr);
+    }
   } else if (cooperative) {
-    // One helper runs them all (it completes the task itself: the batch's done is empty).
+    // One helper runs them all and completes the task as its batch's done, when it counts
+    // as idle again: the completion may start a task that needs every helper of the chip.
+    auto as_fibers = std::make_shared<bool>(false);
     launched = crew.launch(
-        1, [run_here](uint32_t, uint32_t lane) { run_here(lane); }, [](uint32_t) {});
+        1,
+        [run_as_fibers, run_threaded, as_fibers](uint32_t, uint32_t lane) {
+          *as_fibers = run_as_fibers(lane);
+          if (!*as_fibers) run_threaded(&lane);
+        },
+        [done, as_fibers](uint32_t lane) {
+          if (*as_fibers) done(lane);
+        });
   } else {
     launched = crew.launch(parts, part, done, here);
   }

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "engine/chip_state.h"
+#include "engine/cluster_dispatch.h"
 #include "engine/fault_guard.h"
 #include "engine/fiber.h"
 #include "engine/observer.h"
@@ -206,6 +207,49 @@ TEST_F(ClusterFiberTest, AHungPartStaysOnItsCoreForTheWatchdog) {
   EXPECT_FALSE(run_.status.failed()) << run_.status.message();
   EXPECT_EQ(chip_.running.cores[SIMPLER_CORE_AIC][0].task_id.load(), 0u);
   EXPECT_EQ(chip_.running.cores[SIMPLER_CORE_AIV][1].task_id.load(), 0u);
+}
+
+// A one-cluster task that no scheduler starts (the orchestrating thread did) runs as
+// fibers of one helper, and the helper completes it. When that completion starts the next
+// cluster task, a whole-chip one waiting for these cores, its parts need every helper the
+// chip may have: the completing helper must count as idle by then (it did not, and the
+// whole-chip task failed with "cannot start the helper threads").
+TEST(ClusterFiberHandOver, AHelperThatRanATaskAsFibersStartsAWholeChipTaskAfterIt) {
+  ChipState chip;
+  for (auto& queue : chip.ready) queue.reset(8);
+  chip.init_cores(2);
+  chip.clusters.init(2, 2);
+  chip.max_awake = 1;
+  RunTrack run;
+  run.first_id = 1;
+  TaskSlot one, whole;
+  for (TaskSlot* t : {&one, &whole}) {
+    t->entry = exchange_kernel;
+    t->core_type = SIMPLER_CORE_MIX;
+    t->run = &run;
+  }
+  one.id = 1;
+  one.block_num = 1;
+  whole.id = 2;
+  whole.block_num = 2;
+  g_hang = true;
+  g_release = false;
+  g_crash_aiv1 = false;
+  g_part_thread[0].store(pthread_t{});
+  ASSERT_TRUE(chip.ready[SIMPLER_CORE_MIX].push(&one));
+  ASSERT_TRUE(start_cluster_task(chip, nullptr));  // as the orchestrating thread does
+  ASSERT_TRUE(eventually([] { return g_part_thread[0].load() != pthread_t{}; }));
+  ASSERT_EQ(chip.clusters.crew->helpers(), 1u) << "the one-cluster task did not run as fibers";
+  // The whole-chip task reserves every core; cluster 0's come free when `one` completes.
+  ASSERT_TRUE(chip.ready[SIMPLER_CORE_MIX].push(&whole));
+  EXPECT_FALSE(start_cluster_task(chip, nullptr));
+  g_release = true;
+  EXPECT_TRUE(eventually([&] { return whole.done_id.load() == 2; }));
+  EXPECT_FALSE(run.status.failed()) << run.status.message();
+  EXPECT_EQ(one.done_id.load(), 1u);
+  EXPECT_LE(chip.clusters.crew->helpers(), chip.clusters.max_helpers());
+  g_hang = false;
+  chip.clusters.crew->stop(/*detach=*/false);
 }
 
 // ---- fibers and the fault guard ---------------------------------------------------------
