@@ -113,14 +113,13 @@ void not_started(ChipState& chip, TaskSlot& task, const std::vector<uint32_t>& c
 }
 
 // Starts the reserved task: every core of its clusters is held for it. With `here`, the
-// calling thread runs the first part itself as that lane (ClusterCrew::launch), unless
-// single-core tasks are ready: it runs those meanwhile, as no helper could (a second
-// scheduler would have to wake up for them first). `orchestrating`: the caller is not in
-// the schedulers' awake budget, so it neither leaves nor rejoins it.
+// calling thread runs the first part itself as that lane (ClusterCrew::launch), also when
+// single-core tasks are ready: they stay queued for any thread that comes free, while a
+// task handed to a helper would wait for that one helper to wake up and get a hardware
+// thread (the fused prefill's slow mode). `orchestrating`: the caller is not in the
+// schedulers' awake budget, so it neither leaves nor rejoins it.
 void start_reserved(ChipState& chip, const uint32_t* here, bool orchestrating) {
   ClusterPool& pool = chip.clusters;
-  if (!chip.ready[SIMPLER_CORE_AIC].looks_empty() || !chip.ready[SIMPLER_CORE_AIV].looks_empty())
-    here = nullptr;
   TaskSlot& task = *pool.task;
   std::vector<uint32_t> clusters(pool.chosen.get(), pool.chosen.get() + task.block_num);
   for (uint32_t c : clusters) {
@@ -177,10 +176,11 @@ void start_reserved(ChipState& chip, const uint32_t* here, bool orchestrating) {
     if (!crew.launch(parts, part, done, caller_lane)) not_started(chip, task, clusters);
   };
   const bool scheduler_here = here != nullptr && !orchestrating;
-  if (scheduler_here) {
+  if (here != nullptr) {
     // The calling scheduler becomes a part: like a helper it is outside the schedulers'
-    // awake budget meanwhile, so another scheduler may take the ready work.
-    chip.leave_awake();
+    // awake budget meanwhile, so another scheduler may take the ready work (queued, any
+    // thread that comes free takes it; a task handed to a helper waits for that helper).
+    if (scheduler_here) chip.leave_awake();
     if (chip.has_ready()) chip.wake_schedulers(1);
   }
   bool launched = true;

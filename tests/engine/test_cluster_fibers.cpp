@@ -228,6 +228,27 @@ TEST_F(ClusterFiberTest, TheWaitingOrchestratorRunsTheTaskAsFibersItself) {
   EXPECT_EQ(chip_.awake_schedulers(), 0) << "the orchestrator entered the schedulers' budget";
 }
 
+// Single-core work ready beside the cluster task stays queued for whichever thread comes
+// free; the cluster task still runs here. Handing it to a helper instead (as before) made
+// it wait for that one helper's wake-up and a hardware thread, behind the running threads.
+TEST_F(ClusterFiberTest, ReadySingleCoreWorkDoesNotSendTheTaskToAHelper) {
+  TaskSlot single;
+  single.core_type = SIMPLER_CORE_AIV;
+  single.block_num = 1;
+  single.id = 2;
+  single.run = &run_;
+  ASSERT_TRUE(chip_.ready[SIMPLER_CORE_AIV].push(&single));
+  Dispatcher orchestrator(chip_, /*lane=*/0, {0, 0});
+  ASSERT_TRUE(chip_.ready[SIMPLER_CORE_MIX].push(&task_));
+  ASSERT_TRUE(orchestrator.run_one(/*waiting=*/true));
+  EXPECT_EQ(task_.done_id.load(), 1u);
+  ASSERT_FALSE(run_.status.failed()) << run_.status.message();
+  for (int part = 0; part < 3; ++part)
+    EXPECT_TRUE(pthread_equal(g_part_thread[part].load(), pthread_self())) << "part " << part;
+  EXPECT_EQ(chip_.clusters.crew->helpers(), 0u) << "handed to a helper";
+  EXPECT_EQ(chip_.ready[SIMPLER_CORE_AIV].try_pop(), &single) << "the single-core task went";
+}
+
 TEST_F(ClusterFiberTest, TheSubmittingOrchestratorHandsTheTaskToAHelper) {
   Dispatcher orchestrator(chip_, /*lane=*/0, {0, 0});
   ASSERT_TRUE(chip_.ready[SIMPLER_CORE_MIX].push(&task_));
