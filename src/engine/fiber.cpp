@@ -107,7 +107,7 @@ bool Fiber::prepare(Fn fn, void* arg) {
   asm volatile("stmxcsr %0" : "=m"(mxcsr));
   asm volatile("fnstcw %0" : "=m"(fpu_cw));
   sp[0] = mxcsr | static_cast<uint64_t>(fpu_cw) << 32;  // the thread's modes, as ucontext
-  for (int i = 1; i <= 6; ++i) sp[i] = 0;                // r15 .. rbp
+  for (int i = 1; i <= 6; ++i) sp[i] = 0;               // r15 .. rbp
   sp[7] = reinterpret_cast<uint64_t>(&Fiber::trampoline);
   sp[8] = 0;
   sp_ = sp;
