@@ -47,7 +47,7 @@ from simpler.worker import _lib_dir_path
 _INLINE = 8 << 10        # transfers up to this size ride inside the request / reply message
 # Larger all_reduces take simpler's ring: MPI's path copies device memory out and back
 # (collective.h) and lost to the ring past this size (docs/performance.md section 5).
-MPI_ALL_REDUCE_MAX_BYTES = 4 << 20
+MPI_ALL_REDUCE_MAX_BYTES = 16 << 20
 
 # The wire format (src/python/mpi/wire.h): header field order and kinds.
 _KIND_PYTHON, _KIND_COPY_TO, _KIND_COPY_FROM, _KIND_LOCAL_COPY, _KIND_COLLECTIVE = 2, 3, 4, 5, 6

@@ -213,12 +213,12 @@ def case_collectives():
         np.testing.assert_array_equal(z, want + 1)
         # The size picks the path (mpi_all_reduce_max_bytes): MPI's up to the limit, the
         # ring past it, for one chip per rank and for the hierarchy; the same numbers.
-        assert w.mpi_all_reduce_max_bytes == 4 << 20
+        assert w.mpi_all_reduce_max_bytes == 16 << 20
         w.mpi_all_reduce_max_bytes = 1000 * 4
         for chips, rs_mpi in ((per_rank, True), (every, False)):
             check_reductions(w, chips, (1000,), ("float32", "int32"), mpi=True, rs_mpi=rs_mpi)
             check_reductions(w, chips, (1001,), ("float32", "int32"), mpi=False, rs_mpi=rs_mpi)
-        w.mpi_all_reduce_max_bytes = 4 << 20
+        w.mpi_all_reduce_max_bytes = 16 << 20
     w.close()
 
 
@@ -247,7 +247,7 @@ def case_bad_input():
             error = expect(exc, lambda: setattr(w, "mpi_all_reduce_max_bytes", value),
                            "mpi_all_reduce_max_bytes")
             assert isinstance(error, SimplerError) and error.code, error
-        assert w.mpi_all_reduce_max_bytes == 4 << 20
+        assert w.mpi_all_reduce_max_bytes == 16 << 20
     w.close()
 
 
