@@ -265,7 +265,8 @@ int run_table(SimplerPatternRunner& runner, SerialFloor& floor, Peers& peers, co
     const Result r = measure(runner, floor, peers, row.pattern, o);
     results[row.pattern] = r;
     if (o.simpler_only) {
-      std::printf("%-26s %9.1f   scoped %9.1f\n", row.name, r.simpler_ns, r.scoped_ns);
+      std::printf("%-26s %9.1f   scoped %9.1f\n", row.name, r.simpler_ns,
+                  r.scoped_ns);  // 0: not run
       continue;
     }
     const double best = r.tbb_ns > 0 ? std::min(r.tbb_ns, r.omp_ns) : r.omp_ns;

@@ -22,6 +22,7 @@
 
 #include <signal.h>
 
+#include <atomic>
 #include <csetjmp>
 #include <cstdint>
 #include <string>
@@ -87,7 +88,11 @@ bool guarded_call(Fn&& fn, FaultInfo* fault) {
     return false;
   }
   top = &frame;
+  // The signal handler reads the slot: the stores may not be merged across an inlined fn
+  // that touches no memory of this type (a compiler barrier, no instruction).
+  std::atomic_signal_fence(std::memory_order_seq_cst);
   fn();
+  std::atomic_signal_fence(std::memory_order_seq_cst);
   top = frame.previous;
   return true;
 }
