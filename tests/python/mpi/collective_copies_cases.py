@@ -108,3 +108,21 @@ def test_a_reply_given_up_on_is_never_matched_by_a_later_request():
         link.stop()
         for c in comms:
             c.Free()
+
+
+def test_replies_given_up_on_are_remembered_within_a_bound():
+    """At most 1,024 ids wait for a stale reply (the oldest forgotten past that), so ids
+    never run out: a new id is still drawn at once."""
+    comms = [MPI.COMM_SELF.Dup() for _ in range(3)]
+    link = native.Link(*(MPI._handleof(c) for c in comms), 10.0, 0.05, [])
+    try:
+        for _ in range(1100):                             # never answered, given up on
+            link.begin(0, [2], b"x")
+        assert link.stale_replies == 1024
+        start = time.monotonic()
+        tags = {link.new_tag() for _ in range(30000)}
+        assert len(tags) == 30000 - 1024 and time.monotonic() - start < 10
+    finally:
+        link.stop()
+        for c in comms:
+            c.Free()
