@@ -33,6 +33,7 @@
 // and against dependencies per task (0..8, immediate and scoped) instead.
 //
 // Usage: task_overhead_bench [--tasks N] [--reps R] [--quick] [--pattern KEY] [--scaling]
+//                            [--simpler-only [--variant immediate|scoped]]
 #include <omp.h>
 
 #include <algorithm>
@@ -123,7 +124,11 @@ Options parse(int argc, char** argv) {
       o.simpler_only = true;
     } else if (a == "--variant" && i + 1 < argc) {  // one variant, for callgrind counts
       const std::string v = argv[++i];
-      o.variant = v == "immediate" ? 0 : v == "scoped" ? 1 : 2;
+      o.variant = v == "immediate" ? 0 : v == "scoped" ? 1 : -1;
+      if (o.variant < 0) {
+        std::fprintf(stderr, "task_overhead_bench: --variant takes immediate or scoped\n");
+        std::exit(2);
+      }
     } else {
       std::fprintf(
           stderr,
