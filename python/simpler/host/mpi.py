@@ -516,7 +516,20 @@ class MpiTransport(ChipTransport):
                 ra, _header(_KIND_COPY_TO, la, dst, nbytes, peer=rb, tag=tag), "receive")
             send = self.client.begin_data(
                 rb, _header(_KIND_COPY_FROM, lb, src, nbytes, peer=ra, tag=tag), "send")
-            _settle([send, receive])
+            try:
+                # Both replies at once: a receive refused by ra replies at once, while rb's
+                # send then never completes and rb never replies (awaiting rb first hung).
+                failed = self.native.wait_first_failure([send.call, receive.call])
+                if failed >= 0:
+                    (send, receive)[failed].result()   # raises what that rank reported
+                _settle([send, receive])
+            except BaseException:
+                send.abandon()
+                receive.abandon()
+                # rb's data may sit unmatched at ra (ra refused or dropped the receive):
+                # a later transfer must never draw this tag and match it.
+                self.native.hold_tag(tag)
+                raise
 
     # ---- MPI's own collectives (simpler.host.mpi_collectives) -------------------------------
     def mpi_plan(self, slots: Sequence[int]) -> Optional[List[List[int]]]:

@@ -126,3 +126,23 @@ def test_replies_given_up_on_are_remembered_within_a_bound():
         link.stop()
         for c in comms:
             c.Free()
+
+
+def test_a_transfer_given_up_on_never_lends_its_tag_to_a_later_one():
+    """A send whose receiver refused (or a receive dropped) may leave its data unmatched at
+    the receiver, even when the send completed here (eagerly): its tag is never drawn
+    again, or a later transfer with it would receive the old data."""
+    comms = [MPI.COMM_SELF.Dup() for _ in range(3)]
+    link = native.Link(*(MPI._handleof(c) for c in comms), 10.0, 0.05, [])
+    try:
+        tag = link.new_tag()
+        data = np.arange(16, dtype=np.uint8)
+        # kCopyTo of 16 bytes to this rank, separate flow: the data is sent at once, and
+        # nobody receives it (the request is never served here, as if refused)
+        call = link.begin(0, [3, 0, 0, 0, 16, 0, tag, 0], b"", send=data)
+        del call                                          # given up on
+        assert tag not in {link.new_tag() for _ in range(30000)}
+    finally:
+        link.stop()
+        for c in comms:
+            c.Free()
