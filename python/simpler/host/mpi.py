@@ -45,6 +45,9 @@ from simpler.host.transport import ChipTransport, LocalTransport, TensorRef
 from simpler.worker import _lib_dir_path
 
 _INLINE = 8 << 10        # transfers up to this size ride inside the request / reply message
+# Larger all_reduces take simpler's ring: MPI's path copies device memory out and back
+# (collective.h) and lost to the ring past this size (docs/performance.md section 5).
+MPI_ALL_REDUCE_MAX_BYTES = 16 << 20
 
 # The wire format (src/python/mpi/wire.h): header field order and kinds.
 _KIND_PYTHON, _KIND_COPY_TO, _KIND_COPY_FROM, _KIND_LOCAL_COPY, _KIND_COLLECTIVE = 2, 3, 4, 5, 6
@@ -387,6 +390,9 @@ class MpiTransport(ChipTransport):
         self.native = link.native
         self.mpi_collectives = True               # Worker(level=4).mpi_collectives
         self.mpi_poisoned = False                 # a collective was abandoned: ring only
+        self._plans: Dict[Tuple[int, ...], Optional[List[List[int]]]] = {}   # mpi_plan's
+        # Worker(level=4).mpi_all_reduce_max_bytes
+        self.mpi_all_reduce_max_bytes = MPI_ALL_REDUCE_MAX_BYTES
         self._direct = local.addressable
         if self._direct:                          # before the link starts
             self.native.serve_devices(local.device_ids)
@@ -510,7 +516,20 @@ class MpiTransport(ChipTransport):
                 ra, _header(_KIND_COPY_TO, la, dst, nbytes, peer=rb, tag=tag), "receive")
             send = self.client.begin_data(
                 rb, _header(_KIND_COPY_FROM, lb, src, nbytes, peer=ra, tag=tag), "send")
-            _settle([send, receive])
+            try:
+                # Both replies at once: a receive refused by ra replies at once, while rb's
+                # send then never completes and rb never replies (awaiting rb first hung).
+                failed = self.native.wait_first_failure([send.call, receive.call])
+                if failed >= 0:
+                    (send, receive)[failed].result()   # raises what that rank reported
+                _settle([send, receive])
+            except BaseException:
+                send.abandon()
+                receive.abandon()
+                # rb's data may sit unmatched at ra (ra refused or dropped the receive):
+                # a later transfer must never draw this tag and match it.
+                self.native.hold_tag(tag)
+                raise
 
     # ---- MPI's own collectives (simpler.host.mpi_collectives) -------------------------------
     def mpi_plan(self, slots: Sequence[int]) -> Optional[List[List[int]]]:
@@ -520,10 +539,13 @@ class MpiTransport(ChipTransport):
         size = self.link.size
         if not self._direct or not self.mpi_collectives or self.mpi_poisoned or size < 2:
             return None
-        plan: List[List[int]] = [[] for _ in range(size)]
-        for index, slot in enumerate(slots):
-            plan[self._loc(slot)[0]].append(index)
-        return plan if all(plan) else None
+        key = tuple(slots)
+        if key not in self._plans:        # a group's plan never changes: once per group
+            plan: List[List[int]] = [[] for _ in range(size)]
+            for index, slot in enumerate(slots):
+                plan[self._loc(slot)[0]].append(index)
+            self._plans[key] = plan if all(plan) else None
+        return self._plans[key]            # shared: callers only read it
 
     def mpi_group(self, slots: Sequence[int],
                   plan: Optional[List[List[int]]] = None) -> Optional[List[int]]:
@@ -627,6 +649,7 @@ class MpiWorker(HostWorker):
         self._size = self._comm.Get_size()
         self._rank_timeout = float(rank_timeout)
         self._mpi_collectives = bool(mpi_collectives)
+        self._mpi_all_reduce_max_bytes = MPI_ALL_REDUCE_MAX_BYTES
         self._heartbeat = float(heartbeat) if heartbeat else min(0.25, self._rank_timeout / 5)
         self._local = LocalTransport(ids, platform, runtime, lib_dir=_lib_dir_path(lib_dir),
                                      enable_sdma=enable_sdma)
@@ -666,6 +689,26 @@ class MpiWorker(HostWorker):
         self._mpi_collectives = _require_bool(value, "Worker(level=4).mpi_collectives")
         if self._transport is not None and hasattr(self._transport, "mpi_collectives"):
             self._transport.mpi_collectives = self._mpi_collectives
+
+    @property
+    def mpi_all_reduce_max_bytes(self) -> int:
+        """The largest ``all_reduce`` (bytes per chip) that MPI's collective carries; a larger
+        one takes simpler's ring, which moves it without MPI's path's two host copies
+        (docs/multi-host.md). Settable on rank 0 between runs; every path gives the same
+        results."""
+        return self._mpi_all_reduce_max_bytes
+
+    @mpi_all_reduce_max_bytes.setter
+    def mpi_all_reduce_max_bytes(self, value: int) -> None:
+        what = "Worker(level=4).mpi_all_reduce_max_bytes"
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+            raise SimplerTypeError(f"{what} must be an int (bytes), got {value!r}")
+        if value < 0:
+            raise SimplerValueError(f"{what} must be >= 0 bytes (0: every all_reduce takes the "
+                                    f"ring), got {value}")
+        self._mpi_all_reduce_max_bytes = int(value)
+        if self._transport is not None and hasattr(self._transport, "mpi_all_reduce_max_bytes"):
+            self._transport.mpi_all_reduce_max_bytes = self._mpi_all_reduce_max_bytes
 
     # ---- lifecycle ----------------------------------------------------------------------
     @typed_call("Worker.init")
@@ -707,6 +750,7 @@ class MpiWorker(HostWorker):
             else:
                 self._transport = MpiTransport(link, self._local, self._chips)
                 self._transport.mpi_collectives = self._mpi_collectives
+                self._transport.mpi_all_reduce_max_bytes = self._mpi_all_reduce_max_bytes
             link.start()
             mine = {}
             try:

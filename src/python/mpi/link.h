@@ -26,6 +26,7 @@
 
 #include "collective.h"
 #include "liveness.h"
+#include "stale_replies.h"
 #include "wire.h"
 
 namespace simpler::mpi {
@@ -65,10 +66,13 @@ class Call {
   void abandon();
   int dest_ = 0;
   int64_t rid_ = 0;
+  std::shared_ptr<StaleReplies> stale_;   // where a reply given up on is recorded
   std::unique_ptr<std::string> message_;  // header + payload, read by MPI until sent
   MPI_Request send_ = MPI_REQUEST_NULL;
   MPI_Request data_ = MPI_REQUEST_NULL;
   bool data_is_recv_ = false;
+  int64_t data_tag_ = 0;   // the transfer's tag on the data communicator
+  bool has_data_ = false;  // a transfer on the data communicator goes with the request
   bool replied_ = false;
   bool moved_ = false;  // the data transfer (if any) completed, as of the last step
   bool dead_ = false;   // never sent: the peer was already declared dead
@@ -111,7 +115,14 @@ class Link {
   // The next message for Python, waiting at most timeout seconds; false if none came.
   bool next_message(double timeout, Message* out);
 
+  // A tag for a request id or a transfer; never the id of a reply given up on that may
+  // still arrive (stale_replies.h).
   int64_t new_tag();
+  // Rank 0 gave up on a transfer between two other ranks with this tag: never drawn again
+  // (stale_replies.h), as its data may sit unmatched at the receiver.
+  void hold_tag(int64_t tag) { stale_->hold(tag); }
+  // Replies given up on and not yet arrived, and held tags (test hook).
+  size_t stale_replies() const { return stale_->size(); }
   // A request to `dest`: header (rid filled in) + payload, with an optional bulk transfer
   // on the data communicator (send_buf to dest, or recv_buf from dest) under h.tag.
   std::unique_ptr<Call> begin(int dest, Header h, const std::string& payload, const void* send_buf,
@@ -185,6 +196,7 @@ class Link {
   std::deque<Message> deferred_;  // progress thread only: held back by the test hook
   std::atomic<bool> stop_{false};
   std::atomic<int64_t> tags_{0};
+  std::shared_ptr<StaleReplies> stale_ = std::make_shared<StaleReplies>();
   std::thread thread_;
   std::list<Pending> pending_;  // progress thread only
   int64_t last_beat_ = 0;

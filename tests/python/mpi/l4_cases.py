@@ -14,7 +14,7 @@ import traceback
 import numpy as np
 from mpi4py import MPI
 
-from simpler import KernelCompiler, Worker, sim
+from simpler import KernelCompiler, SimplerError, Worker, sim
 from simpler.host import ChipGroupError, ChipTaskError, RankError
 from simpler.host.collectives import chunks
 from simpler.task_interface import ArgDirection as D, ChipCallable, CoreCallable, DataType
@@ -211,6 +211,14 @@ def case_collectives():
         for y in ys:
             np.testing.assert_array_equal(y, want)
         np.testing.assert_array_equal(z, want + 1)
+        # The size picks the path (mpi_all_reduce_max_bytes): MPI's up to the limit, the
+        # ring past it, for one chip per rank and for the hierarchy; the same numbers.
+        assert w.mpi_all_reduce_max_bytes == 16 << 20
+        w.mpi_all_reduce_max_bytes = 1000 * 4
+        for chips, rs_mpi in ((per_rank, True), (every, False)):
+            check_reductions(w, chips, (1000,), ("float32", "int32"), mpi=True, rs_mpi=rs_mpi)
+            check_reductions(w, chips, (1001,), ("float32", "int32"), mpi=False, rs_mpi=rs_mpi)
+        w.mpi_all_reduce_max_bytes = 16 << 20
     w.close()
 
 
@@ -235,7 +243,34 @@ def case_bad_input():
             expect(ValueError, lambda: w.run(lambda o, a: call(o)), match)
             assert w.last_run_stats["tasks"] == 0
         expect(ValueError, lambda: w.malloc(64, (SIZE + 1, 0)), "not one of")
+        for value, exc in ((-1, ValueError), (1.5, TypeError), (True, TypeError)):
+            error = expect(exc, lambda: setattr(w, "mpi_all_reduce_max_bytes", value),
+                           "mpi_all_reduce_max_bytes")
+            assert isinstance(error, SimplerError) and error.code, error
+        assert w.mpi_all_reduce_max_bytes == 16 << 20
+        if SIZE >= 3:
+            refused_transfer_between_serving_ranks(w)
     w.close()
+
+
+def refused_transfer_between_serving_ranks(w):
+    """A copy from rank 2's chip to rank 1's that rank 1 refuses (not its memory): a typed
+    error at once (rank 2's send never completes, so it never replies: awaiting it first
+    hung), the tag held (the data may sit at rank 1), later transfers unharmed."""
+    t, n = w.transport, 1 << 16
+    src, dst = w.malloc(n, (2, 0)), w.malloc(n, (1, 0))
+    w.copy_to(src, np.full(n, 7, np.uint8), device_id=(2, 0))
+    s1, s2 = w.device_ids.index((1, 0)), w.device_ids.index((2, 0))
+    held = t.native.stale_replies
+    expect(ValueError, lambda: t.copy_peer(s1, dst + (1 << 24), s2, src, n),
+           "not inside a live allocation")
+    assert t.native.stale_replies > held
+    t.copy_peer(s1, dst, s2, src, n)
+    out = np.zeros(n, np.uint8)
+    w.copy_from(out, dst, device_id=(1, 0))
+    assert (out == 7).all()
+    w.free(src, (2, 0))
+    w.free(dst, (1, 0))
 
 
 def case_remote_failure():
