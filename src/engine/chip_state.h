@@ -156,10 +156,13 @@ struct ChipState {
   }
   void orchestrator_returns() { max_awake.store(awake_orchestrating, std::memory_order_relaxed); }
   // `wake` false: the orchestrating thread comes back at once (the next pipelined run);
-  // a scheduler is woken only when none is awake for ready work.
+  // the budget stays as it is (raised for the gap, it let completions wake a second
+  // scheduler that then stayed awake beside the next orchestration: one runnable thread
+  // more than hardware threads), and a scheduler is woken only when none is awake for
+  // ready work.
   void orchestrator_leaves(bool wake = true) {
-    max_awake.store(awake_unattended, std::memory_order_relaxed);
     if (wake) {
+      max_awake.store(awake_unattended, std::memory_order_relaxed);
       wake_schedulers(awake_unattended);
     } else if (awake_schedulers() == 0 && has_ready()) {
       wake_schedulers(1);
