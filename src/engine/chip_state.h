@@ -142,6 +142,15 @@ struct ChipState {
     return false;
   }
   void leave_awake() { awake.fetch_sub(1, std::memory_order_seq_cst); }
+  // Leaves when more schedulers are awake than the budget allows (one at a time: two
+  // over-budget schedulers going idle together do not both leave).
+  bool leave_if_over_budget() {
+    int32_t n = awake.load(std::memory_order_relaxed);
+    while (n > max_awake.load(std::memory_order_relaxed)) {
+      if (awake.compare_exchange_weak(n, n - 1, std::memory_order_seq_cst)) return true;
+    }
+    return false;
+  }
   int32_t awake_schedulers() const { return awake.load(std::memory_order_seq_cst); }
   // Awake schedulers running blocks (a hint: the two counts are read one after the other).
   int32_t working_schedulers() const {
