@@ -20,8 +20,17 @@
 // depend object is its own address. The "views" column repeats simpler's run with the
 // slots as views (slices) of one buffer, which the tensor map tracks by overlap.
 //
+// With empty kernels every task of a plain run is submitted while nothing is in flight,
+// so the engine runs it at its submit (the immediate run) and the "simpler" column measures
+// neither dependency inference nor the window. The "scoped" rows repeat simpler's run with
+// every 256 tasks in a scope (patterns.h), which keeps each task off the immediate path:
+// inference, window slot, edges, release and reclaim, as in a program whose kernels
+// outlast their submit. (A gate task that waits for the orchestration would not do: the
+// orchestrating thread runs ready work itself, work-first, and would wait for itself.)
+// Peers and floor as in the first table.
+//
 // --scaling prints per-task cost against the number of tasks (1k..1M, 1 dep per task)
-// and against dependencies per task (0..8) instead.
+// and against dependencies per task (0..8, immediate and scoped) instead.
 //
 // Usage: task_overhead_bench [--tasks N] [--reps R] [--quick] [--pattern KEY] [--scaling]
 #include <omp.h>
@@ -137,6 +146,7 @@ struct Peers {
 struct Result {
   double simpler_ns = 0;        // per task, every slot its own buffer
   double simpler_views_ns = 0;  // per task, slots are views of one buffer
+  double scoped_ns = 0;         // per task, batches in scopes (the queued path)
   double floor_ns = 0;          // serial floor
   double omp_ns = 0;
   double tbb_ns = -1;    // flow graph; < 0: not built with TBB
@@ -147,17 +157,20 @@ Result measure(SimplerPatternRunner& runner, SerialFloor& floor, Peers& peers, i
                const Options& o) {
   const uint64_t tasks = bench_pattern_tasks(pattern, o.tasks);
   float* slots = peers.slots.data();
-  std::vector<double> s_full, s_empty, v_full, f_full, g_full, g_empty, t_full, t_empty, q_full,
-      q_empty;
+  std::vector<double> s_full, s_empty, v_full, x_full, f_full, g_full, g_empty, t_full, t_empty,
+      q_full, q_empty;
   // Warm up: first touch of rings, slot pages, task pools.
   runner.run(pattern, tasks);
+  runner.run(pattern, tasks, false, 0, /*scoped=*/true);
   if (o.simpler_only) {
     for (int r = 0; r < o.reps; ++r) {
       s_full.push_back(runner.run(pattern, tasks));
       s_empty.push_back(runner.run(pattern, 0));
+      x_full.push_back(runner.run(pattern, tasks, false, 0, /*scoped=*/true));
     }
     Result res;
     res.simpler_ns = per_task(s_full, s_empty, tasks);
+    res.scoped_ns = per_task(x_full, s_empty, tasks);
     return res;
   }
   floor.run(pattern, tasks);
@@ -170,6 +183,7 @@ Result measure(SimplerPatternRunner& runner, SerialFloor& floor, Peers& peers, i
     s_full.push_back(runner.run(pattern, tasks));
     s_empty.push_back(runner.run(pattern, 0));
     v_full.push_back(runner.run(pattern, tasks, /*views=*/true));
+    x_full.push_back(runner.run(pattern, tasks, false, 0, /*scoped=*/true));
     f_full.push_back(floor.run(pattern, tasks));
     settle();
     const simpler::bench::OmpTimes g = run_omp_pattern(pattern, tasks, slots, kPeerThreads, 1);
@@ -188,6 +202,7 @@ Result measure(SimplerPatternRunner& runner, SerialFloor& floor, Peers& peers, i
   Result res;
   res.simpler_ns = per_task(s_full, s_empty, tasks);
   res.simpler_views_ns = per_task(v_full, s_empty, tasks);
+  res.scoped_ns = per_task(x_full, s_empty, tasks);
   res.floor_ns = median(f_full) / static_cast<double>(tasks);
   res.omp_ns = per_task(g_full, g_empty, tasks);
   if (!t_full.empty()) res.tbb_ns = per_task(t_full, t_empty, tasks);
@@ -201,6 +216,38 @@ const char* verdict(double a, double b, double target) {
   return a / b <= target ? "met" : "MISSED";
 }
 
+// The second table: the same patterns on the queued path (batches in scopes).
+void print_scoped(const Result* results, const Options& o) {
+  std::printf(
+      "\nthe queued path: every %d tasks in a scope (no task runs at its submit; "
+      "inference, window, edges)\n",
+      BENCH_SCOPE_BATCH);
+  std::printf("%-26s %9s %9s %9s %9s %8s %-14s %8s %9s\n", "pattern (ns/task)", "scoped",
+              "immediate", "floor", "best peer", "sc/best", "target", "sc/floor", "sc/immed");
+  for (const Row& row : kRows) {
+    if (!o.only.empty() && o.only != row.key) continue;
+    const Result& r = results[row.pattern];
+    const double best = r.tbb_ns > 0 ? std::min(r.tbb_ns, r.omp_ns) : r.omp_ns;
+    char target[32];
+    std::snprintf(target, sizeof target, "<=%.1fx %s", row.target,
+                  verdict(r.scoped_ns, best, row.target));
+    std::printf("%-26s %9.1f %9.1f %9.1f %9.1f %7.2fx %-14s %7.2fx %8.2fx\n", row.name, r.scoped_ns,
+                r.simpler_ns, r.floor_ns, best, r.scoped_ns / best, target,
+                r.scoped_ns / r.floor_ns, r.scoped_ns / r.simpler_ns);
+  }
+  const Result& d = results[BENCH_DISTINCT];
+  if (d.group_ns > 0 && d.scoped_ns != 0) {
+    std::printf("scoped distinct outputs vs tbb::task_group: %.2fx (target <= 2x: %s)\n",
+                d.scoped_ns / d.group_ns, verdict(d.scoped_ns, d.group_ns, 2.0));
+  }
+  const Result& c = results[BENCH_CHAIN];
+  if (c.floor_ns > 0 && c.scoped_ns != 0) {
+    std::printf("scoped chain vs the serial floor: %.2fx (target <= 1.5x: %s)\n",
+                c.scoped_ns / c.floor_ns, verdict(c.scoped_ns, c.floor_ns, 1.5));
+  }
+  std::fflush(stdout);
+}
+
 int run_table(SimplerPatternRunner& runner, SerialFloor& floor, Peers& peers, const Options& o) {
   std::printf("%-26s %9s %9s %9s %9s %9s %8s %-14s %8s %-12s\n", "pattern (ns/task)", "simpler",
               "views", "floor", "tbb-flow", "libgomp", "s/best", "target", "s/floor",
@@ -211,7 +258,7 @@ int run_table(SimplerPatternRunner& runner, SerialFloor& floor, Peers& peers, co
     const Result r = measure(runner, floor, peers, row.pattern, o);
     results[row.pattern] = r;
     if (o.simpler_only) {
-      std::printf("%-26s %9.1f\n", row.name, r.simpler_ns);
+      std::printf("%-26s %9.1f   scoped %9.1f\n", row.name, r.simpler_ns, r.scoped_ns);
       continue;
     }
     const double best = r.tbb_ns > 0 ? std::min(r.tbb_ns, r.omp_ns) : r.omp_ns;
@@ -234,21 +281,27 @@ int run_table(SimplerPatternRunner& runner, SerialFloor& floor, Peers& peers, co
     std::printf("chain vs the serial floor: %.2fx (target <= 1.5x: %s)\n",
                 c.simpler_ns / c.floor_ns, verdict(c.simpler_ns, c.floor_ns, 1.5));
   }
+  if (!o.simpler_only) print_scoped(results, o);
   return 0;
 }
 
 // Per-task cost against the run's size and against the dependencies per task.
 int run_scaling(SimplerPatternRunner& runner, SerialFloor& floor, const Options& o) {
-  auto point = [&](int pattern, uint64_t tasks, uint32_t k, double* s_ns, double* f_ns) {
-    std::vector<double> full, empty, fl;
+  // `sc_ns` (if given): the scoped run's figure too (the queued path).
+  auto point = [&](int pattern, uint64_t tasks, uint32_t k, double* s_ns, double* f_ns,
+                   double* sc_ns = nullptr) {
+    std::vector<double> full, empty, fl, scoped;
     runner.run(pattern, tasks, false, k);  // warm up
+    if (sc_ns != nullptr) runner.run(pattern, tasks, false, k, /*scoped=*/true);
     for (int r = 0; r < o.reps; ++r) {
       full.push_back(runner.run(pattern, tasks, false, k));
       empty.push_back(runner.run(pattern, 0, false, k));
       fl.push_back(floor.run(pattern, tasks, false, k));
+      if (sc_ns != nullptr) scoped.push_back(runner.run(pattern, tasks, false, k, /*scoped=*/true));
     }
     *s_ns = per_task(full, empty, tasks);
     *f_ns = median(fl) / static_cast<double>(tasks);
+    if (sc_ns != nullptr) *sc_ns = per_task(scoped, empty, tasks);
   };
   std::printf("tasks per run (1 dep per task)   simpler ns/task   floor ns/task   vs median\n");
   std::vector<uint64_t> sizes;
@@ -266,24 +319,33 @@ int run_scaling(SimplerPatternRunner& runner, SerialFloor& floor, const Options&
   }
   std::printf("flat within +-20%%: %s (largest deviation from the median %.0f%%)\n\n",
               worst <= 0.2 ? "met" : "MISSED", 100.0 * worst);
-  std::printf("deps per task (%llu tasks)       simpler ns/task   floor ns/task\n",
+  std::printf("deps per task (%llu tasks)       simpler ns/task   floor ns/task  scoped ns/task\n",
               static_cast<unsigned long long>(o.tasks));
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
-  double s0 = 0;
+  std::vector<double> ks, s_k, g_k;
   for (uint32_t k = 0; k <= BENCH_MAX_DEPS; ++k) {
-    double s = 0, f = 0;
-    point(BENCH_DEPSK, o.tasks, k, &s, &f);
-    if (k == 0) s0 = s;
-    std::printf("%-32u %15.1f %15.1f\n", k, s, f);
-    sx += k;
-    sy += s;
-    sxx += static_cast<double>(k) * k;
-    sxy += k * s;
+    double s = 0, f = 0, g = 0;
+    point(BENCH_DEPSK, o.tasks, k, &s, &f, &g);
+    std::printf("%-32u %15.1f %15.1f %15.1f\n", k, s, f, g);
+    ks.push_back(k);
+    s_k.push_back(s);
+    g_k.push_back(g);
   }
-  const double n = BENCH_MAX_DEPS + 1;
-  const double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+  auto slope = [&](const std::vector<double>& y) {
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (size_t i = 0; i < ks.size(); ++i) {
+      sx += ks[i];
+      sy += y[i];
+      sxx += ks[i] * ks[i];
+      sxy += ks[i] * y[i];
+    }
+    const double n = static_cast<double>(ks.size());
+    return (n * sxy - sx * sy) / (n * sxx - sx * sx);
+  };
+  const double s_slope = slope(s_k), g_slope = slope(g_k);
   std::printf("least-squares slope: %.1f ns per extra dependency (%.0f%% of the 0-dep cost)\n",
-              slope, s0 > 0 ? 100.0 * slope / s0 : 0.0);
+              s_slope, s_k[0] > 0 ? 100.0 * s_slope / s_k[0] : 0.0);
+  std::printf("scoped (the queued path): %.1f ns per extra dependency (%.0f%% of the 0-dep cost)\n",
+              g_slope, g_k[0] > 0 ? 100.0 * g_slope / g_k[0] : 0.0);
   return 0;
 }
 

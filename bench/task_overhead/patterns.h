@@ -23,6 +23,11 @@ typedef enum BenchPattern {
 #define BENCH_FAN_IN_WIDTH 8
 #define BENCH_CHAINS 8
 #define BENCH_DEPS_BASE 3 /* first slot a DEPSk task writes */
+/* Tasks per scope in a scoped run: a task in a scope never takes the engine's immediate
+ * path (it runs at its submit when nothing is in flight), so every task of a scoped run
+ * goes through the window and dependency inference. Under the window (1,024 tasks): a
+ * scope larger than the window cannot complete. */
+#define BENCH_SCOPE_BATCH 256
 
 /* Func ids of the empty kernel, one per task shape (the runtime checks each task's
  * arguments against its kernel's signature): */

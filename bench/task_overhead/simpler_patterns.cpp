@@ -69,7 +69,8 @@ SimplerPatternRunner::SimplerPatternRunner(const std::string& orchestration_path
   std::vector<std::pair<int32_t, CoreCallable>> children;
   for (const auto& [func_id, signature] : shapes)
     children.emplace_back(func_id, CoreCallable::build(signature, kernel));
-  const ArgDirection signature[] = {ArgDirection::INOUT, ArgDirection::SCALAR, ArgDirection::SCALAR,
+  const ArgDirection signature[] = {ArgDirection::INOUT,  ArgDirection::SCALAR,
+                                    ArgDirection::SCALAR, ArgDirection::SCALAR,
                                     ArgDirection::SCALAR, ArgDirection::SCALAR};
   state_->callable = ChipCallable::build(signature, "bench_pattern", orchestration, children);
 
@@ -87,7 +88,7 @@ SimplerPatternRunner::SimplerPatternRunner(const std::string& orchestration_path
 
 SimplerPatternRunner::~SimplerPatternRunner() = default;
 
-double SimplerPatternRunner::run(int pattern, uint64_t tasks, bool views, uint32_t k) {
+double SimplerPatternRunner::run(int pattern, uint64_t tasks, bool views, uint32_t k, bool scoped) {
   if (bench_pattern_slots(pattern, tasks) > state_->max_slots)
     throw std::runtime_error("SimplerPatternRunner::run: more tasks than the slot buffer holds");
   ChipStorageTaskArgs args{};
@@ -98,6 +99,7 @@ double SimplerPatternRunner::run(int pattern, uint64_t tasks, bool views, uint32
   args_add_scalar(args, tasks);
   args_add_scalar(args, views ? 1 : 0);
   args_add_scalar(args, k);
+  args_add_scalar(args, scoped ? 1 : 0);
   std::string error;
   const auto start = std::chrono::steady_clock::now();
   const int rc = state_->engine->execute(*state_->program, args, nullptr, &error);

@@ -22,9 +22,10 @@ class SimplerPatternRunner {
 
   // Wall time in ns of one execute() of `tasks` tasks of `pattern` (0 tasks: the fixed
   // cost of a run). `views`: the slots are views of one buffer instead of one buffer
-  // each; `k`: dependencies per task of BENCH_DEPSK. Throws std::runtime_error if the run
-  // fails.
-  double run(int pattern, uint64_t tasks, bool views = false, uint32_t k = 0);
+  // each; `k`: dependencies per task of BENCH_DEPSK; `scoped`: every BENCH_SCOPE_BATCH
+  // tasks in a scope, so every task takes the queued path (window, inference). Throws
+  // std::runtime_error if the run fails.
+  double run(int pattern, uint64_t tasks, bool views = false, uint32_t k = 0, bool scoped = false);
 
  private:
   struct State;

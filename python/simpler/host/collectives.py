@@ -381,6 +381,9 @@ def submit_all_reduce(owner: Any, run: HostRun, tensors: Sequence[Any], op: str,
     code = c.reducible(arrays, op)
     c.disjoint(arrays)
     from simpler.host import mpi_collectives as m
+    limit = getattr(run.transport, "mpi_all_reduce_max_bytes", None)
+    if limit is not None and n * arrays[0].dtype.element_size > limit:
+        c.plan = c.mpi = None    # large: MPI's path pays two host copies, the ring does not
     plan = c.plan
     if c.mpi is None and plan is not None:       # several chips on some rank: hierarchical
         return c.submit(arrays, [], True, m.hierarchical_all_reduce(plan, code, n))

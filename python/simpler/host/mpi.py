@@ -45,6 +45,9 @@ from simpler.host.transport import ChipTransport, LocalTransport, TensorRef
 from simpler.worker import _lib_dir_path
 
 _INLINE = 8 << 10        # transfers up to this size ride inside the request / reply message
+# Larger all_reduces take simpler's ring: MPI's path copies device memory out and back
+# (collective.h) and lost to the ring past this size (docs/performance.md section 5).
+MPI_ALL_REDUCE_MAX_BYTES = 16 << 20
 
 # The wire format (src/python/mpi/wire.h): header field order and kinds.
 _KIND_PYTHON, _KIND_COPY_TO, _KIND_COPY_FROM, _KIND_LOCAL_COPY, _KIND_COLLECTIVE = 2, 3, 4, 5, 6
@@ -387,6 +390,8 @@ class MpiTransport(ChipTransport):
         self.native = link.native
         self.mpi_collectives = True               # Worker(level=4).mpi_collectives
         self.mpi_poisoned = False                 # a collective was abandoned: ring only
+        # Worker(level=4).mpi_all_reduce_max_bytes
+        self.mpi_all_reduce_max_bytes = MPI_ALL_REDUCE_MAX_BYTES
         self._direct = local.addressable
         if self._direct:                          # before the link starts
             self.native.serve_devices(local.device_ids)
@@ -627,6 +632,7 @@ class MpiWorker(HostWorker):
         self._size = self._comm.Get_size()
         self._rank_timeout = float(rank_timeout)
         self._mpi_collectives = bool(mpi_collectives)
+        self._mpi_all_reduce_max_bytes = MPI_ALL_REDUCE_MAX_BYTES
         self._heartbeat = float(heartbeat) if heartbeat else min(0.25, self._rank_timeout / 5)
         self._local = LocalTransport(ids, platform, runtime, lib_dir=_lib_dir_path(lib_dir),
                                      enable_sdma=enable_sdma)
@@ -666,6 +672,26 @@ class MpiWorker(HostWorker):
         self._mpi_collectives = _require_bool(value, "Worker(level=4).mpi_collectives")
         if self._transport is not None and hasattr(self._transport, "mpi_collectives"):
             self._transport.mpi_collectives = self._mpi_collectives
+
+    @property
+    def mpi_all_reduce_max_bytes(self) -> int:
+        """The largest ``all_reduce`` (bytes per chip) that MPI's collective carries; a larger
+        one takes simpler's ring, which moves it without MPI's path's two host copies
+        (docs/multi-host.md). Settable on rank 0 between runs; every path gives the same
+        results."""
+        return self._mpi_all_reduce_max_bytes
+
+    @mpi_all_reduce_max_bytes.setter
+    def mpi_all_reduce_max_bytes(self, value: int) -> None:
+        what = "Worker(level=4).mpi_all_reduce_max_bytes"
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+            raise SimplerTypeError(f"{what} must be an int (bytes), got {value!r}")
+        if value < 0:
+            raise SimplerValueError(f"{what} must be >= 0 bytes (0: every all_reduce takes the "
+                                    f"ring), got {value}")
+        self._mpi_all_reduce_max_bytes = int(value)
+        if self._transport is not None and hasattr(self._transport, "mpi_all_reduce_max_bytes"):
+            self._transport.mpi_all_reduce_max_bytes = self._mpi_all_reduce_max_bytes
 
     # ---- lifecycle ----------------------------------------------------------------------
     @typed_call("Worker.init")
@@ -707,6 +733,7 @@ class MpiWorker(HostWorker):
             else:
                 self._transport = MpiTransport(link, self._local, self._chips)
                 self._transport.mpi_collectives = self._mpi_collectives
+                self._transport.mpi_all_reduce_max_bytes = self._mpi_all_reduce_max_bytes
             link.start()
             mine = {}
             try:

@@ -201,6 +201,7 @@ PYBIND11_MODULE(_mpi_native, m) {
              return l.wait_first_failure(raw);
            })
       .def("new_tag", &Link::new_tag)
+      .def_property_readonly("stale_replies", &Link::stale_replies)
       .def("next_message",
            [](Link& l, double timeout) -> py::object {
              Message m;

@@ -48,7 +48,7 @@ void* ptr(int64_t addr) { return reinterpret_cast<void*>(static_cast<uintptr_t>(
 // A host buffer of at least n bytes from `pool`, filled from `from` when given.
 StagingPool::Buffer staging(StagingPool& pool, size_t n, const void* from = nullptr) {
   StagingPool::Buffer buf = pool.take(n);
-  if (from != nullptr && n != 0) std::memcpy(buf.data.get(), from, n);
+  if (from != nullptr && n != 0) std::memcpy(buf.data(), from, n);
   return buf;
 }
 
@@ -92,7 +92,7 @@ bool PostedCollective::post(MPI_Comm comm, const Header& h, const int64_t* count
       copy_back_ = ptr(h.addr);
       in_ = staging(*pool_, in_bytes, ptr(h.addr));
       out_ = staging(*pool_, out_size_);
-      status = MPI_Iallreduce(in_.data.get(), out_.data.get(), count, type, op, comm, &request_);
+      status = MPI_Iallreduce(in_.data(), out_.data(), count, type, op, comm, &request_);
       break;
     }
     case kReduceScatter: {  // counts[size] in elements
@@ -112,8 +112,8 @@ bool PostedCollective::post(MPI_Comm comm, const Header& h, const int64_t* count
       }
       in_ = staging(*pool_, in_bytes, ptr(h.addr));
       out_ = staging(*pool_, out_size_);
-      status = MPI_Ireduce_scatter(in_.data.get(), out_.data.get(), ints_.data(), type, op, comm,
-                                   &request_);
+      status =
+          MPI_Ireduce_scatter(in_.data(), out_.data(), ints_.data(), type, op, comm, &request_);
       break;
     }
     case kAllgatherv: {  // counts[size], displs[size] in bytes; addr sends `count` bytes
@@ -128,7 +128,7 @@ bool PostedCollective::post(MPI_Comm comm, const Header& h, const int64_t* count
       }
       in_ = staging(*pool_, static_cast<size_t>(count), ptr(h.addr));
       out_ = staging(*pool_, out_size_);
-      status = MPI_Iallgatherv(in_.data.get(), count, MPI_BYTE, out_.data.get(), ints_.data(),
+      status = MPI_Iallgatherv(in_.data(), count, MPI_BYTE, out_.data(), ints_.data(),
                                ints_.data() + n, MPI_BYTE, comm, &request_);
       break;
     }
@@ -140,8 +140,7 @@ bool PostedCollective::post(MPI_Comm comm, const Header& h, const int64_t* count
       out_size_ = static_cast<size_t>(count);
       copy_back_ = rank == h.root ? nullptr : ptr(h.addr);
       out_ = staging(*pool_, out_size_, ptr(h.addr));
-      status =
-          MPI_Ibcast(out_.data.get(), count, MPI_BYTE, static_cast<int>(h.root), comm, &request_);
+      status = MPI_Ibcast(out_.data(), count, MPI_BYTE, static_cast<int>(h.root), comm, &request_);
       break;
     case kAlltoallv: {  // scounts, sdispls, rcounts, rdispls [size] each, in bytes
       if (ncounts != 4 * n) {
@@ -156,7 +155,7 @@ bool PostedCollective::post(MPI_Comm comm, const Header& h, const int64_t* count
       in_ = staging(*pool_, in_bytes, ptr(h.addr));
       out_ = staging(*pool_, out_size_);
       status =
-          MPI_Ialltoallv(in_.data.get(), ints_.data(), ints_.data() + n, MPI_BYTE, out_.data.get(),
+          MPI_Ialltoallv(in_.data(), ints_.data(), ints_.data() + n, MPI_BYTE, out_.data(),
                          ints_.data() + 2 * n, ints_.data() + 3 * n, MPI_BYTE, comm, &request_);
       break;
     }
@@ -177,7 +176,7 @@ PostedCollective::~PostedCollective() {
 }
 
 void PostedCollective::finish() {
-  if (copy_back_ != nullptr && out_size_ != 0) std::memcpy(copy_back_, out_.data.get(), out_size_);
+  if (copy_back_ != nullptr && out_size_ != 0) std::memcpy(copy_back_, out_.data(), out_size_);
   copy_back_ = nullptr;
 }
 

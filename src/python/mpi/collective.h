@@ -40,7 +40,14 @@ class PostedCollective {
   // After completion: copies the result into device memory, unless abandoned.
   void finish();
   // From now on the device buffers may be freed: a later completion leaves them alone.
-  void abandon() { copy_back_ = nullptr; }
+  // The host copies' pages go back to the system at once (they stay mapped, since MPI may
+  // still read or write them): a collective that never completes keeps no memory, only
+  // its address range, until the process exits.
+  void abandon() {
+    copy_back_ = nullptr;
+    in_.release_pages();
+    out_.release_pages();
+  }
 
  private:
   MPI_Request request_ = MPI_REQUEST_NULL;

@@ -12,7 +12,8 @@ namespace simpler::mpi {
 namespace {
 
 constexpr int64_t kTagBase = 100;
-constexpr int64_t kTagSpan = 30000;     // tags kTagBase.. (MPI guarantees >= 32767)
+constexpr int64_t kTagSpan = 30000;  // tags kTagBase.. (MPI guarantees >= 32767)
+static_assert(StaleReplies::kMax < kTagSpan);
 constexpr int64_t kHotNs = 1'000'000;   // progress thread: spin this long after traffic
 constexpr int64_t kIdleMinNs = 20'000;  // then sleep 20 us, doubling up to 200 us
 constexpr int64_t kIdleMaxNs = 200'000;
@@ -123,6 +124,9 @@ int Link::wait_first_failure(const std::vector<Call*>& calls) {
 void Call::abandon() {
   // The peer is gone (or refused): nothing more may arrive in our buffers. A receive is
   // cancelled; a send is released and its bytes leaked, since MPI may still read them.
+  // A reply not received yet may still come: it is consumed when it does, never matched.
+  if (!replied_ && !dead_ && stale_) stale_->add(dest_, rid_);
+  stale_.reset();
   if (data_ != MPI_REQUEST_NULL) {
     if (data_is_recv_) MPI_Cancel(&data_);
     MPI_Request_free(&data_);
@@ -220,7 +224,12 @@ void Link::go_silent_at_collective(double seconds) {
   silent_at_collective_ns_.store(static_cast<int64_t>(seconds * 1e9));
 }
 
-int64_t Link::new_tag() { return kTagBase + (tags_.fetch_add(1) % kTagSpan); }
+int64_t Link::new_tag() {
+  while (true) {  // ends: fewer ids are held (StaleReplies::kMax) than there are tags
+    const int64_t tag = kTagBase + (tags_.fetch_add(1) % kTagSpan);
+    if (!stale_->holds(tag)) return tag;
+  }
+}
 
 bool Link::next_message(double timeout, Message* out) {
   std::unique_lock<std::mutex> lock(inbox_mutex_);
@@ -249,6 +258,7 @@ std::unique_ptr<Call> Link::begin(int dest, Header h, const std::string& payload
     return call;
   }
   call->rid_ = h.rid = new_tag();
+  call->stale_ = stale_;
   call->message_ = std::make_unique<std::string>(framed(h, payload));
   if (recv_buf != nullptr) {  // posted before the request, so the data finds it waiting
     call->data_is_recv_ = true;
@@ -552,7 +562,8 @@ void Link::heartbeats() {
   const int64_t now = now_ns();
   if (now - last_beat_ < static_cast<int64_t>(config_.heartbeat * 1e9)) return;
   last_beat_ = now;
-  reap_orphans();  // rare (a collective abandoned); at the heartbeats' pace
+  reap_orphans();               // rare (a collective abandoned); at the heartbeats' pace
+  stale_->drain(config_.ctrl);  // rare too (a request given up on)
   Header h;
   h.kind = kHeartbeat;
   for (int peer : config_.peers) {

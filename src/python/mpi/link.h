@@ -26,6 +26,7 @@
 
 #include "collective.h"
 #include "liveness.h"
+#include "stale_replies.h"
 #include "wire.h"
 
 namespace simpler::mpi {
@@ -65,6 +66,7 @@ class Call {
   void abandon();
   int dest_ = 0;
   int64_t rid_ = 0;
+  std::shared_ptr<StaleReplies> stale_;   // where a reply given up on is recorded
   std::unique_ptr<std::string> message_;  // header + payload, read by MPI until sent
   MPI_Request send_ = MPI_REQUEST_NULL;
   MPI_Request data_ = MPI_REQUEST_NULL;
@@ -111,7 +113,11 @@ class Link {
   // The next message for Python, waiting at most timeout seconds; false if none came.
   bool next_message(double timeout, Message* out);
 
+  // A tag for a request id or a transfer; never the id of a reply given up on that may
+  // still arrive (stale_replies.h).
   int64_t new_tag();
+  // Replies given up on and not yet arrived (test hook).
+  size_t stale_replies() const { return stale_->size(); }
   // A request to `dest`: header (rid filled in) + payload, with an optional bulk transfer
   // on the data communicator (send_buf to dest, or recv_buf from dest) under h.tag.
   std::unique_ptr<Call> begin(int dest, Header h, const std::string& payload, const void* send_buf,
@@ -185,6 +191,7 @@ class Link {
   std::deque<Message> deferred_;  // progress thread only: held back by the test hook
   std::atomic<bool> stop_{false};
   std::atomic<int64_t> tags_{0};
+  std::shared_ptr<StaleReplies> stale_ = std::make_shared<StaleReplies>();
   std::thread thread_;
   std::list<Pending> pending_;  // progress thread only
   int64_t last_beat_ = 0;

@@ -6,6 +6,8 @@ Run in its own process by tests/python/test_mpi_collective_copies.py: MPI initia
 test process would stay initialized for every later test (some fork, some start mpirun)."""
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -62,3 +64,47 @@ def test_counts_beyond_the_buffers_are_refused(link, coll, counts, fields, match
     with pytest.raises(ValueError, match=match):
         link.post_collective(header, counts)
     assert not out.any()
+
+
+def _resident_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+
+
+def test_an_abandoned_collective_gives_its_host_copies_back(link):
+    """A collective that may never complete keeps its address range, not its memory."""
+    x = np.ones(8 << 20, dtype=np.float32)              # 32 MiB, touched
+    header = mc._header(mc.ALLREDUCE, 0, _addr(x), x.nbytes, dtype=int(DataType.FLOAT32),
+                        count=x.size)
+    before = _resident_bytes()
+    posted = link.post_collective(header, [])
+    assert _resident_bytes() - before >= x.nbytes * 3 // 4   # the input's copy
+    posted.abandon(link)
+    assert _resident_bytes() - before < x.nbytes // 4
+
+
+def test_a_reply_given_up_on_is_never_matched_by_a_later_request():
+    """Request ids wrap (every 30,000): a reply that arrives after the caller gave up is
+    consumed, and its id is not drawn again until it is (the later request would otherwise
+    get the stale reply)."""
+    comms = [MPI.COMM_SELF.Dup() for _ in range(3)]
+    link = native.Link(*(MPI._handleof(c) for c in comms), 10.0, 0.05, [])
+    link.start()
+    try:
+        call = link.begin(0, [2], b"first")              # kPython, to this rank itself
+        rid = link.next_message(5.0)[2]
+        del call                                          # given up on, unawaited
+        link.reply(0, rid, 0, 0, b"stale")                # ... and answered after all
+        for _ in range(30000 - 1):                        # the ids come round to rid
+            link.new_tag()
+        call = link.begin(0, [2], b"second")
+        link.reply(0, link.next_message(5.0)[2], 0, 0, b"fresh")
+        assert call.wait(link)[3] == b"fresh"
+        deadline = time.monotonic() + 10
+        while link.stale_replies and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert link.stale_replies == 0                    # consumed by the progress thread
+    finally:
+        link.stop()
+        for c in comms:
+            c.Free()

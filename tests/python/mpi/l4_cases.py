@@ -14,7 +14,7 @@ import traceback
 import numpy as np
 from mpi4py import MPI
 
-from simpler import KernelCompiler, Worker, sim
+from simpler import KernelCompiler, SimplerError, Worker, sim
 from simpler.host import ChipGroupError, ChipTaskError, RankError
 from simpler.host.collectives import chunks
 from simpler.task_interface import ArgDirection as D, ChipCallable, CoreCallable, DataType
@@ -211,6 +211,14 @@ def case_collectives():
         for y in ys:
             np.testing.assert_array_equal(y, want)
         np.testing.assert_array_equal(z, want + 1)
+        # The size picks the path (mpi_all_reduce_max_bytes): MPI's up to the limit, the
+        # ring past it, for one chip per rank and for the hierarchy; the same numbers.
+        assert w.mpi_all_reduce_max_bytes == 16 << 20
+        w.mpi_all_reduce_max_bytes = 1000 * 4
+        for chips, rs_mpi in ((per_rank, True), (every, False)):
+            check_reductions(w, chips, (1000,), ("float32", "int32"), mpi=True, rs_mpi=rs_mpi)
+            check_reductions(w, chips, (1001,), ("float32", "int32"), mpi=False, rs_mpi=rs_mpi)
+        w.mpi_all_reduce_max_bytes = 16 << 20
     w.close()
 
 
@@ -235,6 +243,11 @@ def case_bad_input():
             expect(ValueError, lambda: w.run(lambda o, a: call(o)), match)
             assert w.last_run_stats["tasks"] == 0
         expect(ValueError, lambda: w.malloc(64, (SIZE + 1, 0)), "not one of")
+        for value, exc in ((-1, ValueError), (1.5, TypeError), (True, TypeError)):
+            error = expect(exc, lambda: setattr(w, "mpi_all_reduce_max_bytes", value),
+                           "mpi_all_reduce_max_bytes")
+            assert isinstance(error, SimplerError) and error.code, error
+        assert w.mpi_all_reduce_max_bytes == 16 << 20
     w.close()
 
 
