@@ -33,6 +33,7 @@
 // and against dependencies per task (0..8, immediate and scoped) instead.
 //
 // Usage: task_overhead_bench [--tasks N] [--reps R] [--quick] [--pattern KEY] [--scaling]
+//                            [--simpler-only [--variant immediate|scoped]]
 #include <omp.h>
 
 #include <algorithm>
@@ -69,6 +70,7 @@ struct Options {
   std::string only;  // --pattern KEY: run one row (for profiling)
   bool scaling = false;
   bool simpler_only = false;   // --simpler-only: no peers, no floor (for profiling)
+  int variant = 2;             // with --simpler-only, --variant: 0 immediate, 1 scoped, 2 both
   uint64_t largest = 1000000;  // --scaling: the largest run (--quick: 100,000)
 };
 
@@ -120,10 +122,18 @@ Options parse(int argc, char** argv) {
       o.scaling = true;
     } else if (a == "--simpler-only") {
       o.simpler_only = true;
+    } else if (a == "--variant" && i + 1 < argc) {  // one variant, for callgrind counts
+      const std::string v = argv[++i];
+      o.variant = v == "immediate" ? 0 : v == "scoped" ? 1 : -1;
+      if (o.variant < 0) {
+        std::fprintf(stderr, "task_overhead_bench: --variant takes immediate or scoped\n");
+        std::exit(2);
+      }
     } else {
       std::fprintf(
           stderr,
-          "usage: %s [--tasks N] [--reps R] [--quick] [--scaling] [--simpler-only] [--pattern "
+          "usage: %s [--tasks N] [--reps R] [--quick] [--scaling] [--simpler-only [--variant "
+          "immediate|scoped]] [--pattern "
           "chain|fan-in|chains8|distinct|deps1|deps2|deps3]\n",
           argv[0]);
       std::exit(2);
@@ -160,17 +170,19 @@ Result measure(SimplerPatternRunner& runner, SerialFloor& floor, Peers& peers, i
   std::vector<double> s_full, s_empty, v_full, x_full, f_full, g_full, g_empty, t_full, t_empty,
       q_full, q_empty;
   // Warm up: first touch of rings, slot pages, task pools.
-  runner.run(pattern, tasks);
-  runner.run(pattern, tasks, false, 0, /*scoped=*/true);
+  const bool plain = !o.simpler_only || o.variant != 1;
+  const bool scoped = !o.simpler_only || o.variant != 0;
+  if (plain) runner.run(pattern, tasks);
+  if (scoped) runner.run(pattern, tasks, false, 0, /*scoped=*/true);
   if (o.simpler_only) {
     for (int r = 0; r < o.reps; ++r) {
-      s_full.push_back(runner.run(pattern, tasks));
+      if (plain) s_full.push_back(runner.run(pattern, tasks));
       s_empty.push_back(runner.run(pattern, 0));
-      x_full.push_back(runner.run(pattern, tasks, false, 0, /*scoped=*/true));
+      if (scoped) x_full.push_back(runner.run(pattern, tasks, false, 0, /*scoped=*/true));
     }
     Result res;
-    res.simpler_ns = per_task(s_full, s_empty, tasks);
-    res.scoped_ns = per_task(x_full, s_empty, tasks);
+    if (plain) res.simpler_ns = per_task(s_full, s_empty, tasks);
+    if (scoped) res.scoped_ns = per_task(x_full, s_empty, tasks);
     return res;
   }
   floor.run(pattern, tasks);
@@ -258,7 +270,8 @@ int run_table(SimplerPatternRunner& runner, SerialFloor& floor, Peers& peers, co
     const Result r = measure(runner, floor, peers, row.pattern, o);
     results[row.pattern] = r;
     if (o.simpler_only) {
-      std::printf("%-26s %9.1f   scoped %9.1f\n", row.name, r.simpler_ns, r.scoped_ns);
+      std::printf("%-26s %9.1f   scoped %9.1f\n", row.name, r.simpler_ns,
+                  r.scoped_ns);  // 0: not run
       continue;
     }
     const double best = r.tbb_ns > 0 ? std::min(r.tbb_ns, r.omp_ns) : r.omp_ns;

@@ -17,9 +17,9 @@
 namespace simpler::rt {
 namespace fault_guard_detail {
 
-thread_local Frame* t_frame = nullptr;
-thread_local bool t_prepared = false;
-thread_local void* t_fiber_stack_floor = nullptr;
+constinit thread_local Frame* t_frame = nullptr;
+constinit thread_local bool t_prepared = false;
+constinit thread_local void* t_fiber_stack_floor = nullptr;
 
 namespace {
 

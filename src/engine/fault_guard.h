@@ -22,6 +22,7 @@
 
 #include <signal.h>
 
+#include <atomic>
 #include <csetjmp>
 #include <cstdint>
 #include <string>
@@ -45,15 +46,17 @@ struct Frame {
   Frame* previous;
 };
 // The innermost active guard of this thread (nullptr: none). A plain pointer: read by the
-// signal handler, so no TLS wrapper or constructor.
-extern thread_local Frame* t_frame;
+// signal handler, so no TLS wrapper or constructor. constinit (here and at the
+// definitions): without it every access from another file first checks for a dynamic
+// initializer through the TLS wrapper (a compare and branch per access, four per call).
+extern constinit thread_local Frame* t_frame;
 // This thread's alternate stack is set up (and the process's handlers installed). A plain
 // flag, checked inline: a guarded call runs per kernel block, the set-up once per thread.
-extern thread_local bool t_prepared;
+extern constinit thread_local bool t_prepared;
 // The lowest address of the fiber stack this thread runs on (fiber.h), null on the
 // thread's own stack. ASan cleans only the thread's own stack when a signal handler jumps
 // out: after a recovery on a fiber, the frames the jump skipped are cleaned from here.
-extern thread_local void* t_fiber_stack_floor;
+extern constinit thread_local void* t_fiber_stack_floor;
 // Installs the process's handlers (once) and this thread's alternate stack (once).
 void prepare_thread_once();
 inline void prepare_thread() {
@@ -75,17 +78,22 @@ bool guarded_call(Fn&& fn, FaultInfo* fault) {
   using fault_guard_detail::Frame;
   using fault_guard_detail::t_frame;
   fault_guard_detail::prepare_thread();
+  Frame*& top = t_frame;  // this thread's slot, computed once
   Frame frame;
-  frame.previous = t_frame;
+  frame.previous = top;
   if (sigsetjmp(frame.env, 0) != 0) {
-    t_frame = frame.previous;
+    top = frame.previous;
     *fault = frame.info;
     fault_guard_detail::recovered(frame);
     return false;
   }
-  t_frame = &frame;
+  top = &frame;
+  // The signal handler reads the slot: the stores may not be merged across an inlined fn
+  // that touches no memory of this type (a compiler barrier, no instruction).
+  std::atomic_signal_fence(std::memory_order_seq_cst);
   fn();
-  t_frame = frame.previous;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  top = frame.previous;
   return true;
 }
 

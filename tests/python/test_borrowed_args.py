@@ -191,6 +191,23 @@ def test_a_launch_from_inside_dlpack_packs_apart_from_the_outer_launch(kernel):
     np.testing.assert_array_equal(dz.numpy(), x + 4)
 
 
+def test_a_torch_tensor_that_requires_grad_is_refused_with_detach_as_the_fix(kernel):
+    """torch will not export a tensor autograd tracks; the hint says what to pass instead,
+    not to re-export it (round 4 said 'pass the tensor itself', which is what was passed)."""
+    torch = pytest.importorskip("torch")
+    w, cid, stream, x, dx, dy = kernel
+    tx = torch.from_dlpack(dx.numpy()).requires_grad_()
+    sim.reset_counters()
+    with pytest.raises(ArgumentError, match=r"argument 0 .*requires grad: pass "
+                                            r"tensor\.detach\(\)") as err:
+        w.kernel_launch(cid, tx, dy, 1.0, caller_stream=stream)
+    assert err.value.index == 0 and "fresh capsule" not in str(err.value)
+    assert_nothing_enqueued(stream)
+    w.kernel_launch(cid, tx.detach(), dy, 2.0, caller_stream=stream)
+    stream.synchronize()
+    np.testing.assert_array_equal(dy.numpy(), x + 2)
+
+
 def test_kernel_launch_refusals_are_typed_name_the_argument_and_enqueue_nothing(kernel):
     import torch
     w, cid, stream, x, dx, dy = kernel

@@ -16,32 +16,13 @@ namespace {
 // ~3.8 KB descriptor per task, which would add a fixed cost that is not the runtime's.
 class Submitter {
  public:
-  Submitter(const SimplerOrchApi* api, const ChipTensor& buffer, bool views, bool scoped)
-      : api_(api), buffer_(buffer), views_(views), scoped_(scoped) {
+  Submitter(const SimplerOrchApi* api, const ChipTensor& buffer, bool views)
+      : api_(api), buffer_(buffer), views_(views) {
     desc_.core_type = SIMPLER_CORE_AIV;
     desc_.block_num = 1;
   }
 
-  // Scoped: opens a scope before every BENCH_SCOPE_BATCH-th task, closes it after the last.
   int submit(const simpler::bench::PatternTask& task) {
-    if (!scoped_) return submit_one(task);
-    if (submitted_ % BENCH_SCOPE_BATCH == 0) {
-      if (int rc = api_->scope_begin(api_->rt)) return rc;
-      open_ = true;
-    }
-    const int rc = submit_one(task);
-    if (rc == 0 && ++submitted_ % BENCH_SCOPE_BATCH == 0) return close();
-    return rc;
-  }
-  // Closes the last (partial) scope.
-  int close() {
-    if (!open_) return 0;
-    open_ = false;
-    return api_->scope_end(api_->rt);
-  }
-
- private:
-  int submit_one(const simpler::bench::PatternTask& task) {
     using simpler::bench::SlotMode;
     desc_.func_id = task.kernel;
     for (uint32_t i = 0; i < task.count; ++i) {
@@ -55,14 +36,42 @@ class Submitter {
     return api_->submit(api_->rt, &desc_, &result_);
   }
 
+ private:
   const SimplerOrchApi* api_;
   ChipTensor buffer_;
   bool views_;
-  bool scoped_;
-  bool open_ = false;
-  uint64_t submitted_ = 0;
   SimplerTaskDesc desc_{};
   SimplerTaskResult result_{};
+};
+
+// The scoped variant: a scope before every BENCH_SCOPE_BATCH-th task, closed after the
+// batch's last. A separate loop, so the plain runs' loop stays as cheap as it was.
+class ScopedSubmitter {
+ public:
+  ScopedSubmitter(const SimplerOrchApi* api, const ChipTensor& buffer, bool views)
+      : api_(api), submitter_(api, buffer, views) {}
+
+  int submit(const simpler::bench::PatternTask& task) {
+    if (submitted_ % BENCH_SCOPE_BATCH == 0) {
+      if (int rc = api_->scope_begin(api_->rt)) return rc;
+      open_ = true;
+    }
+    const int rc = submitter_.submit(task);
+    if (rc == 0 && ++submitted_ % BENCH_SCOPE_BATCH == 0) return close();
+    return rc;
+  }
+  // Closes the last (partial) scope.
+  int close() {
+    if (!open_) return 0;
+    open_ = false;
+    return api_->scope_end(api_->rt);
+  }
+
+ private:
+  const SimplerOrchApi* api_;
+  Submitter submitter_;
+  bool open_ = false;
+  uint64_t submitted_ = 0;
 };
 
 }  // namespace
@@ -81,11 +90,17 @@ extern "C" __attribute__((visibility("default"))) int bench_pattern(const ChipSt
   const ChipTensor& buffer = args->tensors[0];
   if (static_cast<uint64_t>(buffer.shapes[0]) < bench_pattern_slots(pattern, tasks))
     return api->fatal(api->rt, "bench_pattern: slot buffer too small for the task count");
-  Submitter submitter(api, buffer, args->scalars[2] != 0,
-                      args->scalar_count > 4 && args->scalars[4] != 0);
-  const int rc = simpler::bench::for_each_pattern_task(
+  const bool views = args->scalars[2] != 0;
+  if (args->scalar_count > 4 && args->scalars[4] != 0) {
+    ScopedSubmitter scoped(api, buffer, views);
+    const int rc = simpler::bench::for_each_pattern_task(
+        pattern, tasks, static_cast<uint32_t>(k),
+        [&](const simpler::bench::PatternTask& t) { return scoped.submit(t); });
+    const int closed = scoped.close();  // the run fails anyway after a failed submit
+    return rc != 0 ? rc : closed;
+  }
+  Submitter submitter(api, buffer, views);
+  return simpler::bench::for_each_pattern_task(
       pattern, tasks, static_cast<uint32_t>(k),
       [&](const simpler::bench::PatternTask& t) { return submitter.submit(t); });
-  const int closed = submitter.close();  // the run fails anyway after a failed submit
-  return rc != 0 ? rc : closed;
 }

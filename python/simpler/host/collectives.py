@@ -106,17 +106,18 @@ class Collective:
         self.run = run
         self.kind = kind
         self.api = f"HostOrchestrator.{kind}"
-        if chips is None:
-            chips = owner.device_ids
-        if isinstance(chips, (str, bytes)) or not hasattr(chips, "__iter__"):
-            raise SimplerTypeError(f"{self.api}: chips must be a list of the worker's chips (or None "
-                                   f"for all of them), got {chips!r}")
-        chips = list(chips)
-        if not chips:
-            raise SimplerValueError(f"{self.api}: the group of chips is empty")
-        self.slots = [owner._slot_of(c, kind) for c in chips]
-        if len(set(self.slots)) != len(self.slots):
-            raise SimplerValueError(f"{self.api}: a chip appears twice in the group {chips}")
+        if chips is None:                 # every chip, in slot order: nothing to check
+            self.slots = list(range(len(owner._chips)))
+        else:
+            if isinstance(chips, (str, bytes)) or not hasattr(chips, "__iter__"):
+                raise SimplerTypeError(f"{self.api}: chips must be a list of the worker's chips (or "
+                                       f"None for all of them), got {chips!r}")
+            chips = list(chips)
+            if not chips:
+                raise SimplerValueError(f"{self.api}: the group of chips is empty")
+            self.slots = [owner._slot_of(c, kind) for c in chips]
+            if len(set(self.slots)) != len(self.slots):
+                raise SimplerValueError(f"{self.api}: a chip appears twice in the group {chips}")
         self.g = len(self.slots)
         # Level 4: the local chip index on each rank when the group maps onto the ranks
         # (one chip per rank, in rank order) and MPI's own collectives can carry it.

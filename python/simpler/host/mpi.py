@@ -390,6 +390,7 @@ class MpiTransport(ChipTransport):
         self.native = link.native
         self.mpi_collectives = True               # Worker(level=4).mpi_collectives
         self.mpi_poisoned = False                 # a collective was abandoned: ring only
+        self._plans: Dict[Tuple[int, ...], Optional[List[List[int]]]] = {}   # mpi_plan's
         # Worker(level=4).mpi_all_reduce_max_bytes
         self.mpi_all_reduce_max_bytes = MPI_ALL_REDUCE_MAX_BYTES
         self._direct = local.addressable
@@ -515,7 +516,20 @@ class MpiTransport(ChipTransport):
                 ra, _header(_KIND_COPY_TO, la, dst, nbytes, peer=rb, tag=tag), "receive")
             send = self.client.begin_data(
                 rb, _header(_KIND_COPY_FROM, lb, src, nbytes, peer=ra, tag=tag), "send")
-            _settle([send, receive])
+            try:
+                # Both replies at once: a receive refused by ra replies at once, while rb's
+                # send then never completes and rb never replies (awaiting rb first hung).
+                failed = self.native.wait_first_failure([send.call, receive.call])
+                if failed >= 0:
+                    (send, receive)[failed].result()   # raises what that rank reported
+                _settle([send, receive])
+            except BaseException:
+                send.abandon()
+                receive.abandon()
+                # rb's data may sit unmatched at ra (ra refused or dropped the receive):
+                # a later transfer must never draw this tag and match it.
+                self.native.hold_tag(tag)
+                raise
 
     # ---- MPI's own collectives (simpler.host.mpi_collectives) -------------------------------
     def mpi_plan(self, slots: Sequence[int]) -> Optional[List[List[int]]]:
@@ -525,10 +539,13 @@ class MpiTransport(ChipTransport):
         size = self.link.size
         if not self._direct or not self.mpi_collectives or self.mpi_poisoned or size < 2:
             return None
-        plan: List[List[int]] = [[] for _ in range(size)]
-        for index, slot in enumerate(slots):
-            plan[self._loc(slot)[0]].append(index)
-        return plan if all(plan) else None
+        key = tuple(slots)
+        if key not in self._plans:        # a group's plan never changes: once per group
+            plan: List[List[int]] = [[] for _ in range(size)]
+            for index, slot in enumerate(slots):
+                plan[self._loc(slot)[0]].append(index)
+            self._plans[key] = plan if all(plan) else None
+        return self._plans[key]            # shared: callers only read it
 
     def mpi_group(self, slots: Sequence[int],
                   plan: Optional[List[List[int]]] = None) -> Optional[List[int]]:

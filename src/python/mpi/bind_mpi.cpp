@@ -202,6 +202,7 @@ PYBIND11_MODULE(_mpi_native, m) {
            })
       .def("new_tag", &Link::new_tag)
       .def_property_readonly("stale_replies", &Link::stale_replies)
+      .def("hold_tag", &Link::hold_tag)
       .def("next_message",
            [](Link& l, double timeout) -> py::object {
              Message m;

@@ -126,6 +126,10 @@ void Call::abandon() {
   // cancelled; a send is released and its bytes leaked, since MPI may still read them.
   // A reply not received yet may still come: it is consumed when it does, never matched.
   if (!replied_ && !dead_ && stale_) stale_->add(dest_, rid_);
+  // A transfer that did not succeed may leave its data unmatched at the receiver (a
+  // refused receive never posts one; an eager send completes here anyway): hold its tag.
+  const bool succeeded = replied_ && head_.status == kOk && moved_;
+  if (has_data_ && !succeeded && stale_) stale_->hold(data_tag_);
   stale_.reset();
   if (data_ != MPI_REQUEST_NULL) {
     if (data_is_recv_) MPI_Cancel(&data_);
@@ -259,6 +263,8 @@ std::unique_ptr<Call> Link::begin(int dest, Header h, const std::string& payload
   }
   call->rid_ = h.rid = new_tag();
   call->stale_ = stale_;
+  call->data_tag_ = h.tag;
+  call->has_data_ = send_buf != nullptr || recv_buf != nullptr;
   call->message_ = std::make_unique<std::string>(framed(h, payload));
   if (recv_buf != nullptr) {  // posted before the request, so the data finds it waiting
     call->data_is_recv_ = true;

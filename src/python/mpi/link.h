@@ -71,6 +71,8 @@ class Call {
   MPI_Request send_ = MPI_REQUEST_NULL;
   MPI_Request data_ = MPI_REQUEST_NULL;
   bool data_is_recv_ = false;
+  int64_t data_tag_ = 0;   // the transfer's tag on the data communicator
+  bool has_data_ = false;  // a transfer on the data communicator goes with the request
   bool replied_ = false;
   bool moved_ = false;  // the data transfer (if any) completed, as of the last step
   bool dead_ = false;   // never sent: the peer was already declared dead
@@ -116,7 +118,10 @@ class Link {
   // A tag for a request id or a transfer; never the id of a reply given up on that may
   // still arrive (stale_replies.h).
   int64_t new_tag();
-  // Replies given up on and not yet arrived (test hook).
+  // Rank 0 gave up on a transfer between two other ranks with this tag: never drawn again
+  // (stale_replies.h), as its data may sit unmatched at the receiver.
+  void hold_tag(int64_t tag) { stale_->hold(tag); }
+  // Replies given up on and not yet arrived, and held tags (test hook).
   size_t stale_replies() const { return stale_->size(); }
   // A request to `dest`: header (rid filled in) + payload, with an optional bulk transfer
   // on the data communicator (send_buf to dest, or recv_buf from dest) under h.tag.

@@ -5,6 +5,9 @@
 // arrives (drain, on the progress thread), and until then its id is never drawn again
 // (holds). Bounded: past kMax ids given up on and still unanswered, the oldest is
 // forgotten (its peer has been silent through kMax later give-ups).
+// A data transfer given up on before its data moved may leave its message queued at the
+// receiver (a refused receive never posts one): its tag is held too (hold), not drained
+// (the message sits at the other rank), so no later transfer matches it.
 #pragma once
 
 #include <mpi.h>
@@ -29,7 +32,10 @@ class StaleReplies {
     count_.store(ids_.size(), std::memory_order_release);
   }
 
-  // Whether a reply to `rid` (any peer) may still arrive.
+  // A data tag never to be drawn again (within the bound).
+  void hold(int64_t tag) { add(kNoPeer, tag); }
+
+  // Whether a reply to `rid` (any peer) may still arrive, or `rid` is a held data tag.
   bool holds(int64_t rid) {
     if (count_.load(std::memory_order_acquire) == 0) return false;
     std::lock_guard<std::mutex> lock(mutex_);
@@ -44,6 +50,10 @@ class StaleReplies {
     if (count_.load(std::memory_order_acquire) == 0) return;
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto it = ids_.begin(); it != ids_.end();) {
+      if (it->first == kNoPeer) {
+        ++it;
+        continue;
+      }
       int flag = 0;
       MPI_Message message;
       MPI_Status status;
@@ -65,6 +75,7 @@ class StaleReplies {
   size_t size() const { return count_.load(std::memory_order_acquire); }
 
  private:
+  static constexpr int kNoPeer = -2;  // a held data tag (MPI_ANY_SOURCE is -1)
   std::mutex mutex_;
   std::deque<std::pair<int, int64_t>> ids_;  // (peer, request id), oldest first
   std::atomic<size_t> count_{0};

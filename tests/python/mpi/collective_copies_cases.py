@@ -108,3 +108,41 @@ def test_a_reply_given_up_on_is_never_matched_by_a_later_request():
         link.stop()
         for c in comms:
             c.Free()
+
+
+def test_replies_given_up_on_are_remembered_within_a_bound():
+    """At most 1,024 ids wait for a stale reply (the oldest forgotten past that), so ids
+    never run out: a new id is still drawn at once."""
+    comms = [MPI.COMM_SELF.Dup() for _ in range(3)]
+    link = native.Link(*(MPI._handleof(c) for c in comms), 10.0, 0.05, [])
+    try:
+        for _ in range(1100):                             # never answered, given up on
+            link.begin(0, [2], b"x")
+        assert link.stale_replies == 1024
+        start = time.monotonic()
+        tags = {link.new_tag() for _ in range(30000)}
+        assert len(tags) == 30000 - 1024 and time.monotonic() - start < 10
+    finally:
+        link.stop()
+        for c in comms:
+            c.Free()
+
+
+def test_a_transfer_given_up_on_never_lends_its_tag_to_a_later_one():
+    """A send whose receiver refused (or a receive dropped) may leave its data unmatched at
+    the receiver, even when the send completed here (eagerly): its tag is never drawn
+    again, or a later transfer with it would receive the old data."""
+    comms = [MPI.COMM_SELF.Dup() for _ in range(3)]
+    link = native.Link(*(MPI._handleof(c) for c in comms), 10.0, 0.05, [])
+    try:
+        tag = link.new_tag()
+        data = np.arange(16, dtype=np.uint8)
+        # kCopyTo of 16 bytes to this rank, separate flow: the data is sent at once, and
+        # nobody receives it (the request is never served here, as if refused)
+        call = link.begin(0, [3, 0, 0, 0, 16, 0, tag, 0], b"", send=data)
+        del call                                          # given up on
+        assert tag not in {link.new_tag() for _ in range(30000)}
+    finally:
+        link.stop()
+        for c in comms:
+            c.Free()

@@ -248,7 +248,29 @@ def case_bad_input():
                            "mpi_all_reduce_max_bytes")
             assert isinstance(error, SimplerError) and error.code, error
         assert w.mpi_all_reduce_max_bytes == 16 << 20
+        if SIZE >= 3:
+            refused_transfer_between_serving_ranks(w)
     w.close()
+
+
+def refused_transfer_between_serving_ranks(w):
+    """A copy from rank 2's chip to rank 1's that rank 1 refuses (not its memory): a typed
+    error at once (rank 2's send never completes, so it never replies: awaiting it first
+    hung), the tag held (the data may sit at rank 1), later transfers unharmed."""
+    t, n = w.transport, 1 << 16
+    src, dst = w.malloc(n, (2, 0)), w.malloc(n, (1, 0))
+    w.copy_to(src, np.full(n, 7, np.uint8), device_id=(2, 0))
+    s1, s2 = w.device_ids.index((1, 0)), w.device_ids.index((2, 0))
+    held = t.native.stale_replies
+    expect(ValueError, lambda: t.copy_peer(s1, dst + (1 << 24), s2, src, n),
+           "not inside a live allocation")
+    assert t.native.stale_replies > held
+    t.copy_peer(s1, dst, s2, src, n)
+    out = np.zeros(n, np.uint8)
+    w.copy_from(out, dst, device_id=(1, 0))
+    assert (out == 7).all()
+    w.free(src, (2, 0))
+    w.free(dst, (1, 0))
 
 
 def case_remote_failure():
