@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from simpler import _native
 from simpler import errors as _errors  # noqa: F401  (the native error translator imports it)
-from simpler._ints import as_int
+from simpler._ints import as_int, require_int
 from simpler._typed_call import typed_methods
 from simpler.errors import SimplerTypeError
 
@@ -104,16 +104,20 @@ class ChipWorker:
         self._call("run", handle, args, config)
 
     def malloc(self, size: int) -> int:
-        return self._call("malloc", size)
+        return self._call("malloc", require_int(size, "ChipWorker.malloc", "size", low=1))
 
     def free(self, ptr: int) -> None:
-        self._call("free", ptr)
+        self._call("free", require_int(ptr, "ChipWorker.free", "ptr", low=0))
 
     def copy_to(self, dst: int, src: Any, nbytes: Optional[int] = None) -> None:
-        self._call("copy_to", dst, src, nbytes)
+        self._call("copy_to", require_int(dst, "ChipWorker.copy_to", "dst", low=0), src,
+                   None if nbytes is None
+                   else require_int(nbytes, "ChipWorker.copy_to", "nbytes", low=0))
 
     def copy_from(self, dst: Any, src: int, nbytes: Optional[int] = None) -> None:
-        self._call("copy_from", dst, src, nbytes)
+        self._call("copy_from", dst, require_int(src, "ChipWorker.copy_from", "src", low=0),
+                   None if nbytes is None
+                   else require_int(nbytes, "ChipWorker.copy_from", "nbytes", low=0))
 
     def device_memory_info(self) -> "tuple[int, int]":
         return self._call("device_memory_info")

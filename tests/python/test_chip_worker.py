@@ -139,4 +139,20 @@ def test_context_arguments_of_the_wrong_type_are_typed_and_take_no_device():
     assert cw.state == "NEW"
     cw.init(np.int64(0), build)  # numpy integers are ints
     assert (cw.state, cw.device_id) == ("INITIALIZED", 0)
+    from simpler.errors import SimplerValueError
+    for call, kind, words in (
+            (lambda: cw.malloc(True), SimplerTypeError, "ChipWorker.malloc: size must be an int, got bool"),
+            (lambda: cw.malloc("16"), SimplerTypeError, "size must be an int, got str"),
+            (lambda: cw.malloc(0), SimplerValueError, "size must be >= 1, got 0"),
+            (lambda: cw.free("x"), SimplerTypeError, "ChipWorker.free: ptr must be an int, got str"),
+            (lambda: cw.copy_from(bytearray(4), -1), SimplerValueError, "src must be >= 0"),
+            (lambda: cw.copy_to(2 ** 64, b"x"), SimplerValueError, "dst 18446744073709551616 does not fit")):
+        with pytest.raises(kind, match=words):
+            call()
+    ptr = cw.malloc(np.uint32(16))
+    cw.copy_to(ptr, b"0123456789abcdef", np.int64(16))
+    out = bytearray(16)
+    cw.copy_from(out, ptr)
+    assert bytes(out) == b"0123456789abcdef"
+    cw.free(ptr)
     cw.finalize()
