@@ -124,6 +124,13 @@ class SimplerAttributeError(SimplerError, AttributeError):
     default_code = _INVALID_ARGUMENT
 
 
+class SimplerIndexError(SimplerError, IndexError):
+    """An index outside what an object holds (``ChipStorageTaskArgs.tensor(5)`` with two
+    tensors); the message gives the count. ``.code``: PTO_RUNTIME_ERR_INVALID_ARGUMENT."""
+
+    default_code = _INVALID_ARGUMENT
+
+
 class SimplerRuntimeError(SimplerError, RuntimeError):
     """A call made in the wrong state or mode (e.g. "Worker.run: requires an initialized
     (READY) worker"); the message says what to do. ``.code``: PTO_RUNTIME_ERR_INVALID_STATE."""

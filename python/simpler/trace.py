@@ -12,7 +12,8 @@ import os
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Tuple, Union
 
-from simpler.errors import SimplerValueError
+from simpler._ints import as_int
+from simpler.errors import SimplerTypeError, SimplerValueError
 from simpler._typed_call import typed_functions as _typed_functions
 
 __all__ = ["CoreSummary", "Gap", "TraceSummary", "load", "flows", "summarize"]
@@ -80,6 +81,10 @@ class TraceSummary:
 
 def load(path: PathLike) -> Dict[str, Any]:
     """The trace as parsed JSON; ValueError when it is not a Chrome trace object."""
+    # Not an int: open() would read, then close, that file descriptor of the host process.
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise SimplerTypeError(f"simpler.trace.load: path must be a str or os.PathLike, "
+                               f"got {type(path).__name__}")
     with open(path, encoding="utf-8") as f:
         try:
             data = json.load(f)
@@ -105,9 +110,14 @@ def _ns(event: Dict[str, Any], key: str) -> int:
 
 def flows(trace: Dict[str, Any]) -> List[Tuple[int, int]]:
     """The dependency arrows of a trace as (producer task, consumer task) pairs."""
+    if not isinstance(trace, dict) or not isinstance(trace.get("traceEvents"), list):
+        raise SimplerTypeError(f"simpler.trace.flows: trace must be a dict with a 'traceEvents' "
+                               f"list (what simpler.trace.load returns), got {type(trace).__name__}")
     starts: Dict[Any, int] = {}
     ends: Dict[Any, int] = {}
     for e in trace["traceEvents"]:
+        if not isinstance(e, dict):
+            raise SimplerValueError("a trace event is not an object")
         if e.get("cat") != "dependency":
             continue
         task = (e.get("args") or {}).get("task")
@@ -121,9 +131,13 @@ def flows(trace: Dict[str, Any]) -> List[Tuple[int, int]]:
 def summarize(path: PathLike, gaps: int = 5) -> TraceSummary:
     """Per-core summary of the kernel blocks ("X" events) of a swimlane trace; ValueError
     when it is not one (also for an event field of the wrong type)."""
+    count = as_int(gaps)
+    if count is None:
+        raise SimplerTypeError(f"simpler.trace.summarize: gaps must be an int, "
+                               f"got {type(gaps).__name__}")
     trace = load(path)
     try:
-        return _summarize(trace, gaps)
+        return _summarize(trace, count)
     except SimplerValueError:
         raise
     except (TypeError, ValueError, KeyError, OverflowError) as e:

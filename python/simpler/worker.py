@@ -171,14 +171,15 @@ class Worker(ProcessLocal):
     simpler.host, subclasses of this class (docs/concepts.md, "Levels above the chip")."""
 
     def __new__(cls, level: int = 2, *args: Any, **kwargs: Any) -> "Worker":
-        if cls is Worker and isinstance(level, int) and level in (3, 4):
+        number = as_int(level)  # numpy integers are ints (level=np.int64(3) too)
+        if cls is Worker and number in (3, 4):
             from simpler.host import dispatch_level
-            return dispatch_level(level, kwargs)
+            return dispatch_level(number, kwargs)
         if cls is Worker and "device_ids" in kwargs:
             # Refused here, naming the level: __init__ would only say device_ids is unknown.
-            if not isinstance(level, int) or isinstance(level, bool):
+            if number is None:
                 raise SimplerTypeError(f"Worker: level must be an int, got {type(level).__name__}")
-            if level == 2:
+            if number == 2:
                 raise SimplerTypeError("Worker(level=2) drives one chip: pass device_id=N; "
                                        "device_ids=[...] is for level=3 (several chips of this host)")
             raise SimplerValueError(f"Worker: level must be 2, 3 or 4 (got {level}); device_ids=[...] "
@@ -189,11 +190,15 @@ class Worker(ProcessLocal):
     def __init__(self, level: int = 2, *, device_id: int = 0, platform: str = "a2a3sim",
                  runtime: str = "tensormap_and_ringbuffer", execution_mode: str = "program",
                  enable_sdma: bool = False, lib_dir: Optional["os.PathLike[str] | str"] = None) -> None:
-        for name, value in (("level", level), ("device_id", device_id)):
-            if not isinstance(value, int) or isinstance(value, bool):
-                raise SimplerTypeError(f"Worker: {name} must be an int, got {type(value).__name__}")
+        numbers_given = []
+        for name, given in (("level", level), ("device_id", device_id)):
+            value = as_int(given)  # numpy integers are ints; bools are not (docs/api.md)
+            if value is None:
+                raise SimplerTypeError(f"Worker: {name} must be an int, got {type(given).__name__}")
             if not -_I32 <= value < _I32:  # the native options hold 32-bit ints
                 raise SimplerValueError(f"Worker: {name} {value} is out of range")
+            numbers_given.append(value)
+        level, device_id = numbers_given
         for name, value in (("platform", platform), ("runtime", runtime),
                             ("execution_mode", execution_mode)):
             if not isinstance(value, str):

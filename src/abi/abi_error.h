@@ -5,6 +5,10 @@
 #include <stdexcept>
 #include <string>
 
+// How a user ends a context, from Python and from C: spelt once for every message that
+// asks for it. A macro, so phase_refusal() can concatenate it into static strings.
+#define SIMPLER_HOW_TO_CLOSE "(worker.close(); C ABI: finalize_device)"
+
 namespace simpler::rt::host {
 
 class AbiError : public std::runtime_error {

@@ -74,13 +74,13 @@ const char* KernelMode::phase_refusal() const {
     case Phase::Open:
       if (epoch_.reset_since()) {
         return "the device was reset (sim_device_reset) while this context used it: its code "
-               "arena and rings are gone; close the Worker (worker.close(); C ABI: "
-               "finalize_device) and create a new one";
+               "arena and rings are gone; close the Worker " SIMPLER_HOW_TO_CLOSE
+               " and create a new one";
       }
       return nullptr;
     case Phase::Poisoned:
       return "the context is poisoned: an earlier prepare could not load its orchestration; "
-             "close the Worker (worker.close(); C ABI: finalize_device) and create a new one";
+             "close the Worker " SIMPLER_HOW_TO_CLOSE " and create a new one";
     case Phase::Closing:
       return "finalize_device has started on this context (retry finalize_device)";
     case Phase::Closed:
@@ -283,9 +283,9 @@ int KernelMode::finalize() {
   phase_ = Phase::Closing;
   int status = release_all();
   if (status != SIMPLER_OK) {
-    fail(status, std::string("a release failed: ") + simpler_status_name(status) +
-                     "; what is left (and the device claim) is kept: close again (worker.close(); "
-                     "C ABI: finalize_device)");
+    fail(status,
+         std::string("a release failed: ") + simpler_status_name(status) +
+             "; what is left (and the device claim) is kept: close again " SIMPLER_HOW_TO_CLOSE);
   }
   return status;
 }

@@ -80,8 +80,7 @@ void ProgramMode::require_open() const {
         fail(PTO_RUNTIME_ERR_INVALID_STATE,
              "device " + std::to_string(device_) +
                  " was reset (sim_device_reset) while this context used it: its stream and "
-                 "memory are gone; close the Worker (worker.close(); C ABI: finalize_device) "
-                 "and create a new one");
+                 "memory are gone; close the Worker " SIMPLER_HOW_TO_CLOSE " and create a new one");
       }
       return;
     case Phase::Opening:
@@ -566,8 +565,7 @@ int ProgramMode::finalize() {
   int status = release_all();
   if (status != SIMPLER_OK) {
     fail(status, std::string("a release failed: ") + simpler_status_name(status) +
-                     "; what is left is kept: close again (worker.close(); C ABI: "
-                     "finalize_device)");
+                     "; what is left is kept: close again " SIMPLER_HOW_TO_CLOSE);
   }
   return status;
 }

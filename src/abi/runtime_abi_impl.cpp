@@ -206,8 +206,7 @@ int init_device(SimplerInitDeviceArgs* args) {
       fail(PTO_RUNTIME_ERR_INVALID_STATE,
            "device " + std::to_string(a.device_id) +
                " is already owned by another program-mode context of this "
-               "runtime build; close that Worker first (worker.close(); C ABI: "
-               "finalize_device)");
+               "runtime build; close that Worker first " SIMPLER_HOW_TO_CLOSE);
     }
     ctx.program = std::make_unique<ProgramMode>(ctx.traits, a.device_id, std::move(claim));
     ctx.mode.store(ContextMode::Program, std::memory_order_release);
@@ -413,8 +412,7 @@ int kernel_mode_init(SimplerKernelModeInitArgs* args) {
           fail(PTO_RUNTIME_ERR_INVALID_STATE,
                "device " + std::to_string(a.device_id) +
                    " already has a live kernel-mode context of this runtime "
-                   "build; close that Worker first (worker.close(); C ABI: "
-                   "finalize_device)");
+                   "build; close that Worker first " SIMPLER_HOW_TO_CLOSE);
         }
         ctx.kernel =
             std::make_unique<KernelMode>(ctx.traits, a.device_id, a.generation, std::move(claim));

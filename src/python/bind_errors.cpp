@@ -1,8 +1,9 @@
 // Every exception the native layer raises derives from simpler.errors.SimplerError, while
 // keeping the builtin class callers already catch: std::invalid_argument and
 // py::value_error -> SimplerValueError (a ValueError), py::type_error -> SimplerTypeError
-// (a TypeError), py::attribute_error -> SimplerAttributeError (an AttributeError), any other
-// std::runtime_error -> SimplerRuntimeError (a RuntimeError).
+// (a TypeError), py::attribute_error -> SimplerAttributeError (an AttributeError),
+// py::index_error -> SimplerIndexError (an IndexError), any other std::runtime_error ->
+// SimplerRuntimeError (a RuntimeError).
 // Registered first, so the layers' own translators (ChipWorkerError, KernelCompileError,
 // ...) are tried before it; what it does not name falls through to pybind11's defaults.
 #include <stdexcept>
@@ -38,8 +39,10 @@ void translate_generic_errors(
     raise_as("SimplerTypeError", e.what());
   } catch (const py::attribute_error& e) {
     raise_as("SimplerAttributeError", e.what());
+  } catch (const py::index_error& e) {
+    raise_as("SimplerIndexError", e.what());
   } catch (const py::builtin_exception&) {
-    throw;  // IndexError, KeyError, StopIteration, ...: pybind11's own mapping
+    throw;  // KeyError, StopIteration, ...: pybind11's own mapping
   } catch (const std::invalid_argument& e) {
     raise_as("SimplerValueError", e.what());
   } catch (const std::range_error&) {

@@ -13,19 +13,14 @@ namespace py = pybind11;
 namespace simpler::python::detail {
 namespace {
 
-// A Python int (or anything with __index__) as a 64-bit pattern: 0..2**64-1 as unsigned,
-// -2**63..-1 as two's complement.
+// A Python int (or anything with __index__, not a bool: as add_scalar_i64/u64) as a 64-bit
+// pattern: 0..2**64-1 as unsigned, -2**63..-1 as two's complement.
 uint64_t scalar_bits(py::handle value, const char* what) {
   if (PyFloat_Check(value.ptr())) {
     throw py::type_error(std::string(what) +
                          ": expected an int; use add_scalar_f32/add_scalar_f64 for floats");
   }
-  py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr()));
-  if (!index) {
-    PyErr_Clear();
-    throw py::type_error(std::string(what) + ": expected an int, got " +
-                         Py_TYPE(value.ptr())->tp_name);
-  }
+  const py::object index = index_of(value, what);
   const unsigned long long u = PyLong_AsUnsignedLongLong(index.ptr());
   if (!PyErr_Occurred()) return u;
   PyErr_Clear();
@@ -37,7 +32,7 @@ uint64_t scalar_bits(py::handle value, const char* what) {
 }
 
 // An index as tensor()/scalar() take it: an int (typed refusal otherwise), IndexError
-// outside 0..count-1 (a negative one included, as pybind11 used to refuse it untyped).
+// (SimplerIndexError, bind_errors.cpp) outside 0..count-1, a negative one included.
 size_t checked_index(py::handle index, uint32_t count, const char* what) {
   const int64_t i = int_arg(index, what, INT64_MIN, INT64_MAX);
   if (i < 0 || i >= static_cast<int64_t>(count)) {

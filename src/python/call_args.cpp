@@ -187,28 +187,44 @@ PackedTensor from_buffer(const PackTarget& t, uint32_t i, const ArgSpec& spec, p
   return p;
 }
 
+// What to pass instead of a producer whose export failed. torch refuses a tensor autograd
+// tracks, and a dtype DLPack 0.6 lacks (bool): a fresh capsule would not help there, a
+// detached tensor or the CPU tensor's numpy() view (buffer protocol) does.
+std::string dlpack_failure_hint(py::handle obj) {
+  const py::object grad = py::getattr(obj, "requires_grad", py::none());
+  const int truth = PyObject_IsTrue(grad.ptr());
+  if (truth < 0) PyErr_Clear();  // an odd producer: its own error is the one reported
+  if (truth > 0)
+    return "the tensor requires grad: pass tensor.detach() (the same memory, "
+           "outside autograd)";
+  if (PyCallable_Check(py::getattr(obj, "numpy", py::none()).ptr())) {
+    return "pass the tensor's numpy() view instead (zero-copy for a CPU tensor)";
+  }
+  return "pass the tensor itself, whose __dlpack__() makes a fresh capsule for each import";
+}
+
 // The producer's own failure (an object handing out one capsule twice: a capsule is
 // consumed by its first import; a __dlpack__ that raises or returns no capsule; a device
-// that is not two ints) as an ArgumentError naming the argument, not a bare ValueError or
-// pybind11's cast error. simpler's own typed errors pass through.
+// that is not two ints; a torch tensor that requires grad) as an ArgumentError naming the
+// argument, not a bare ValueError or pybind11's cast error. simpler's own typed errors
+// pass through.
 [[noreturn]] void refuse_dlpack_failure(const PackTarget& t, uint32_t i, const ArgSpec& spec,
-                                        py::error_already_set& e) {
+                                        py::handle obj, py::error_already_set& e) {
   // Called from the handler of `e`: a rethrow keeps simpler's own typed error as it is.
   if (e.matches(py::module_::import("simpler.errors").attr("SimplerError"))) throw;
   const std::string why = py::str(e.type().attr("__name__")).cast<std::string>() + ": " +
                           py::str(e.value()).cast<std::string>();
   bad_value(t, i, spec,
-            "its DLPack export could not be read (" + why +
-                "); pass the tensor itself, whose __dlpack__() makes a fresh capsule for "
-                "each import");
+            "its DLPack export could not be read (" + why + "); " + dlpack_failure_hint(obj));
 }
 
 template <typename Read>
-auto read_dlpack(const PackTarget& t, uint32_t i, const ArgSpec& spec, Read&& read) {
+auto read_dlpack(const PackTarget& t, uint32_t i, const ArgSpec& spec, py::handle obj,
+                 Read&& read) {
   try {
     return read();
   } catch (py::error_already_set& e) {
-    refuse_dlpack_failure(t, i, spec, e);
+    refuse_dlpack_failure(t, i, spec, obj, e);
   } catch (const py::cast_error& e) {
     bad_value(t, i, spec,
               std::string("its __dlpack_device__() is not two ints (") + e.what() + ")");
@@ -233,7 +249,8 @@ py::object cpu_bfloat16_as_uint16(const PackTarget& t, uint32_t i, const ArgSpec
 }
 
 PackedTensor from_dlpack(const PackTarget& t, uint32_t i, const ArgSpec& spec, py::handle obj) {
-  const auto [device_type, device_id] = read_dlpack(t, i, spec, [&] { return dlpack_device(obj); });
+  const auto [device_type, device_id] =
+      read_dlpack(t, i, spec, obj, [&] { return dlpack_device(obj); });
   if (device_type == kDLCPU) {
     // Host memory or a CPU view of sim memory: numpy imports it zero-copy, then the buffer
     // rules apply (the numpy array keeps the producer's export alive).
@@ -243,7 +260,7 @@ PackedTensor from_dlpack(const PackTarget& t, uint32_t i, const ArgSpec& spec, p
     } catch (py::error_already_set& e) {
       // numpy has no bfloat16: such a tensor is read through DLPack itself.
       py::object bf16 = cpu_bfloat16_as_uint16(t, i, spec, obj);
-      if (!bf16) refuse_dlpack_failure(t, i, spec, e);
+      if (!bf16) refuse_dlpack_failure(t, i, spec, obj, e);
       return from_buffer(t, i, spec, bf16, /*dlpack_host=*/true, obj, DataType::BFLOAT16);
     }
     return from_buffer(t, i, spec, array, /*dlpack_host=*/true, obj);
@@ -255,7 +272,7 @@ PackedTensor from_dlpack(const PackTarget& t, uint32_t i, const ArgSpec& spec, p
                   std::to_string(kSimDLDeviceType) + ") or CPU memory");
   }
   check_device(t, i, spec, device_id);
-  const DLPackView v = read_dlpack(t, i, spec, [&] { return dlpack_borrow(obj); });
+  const DLPackView v = read_dlpack(t, i, spec, obj, [&] { return dlpack_borrow(obj); });
   if (!v.dtype) {
     bad_type(t, i, spec,
              "DLPack dtype (code " + std::to_string(v.dl_dtype.code) + ", " +

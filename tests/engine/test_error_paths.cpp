@@ -10,6 +10,28 @@ namespace {
 
 class ErrorPathsTest : public EngineTest {
  protected:
+  // One run: its status is `status` and its message contains `fragment` (any, if empty).
+  static ::testing::AssertionResult runs_as(Engine& e, const LoadedProgram& program,
+                                            const ChipStorageTaskArgs& args, int status,
+                                            const std::string& fragment = "",
+                                            const SimplerCallConfig* run_config = nullptr) {
+    std::string error;
+    const int rc = run(e, program, args, &error, run_config);
+    if (rc != status) {
+      return ::testing::AssertionFailure()
+             << "status " << rc << ", expected " << status << ": " << error;
+    }
+    if (error.find(fragment) == std::string::npos) {
+      return ::testing::AssertionFailure() << "message lacks '" << fragment << "': " << error;
+    }
+    return ::testing::AssertionSuccess();
+  }
+
+  // test_programs::misuse()'s case `id` (its scalar) over a 1024-float buffer.
+  static ChipStorageTaskArgs misuse_case(const DeviceBuffer& x, uint64_t id) {
+    return make_args({x.tensor({1024})}, {id});
+  }
+
   // The engine must still be usable after the failure.
   void expect_engine_still_works(Engine& e) {
     constexpr int64_t n = 256;
@@ -17,10 +39,8 @@ class ErrorPathsTest : public EngineTest {
     a.upload(std::vector<float>(n, 1.5f));
     b.upload(std::vector<float>(n, 2.0f));
     auto program = load(test_programs::vector_add());
-    std::string error;
-    ASSERT_EQ(run(e, *program, make_args({a.tensor({n}), b.tensor({n}), c.tensor({n})}), &error),
-              SIMPLER_OK)
-        << error;
+    ASSERT_TRUE(
+        runs_as(e, *program, make_args({a.tensor({n}), b.tensor({n}), c.tensor({n})}), SIMPLER_OK));
     EXPECT_EQ(c.download<float>(), std::vector<float>(n, 3.5f));
   }
 };
@@ -29,9 +49,8 @@ TEST_F(ErrorPathsTest, OrchestrationFatalLatchesItsMessage) {
   auto program = load(test_programs::fatal());
   auto e = make_engine();
   DeviceBuffer x(64);
-  std::string error;
-  EXPECT_EQ(run(*e, *program, make_args({x.tensor({16})}), &error), SIMPLER_CHIP_ERR_ORCH_FATAL);
-  EXPECT_NE(error.find("deliberate failure requested by orch_fatal"), std::string::npos) << error;
+  EXPECT_TRUE(runs_as(*e, *program, make_args({x.tensor({16})}), SIMPLER_CHIP_ERR_ORCH_FATAL,
+                      "deliberate failure requested by orch_fatal"));
   expect_engine_still_works(*e);
 }
 
@@ -75,10 +94,8 @@ TEST_F(ErrorPathsTest, OrchestrationApiMisuseIsNamed) {
       {26, SIMPLER_CHIP_ERR_INVALID_ARGS, "tensor 0: ndims: 0 is out of range"},
   };
   for (const MisuseCase& c : cases) {
-    std::string error;
-    EXPECT_EQ(run(*e, *program, make_args({x.tensor({1024})}, {c.id}), &error), c.status)
-        << "case " << c.id << ": " << error;
-    EXPECT_NE(error.find(c.message), std::string::npos) << "case " << c.id << ": " << error;
+    EXPECT_TRUE(runs_as(*e, *program, misuse_case(x, c.id), c.status, c.message))
+        << "case " << c.id;
   }
   expect_engine_still_works(*e);
 }
@@ -89,16 +106,11 @@ TEST_F(ErrorPathsTest, OrchestrationAddressesOutsideDeviceMemoryAreRefused) {
   auto program = load(test_programs::misuse());
   auto e = make_engine();
   DeviceBuffer x(1024 * 4);
-  std::string error;
-  EXPECT_EQ(run(*e, *program, make_args({x.tensor({1024})}, {15}), &error),
-            SIMPLER_CHIP_ERR_INVALID_ARGS);
-  EXPECT_NE(error.find("are not device memory"), std::string::npos) << error;
-  EXPECT_EQ(run(*e, *program, make_args({x.tensor({1024})}, {16}), &error),
-            SIMPLER_CHIP_ERR_INVALID_ARGS);
-  EXPECT_NE(error.find("tensor 0: bytes [" + std::to_string(reinterpret_cast<uintptr_t>(x.data())) +
-                       ", +1099511627776) run past the end of their allocation"),
-            std::string::npos)
-      << error;
+  EXPECT_TRUE(runs_as(*e, *program, misuse_case(x, 15), SIMPLER_CHIP_ERR_INVALID_ARGS,
+                      "are not device memory"));
+  EXPECT_TRUE(runs_as(*e, *program, misuse_case(x, 16), SIMPLER_CHIP_ERR_INVALID_ARGS,
+                      "tensor 0: bytes [" + std::to_string(reinterpret_cast<uintptr_t>(x.data())) +
+                          ", +1099511627776) run past the end of their allocation"));
   // Memory of another device is not this run's either.
   ASSERT_EQ(sim_set_device(1), SIMPLER_OK);
   void* other = nullptr;
@@ -106,9 +118,8 @@ TEST_F(ErrorPathsTest, OrchestrationAddressesOutsideDeviceMemoryAreRefused) {
   ASSERT_EQ(sim_set_device(kDevice), SIMPLER_OK);
   ChipTensor foreign = x.tensor({1024});
   foreign.buffer.addr = reinterpret_cast<uintptr_t>(other);
-  EXPECT_EQ(run(*e, *program, make_args({foreign}, {6}), &error), SIMPLER_CHIP_ERR_INVALID_ARGS);
-  EXPECT_NE(error.find("are memory of device 1; this run executes on device 0"), std::string::npos)
-      << error;
+  EXPECT_TRUE(runs_as(*e, *program, make_args({foreign}, {6}), SIMPLER_CHIP_ERR_INVALID_ARGS,
+                      "are memory of device 1; this run executes on device 0"));
   ASSERT_EQ(sim_free(other), SIMPLER_OK);
   expect_engine_still_works(*e);
 }
@@ -119,11 +130,9 @@ TEST_F(ErrorPathsTest, AViewOfMemoryFreedWithAnEarlierRunIsRefused) {
   auto program = load(test_programs::misuse());
   auto e = make_engine();
   DeviceBuffer x(1024 * 4);
-  std::string error;
-  ASSERT_EQ(run(*e, *program, make_args({x.tensor({1024})}, {24}), &error), SIMPLER_OK) << error;
-  EXPECT_EQ(run(*e, *program, make_args({x.tensor({1024})}, {25}), &error),
-            SIMPLER_CHIP_ERR_INVALID_ARGS);
-  EXPECT_NE(error.find("are not device memory"), std::string::npos) << error;
+  ASSERT_TRUE(runs_as(*e, *program, misuse_case(x, 24), SIMPLER_OK));
+  EXPECT_TRUE(runs_as(*e, *program, misuse_case(x, 25), SIMPLER_CHIP_ERR_INVALID_ARGS,
+                      "are not device memory"));
   expect_engine_still_works(*e);
 }
 
@@ -133,8 +142,7 @@ TEST_F(ErrorPathsTest, AnOrchestrationThatOverwritesItsApiTableBreaksNoLaterRun)
   auto program = load(test_programs::misuse());
   auto e = make_engine();
   DeviceBuffer x(1024 * 4);
-  std::string error;
-  ASSERT_EQ(run(*e, *program, make_args({x.tensor({1024})}, {18}), &error), SIMPLER_OK) << error;
+  ASSERT_TRUE(runs_as(*e, *program, misuse_case(x, 18), SIMPLER_OK));
   expect_engine_still_works(*e);
 }
 
@@ -146,8 +154,7 @@ TEST_F(ErrorPathsTest, AScopeLessAllocationDoesNotPinTheHeapRing) {
   config.heap_ring_bytes = 64 * 1024;
   auto e = make_engine(config);
   DeviceBuffer x(1024 * 4);
-  std::string error;
-  EXPECT_EQ(run(*e, *program, make_args({x.tensor({1024})}, {19}), &error), SIMPLER_OK) << error;
+  EXPECT_TRUE(runs_as(*e, *program, misuse_case(x, 19), SIMPLER_OK));
   expect_engine_still_works(*e);
 }
 
@@ -164,7 +171,7 @@ TEST_F(ErrorPathsTest, OrchestrationLogGoesThroughTheLogSink) {
     auto e = make_engine();
     std::string error;
     ::testing::internal::CaptureStderr();
-    const int rc = run(*e, *program, make_args({x.tensor({1024})}, {11}), &error);
+    const int rc = run(*e, *program, misuse_case(x, 11), &error);
     const std::string out = ::testing::internal::GetCapturedStderr();
     EXPECT_EQ(rc, SIMPLER_OK) << error;
     EXPECT_NE(out.find("simpler ERROR orch: orch_misuse: orch-log-error"), std::string::npos)
@@ -182,8 +189,7 @@ TEST_F(ErrorPathsTest, RuntimeAllocationsAreAlignedDeviceTensors) {
   auto program = load(test_programs::misuse());
   auto e = make_engine();
   DeviceBuffer x(1024 * 4);
-  std::string error;
-  EXPECT_EQ(run(*e, *program, make_args({x.tensor({1024})}, {14}), &error), SIMPLER_OK) << error;
+  EXPECT_TRUE(runs_as(*e, *program, misuse_case(x, 14), SIMPLER_OK));
 }
 
 TEST_F(ErrorPathsTest, ScopeLargerThanTheTaskWindowIsARingDeadlock) {
@@ -192,13 +198,11 @@ TEST_F(ErrorPathsTest, ScopeLargerThanTheTaskWindowIsARingDeadlock) {
   config.task_window_size = 16;
   auto e = make_engine(config);
   DeviceBuffer x(256 * 4);
-  std::string error;
-  EXPECT_EQ(run(*e, *program, make_args({x.tensor({256})}, {40}), &error),
-            SIMPLER_CHIP_ERR_RING_DEADLOCK);
-  EXPECT_NE(error.find("task window"), std::string::npos) << error;
+  EXPECT_TRUE(runs_as(*e, *program, make_args({x.tensor({256})}, {40}),
+                      SIMPLER_CHIP_ERR_RING_DEADLOCK, "task window"));
   expect_engine_still_works(*e);
   // The same program fits when the scope fits the window.
-  EXPECT_EQ(run(*e, *program, make_args({x.tensor({256})}, {12}), &error), SIMPLER_OK) << error;
+  EXPECT_TRUE(runs_as(*e, *program, make_args({x.tensor({256})}, {12}), SIMPLER_OK));
 }
 
 TEST_F(ErrorPathsTest, ScopeLargerThanTheHeapRingIsARingDeadlock) {
@@ -207,14 +211,11 @@ TEST_F(ErrorPathsTest, ScopeLargerThanTheHeapRingIsARingDeadlock) {
   config.heap_ring_bytes = 16384;  // four 4 KiB outputs
   auto e = make_engine(config);
   DeviceBuffer x(1024 * 4);
-  std::string error;
-  EXPECT_EQ(run(*e, *program, make_args({x.tensor({1024})}, {10}), &error),
-            SIMPLER_CHIP_ERR_RING_DEADLOCK);
-  EXPECT_NE(error.find("heap ring"), std::string::npos) << error;
+  EXPECT_TRUE(runs_as(*e, *program, make_args({x.tensor({1024})}, {10}),
+                      SIMPLER_CHIP_ERR_RING_DEADLOCK, "heap ring"));
   DeviceBuffer big(8192 * 4);  // one 32 KiB output can never fit
-  EXPECT_EQ(run(*e, *program, make_args({big.tensor({8192})}, {1}), &error),
-            SIMPLER_CHIP_ERR_RING_DEADLOCK);
-  EXPECT_NE(error.find("can never fit"), std::string::npos) << error;
+  EXPECT_TRUE(runs_as(*e, *program, make_args({big.tensor({8192})}, {1}),
+                      SIMPLER_CHIP_ERR_RING_DEADLOCK, "can never fit"));
   expect_engine_still_works(*e);
 }
 
@@ -223,9 +224,8 @@ TEST_F(ErrorPathsTest, KernelFaultFailsTheRunAndSkipsDependents) {
   auto e = make_engine();
   DeviceBuffer x(16 * 4);
   x.upload(std::vector<float>(16, 1.0f));
-  std::string error;
-  EXPECT_EQ(run(*e, *program, make_args({x.tensor({16})}), &error), SIMPLER_CHIP_ERR_KERNEL_FAULT);
-  EXPECT_NE(error.find("fault code 42"), std::string::npos) << error;
+  EXPECT_TRUE(runs_as(*e, *program, make_args({x.tensor({16})}), SIMPLER_CHIP_ERR_KERNEL_FAULT,
+                      "fault code 42"));
   EXPECT_EQ(x.download<float>(), std::vector<float>(16, 1.0f))
       << "dependents of the faulted task ran";
   expect_engine_still_works(*e);
@@ -237,14 +237,12 @@ TEST_F(ErrorPathsTest, HostBuiltGraphLargerThanTheWindowIsCapacityExceeded) {
   auto e = make_engine(config, /*build_graph_first=*/true);
   auto program = load(test_programs::nested_scopes());
   DeviceBuffer x(64 * 4);
-  std::string error;
   // 5 x (2 + 3) = 25 tasks > 8.
-  EXPECT_EQ(run(*e, *program, make_args({x.tensor({64})}, {5, 3}), &error),
-            PTO_RUNTIME_ERR_CAPACITY_EXCEEDED);
-  EXPECT_NE(error.find("task_window_size"), std::string::npos) << error;
+  EXPECT_TRUE(runs_as(*e, *program, make_args({x.tensor({64})}, {5, 3}),
+                      PTO_RUNTIME_ERR_CAPACITY_EXCEEDED, "task_window_size"));
   // One iteration (5 tasks) fits.
   x.upload(std::vector<float>(64, 1.0f));
-  EXPECT_EQ(run(*e, *program, make_args({x.tensor({64})}, {1, 3}), &error), SIMPLER_OK) << error;
+  EXPECT_TRUE(runs_as(*e, *program, make_args({x.tensor({64})}, {1, 3}), SIMPLER_OK));
   EXPECT_EQ(x.download<float>(), std::vector<float>(64, 2.0f * 1.0f + 1.0f + 3.0f));
 }
 
@@ -252,21 +250,16 @@ TEST_F(ErrorPathsTest, EntryArgsThatDisagreeWithTheSignatureAreRefusedBeforeRunn
   auto program = load(test_programs::vector_add());
   auto e = make_engine();
   DeviceBuffer a(64), b(64), c(64);
-  std::string error;
-  EXPECT_EQ(run(*e, *program, make_args({a.tensor({16}), b.tensor({16})}), &error),
-            PTO_RUNTIME_ERR_INVALID_ARGUMENT);
-  EXPECT_NE(error.find("signature"), std::string::npos) << error;
+  EXPECT_TRUE(runs_as(*e, *program, make_args({a.tensor({16}), b.tensor({16})}),
+                      PTO_RUNTIME_ERR_INVALID_ARGUMENT, "signature"));
   ChipTensor host = c.tensor({16});
   host.space = CHIP_SPACE_HOST;
-  EXPECT_EQ(run(*e, *program, make_args({a.tensor({16}), b.tensor({16}), host}), &error),
-            PTO_RUNTIME_ERR_INVALID_ARGUMENT);
-  EXPECT_NE(error.find("HOST"), std::string::npos) << error;
+  EXPECT_TRUE(runs_as(*e, *program, make_args({a.tensor({16}), b.tensor({16}), host}),
+                      PTO_RUNTIME_ERR_INVALID_ARGUMENT, "HOST"));
   SimplerCallConfig bad = default_config();
   bad.flags = SIMPLER_CFG_SWIMLANE;  // without an output_prefix
-  EXPECT_EQ(
-      run(*e, *program, make_args({a.tensor({16}), b.tensor({16}), c.tensor({16})}), &error, &bad),
-      PTO_RUNTIME_ERR_INVALID_ARGUMENT);
-  EXPECT_NE(error.find("output_prefix"), std::string::npos) << error;
+  EXPECT_TRUE(runs_as(*e, *program, make_args({a.tensor({16}), b.tensor({16}), c.tensor({16})}),
+                      PTO_RUNTIME_ERR_INVALID_ARGUMENT, "output_prefix", &bad));
   expect_engine_still_works(*e);
 }
 

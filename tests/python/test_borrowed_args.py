@@ -191,6 +191,23 @@ def test_a_launch_from_inside_dlpack_packs_apart_from_the_outer_launch(kernel):
     np.testing.assert_array_equal(dz.numpy(), x + 4)
 
 
+def test_a_torch_tensor_that_requires_grad_is_refused_with_detach_as_the_fix(kernel):
+    """torch will not export a tensor autograd tracks; the hint says what to pass instead,
+    not to re-export it (round 4 said 'pass the tensor itself', which is what was passed)."""
+    torch = pytest.importorskip("torch")
+    w, cid, stream, x, dx, dy = kernel
+    tx = torch.from_dlpack(dx.numpy()).requires_grad_()
+    sim.reset_counters()
+    with pytest.raises(ArgumentError, match=r"argument 0 .*requires grad: pass "
+                                            r"tensor\.detach\(\)") as err:
+        w.kernel_launch(cid, tx, dy, 1.0, caller_stream=stream)
+    assert err.value.index == 0 and "fresh capsule" not in str(err.value)
+    assert_nothing_enqueued(stream)
+    w.kernel_launch(cid, tx.detach(), dy, 2.0, caller_stream=stream)
+    stream.synchronize()
+    np.testing.assert_array_equal(dy.numpy(), x + 2)
+
+
 def test_kernel_launch_refusals_are_typed_name_the_argument_and_enqueue_nothing(kernel):
     import torch
     w, cid, stream, x, dx, dy = kernel
@@ -351,3 +368,37 @@ extern "C" void kernel_entry(int64_t* args) {  // y = -x over bfloat16: flip the
         assert err.value.index == 1
         with pytest.raises(ArgumentTypeError, match="expected a BFLOAT16 tensor, got FLOAT16"):
             w.run(h, x.to(torch.float16), y)
+
+
+def test_a_torch_tensor_dlpack_cannot_export_gets_its_numpy_view_as_the_fix(compiler):
+    """torch 1.x has no DLPack bool: the hint names what works (the CPU tensor's numpy()
+    view), not a re-export that fails the same way."""
+    torch = pytest.importorskip("torch")
+    from simpler.task_interface import ArgDirection as D, ChipCallable, CoreCallable
+    invert = r'''
+#include "simpler/kernel/kernel_abi.h"
+extern "C" void kernel_entry(int64_t* args) {  // y = !x over bool bytes
+  const ChipTensor* x = simpler_tensor_arg(args, 0);
+  const ChipTensor* y = simpler_tensor_arg(args, 1);
+  const uint8_t* px = (const uint8_t*)simpler_tensor_data(x, 1);
+  uint8_t* py = (uint8_t*)simpler_tensor_data(y, 1);
+  for (int64_t i = 0; i < x->shapes[0]; ++i) py[i] = px[i] ? 0 : 1;
+}
+'''
+    kernel = CoreCallable.build([D.IN, D.OUT], compiler.compile_kernel(invert, "aiv"))
+    x = torch.arange(8) % 3 == 0
+    try:
+        x.__dlpack__()
+    except RuntimeError:
+        pass
+    else:
+        pytest.skip("this torch exports bool through DLPack")
+    with Worker() as w:
+        w.init()
+        h = w.register(ChipCallable.from_kernel(kernel))
+        y = torch.zeros(8, dtype=torch.bool)
+        with pytest.raises(ArgumentError, match=r"argument 0 .*pass the tensor's numpy\(\) view") as err:
+            w.run(h, x, y)
+        assert "fresh capsule" not in str(err.value)
+        w.run(h, x.numpy(), y.numpy())
+        assert torch.equal(y, ~x)

@@ -57,6 +57,18 @@ def test_worker_options_out_of_range_or_of_the_wrong_type():
             Worker(level=level, device_ids=[0], lib_dir=5) if level == 3 else Worker(lib_dir=5)
 
 
+def test_worker_level_and_device_id_take_numpy_integers_not_bools():
+    """docs/api.md: numpy integers are ints; bool and numpy.bool_ are not."""
+    w = Worker(level=np.int64(2), device_id=np.int32(1))
+    assert (w.level, w.device_id, w.state) == (2, 1, "NEW")
+    assert type(w.device_id) is int
+    for flag in (True, np.bool_(False)):
+        with pytest.raises(SimplerTypeError, match="device_id must be an int, got bool"):
+            Worker(level=2, device_id=flag)
+        with pytest.raises(SimplerTypeError, match="level must be an int, got bool"):
+            Worker(level=flag)
+
+
 def test_sim_ids_pointers_and_sizes_out_of_range():
     with pytest.raises(SimError) as e:
         sim.set_device(2 ** 70)

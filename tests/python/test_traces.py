@@ -100,3 +100,29 @@ def test_summary_refuses_what_is_not_a_trace(tmp_path):
     bad.write_text('{"events": []}')
     with pytest.raises(ValueError, match="traceEvents"):
         trace.summarize(bad)
+
+
+def test_trace_arguments_of_the_wrong_type_are_typed_and_no_descriptor_is_touched(tmp_path):
+    """An int path is not a file descriptor to read and close (open(5) would close the host
+    process's fd 5); flows() and gaps= of the wrong type say so."""
+    import os
+
+    from simpler.errors import SimplerTypeError, SimplerValueError
+    good = tmp_path / "t.json"
+    good.write_text('{"traceEvents": []}')
+    fd = os.open(good, os.O_RDONLY)
+    try:
+        for call in (trace.load, trace.summarize):
+            with pytest.raises(SimplerTypeError, match="path must be a str or os.PathLike, got int"):
+                call(fd)
+        os.fstat(fd)  # still open
+    finally:
+        os.close(fd)
+    for bad in (None, [], {"events": []}):
+        with pytest.raises(SimplerTypeError, match="trace must be a dict with a 'traceEvents'"):
+            trace.flows(bad)
+    with pytest.raises(SimplerValueError, match="a trace event is not an object"):
+        trace.flows({"traceEvents": [5]})
+    assert trace.summarize(good, gaps=np.int64(2)).blocks == 0
+    with pytest.raises(SimplerTypeError, match="gaps must be an int, got str"):
+        trace.summarize(good, gaps="3")

@@ -442,12 +442,26 @@ def test_args_index_accessors_refuse_bad_indexes_typed():
     args = ChipStorageTaskArgs()
     args.add_scalar(7)
     assert args.scalar(np.int64(0)) == 7
-    with pytest.raises(IndexError, match="out of range"):   # pybind11's bare TypeError before
-        args.scalar(-1)
-    with pytest.raises(IndexError, match="out of range"):
-        args.tensor(0)
+    for call in (lambda: args.scalar(-1), lambda: args.scalar(1), lambda: args.tensor(0)):
+        # An IndexError that is a SimplerError, as every refusal (docs/diagnostics.md).
+        with pytest.raises(errors.SimplerIndexError, match=r"index -?\d+ out of range \(count") as err:
+            call()
+        assert isinstance(err.value, IndexError)
+        assert err.value.code == errors.PTO_RUNTIME_ERR_INVALID_ARGUMENT
     with pytest.raises(SimplerTypeError, match="scalar"):
         args.scalar("0")
+
+
+def test_add_scalar_refuses_bools_as_add_scalar_i64_does():
+    from simpler.task_interface import ChipStorageTaskArgs
+    args = ChipStorageTaskArgs()
+    for flag in (True, np.bool_(False)):
+        for add in (args.add_scalar, args.add_scalar_i64, args.add_scalar_u64):
+            with pytest.raises(SimplerTypeError, match="expected an int, got .*bool"):
+                add(flag)
+    assert args.scalar_count == 0
+    args.add_scalar(np.uint8(7))   # numpy integers are ints
+    assert args.scalars == [7]
 
 
 def test_status_name_takes_int_codes_only():
