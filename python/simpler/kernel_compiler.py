@@ -30,7 +30,7 @@ from typing import Any, Callable, List, Optional, Sequence
 from simpler import _log  # noqa: F401 - native log lines -> logging "simpler"
 from simpler import _native
 from simpler.errors import STATUS_CODES, SimplerError, SimplerTypeError, SimplerValueError
-from simpler._ints import as_int
+from simpler._ints import as_int, is_bool
 from simpler._typed_call import typed_call, typed_methods
 
 __all__ = ["KernelCompiler", "KernelCompileError", "KernelCacheError", "KernelBinary",
@@ -88,6 +88,10 @@ class KernelCompiler(_native.KernelCompiler):
     use_cache=True, timeout_seconds=0)``."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        timeout = kwargs.get("timeout_seconds")
+        if is_bool(timeout):  # not a number of seconds: True would be a 1 s limit
+            raise SimplerTypeError(f"KernelCompiler: timeout_seconds must be a number of "
+                                   f"seconds, got {type(timeout).__name__}")
         try:
             super().__init__(*args, **kwargs)
         except TypeError as error:
