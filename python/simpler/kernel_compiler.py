@@ -29,7 +29,7 @@ from typing import Any, Callable, List, Optional, Sequence
 
 from simpler import _log  # noqa: F401 - native log lines -> logging "simpler"
 from simpler import _native
-from simpler.errors import SimplerError, SimplerTypeError, SimplerValueError
+from simpler.errors import STATUS_CODES, SimplerError, SimplerTypeError, SimplerValueError
 from simpler._ints import as_int, is_bool
 from simpler._typed_call import typed_call, typed_methods
 
@@ -42,7 +42,10 @@ class KernelCompileError(SimplerError, RuntimeError):
 
     ``str(err)`` says what failed (with the start of the compiler's output);
     ``err.stderr`` is the compiler's full output ('' when the compiler never ran).
+    ``.code``: PTO_RUNTIME_ERR_INVALID_ARGUMENT (the source or image given was refused).
     """
+
+    default_code = STATUS_CODES["PTO_RUNTIME_ERR_INVALID_ARGUMENT"]
 
     def __init__(self, message: str, stderr: str = "") -> None:
         super().__init__(message)
