@@ -829,24 +829,18 @@ struct TensorMap::Impl {
                                                          uint64_t task, bool write,
                                                          std::vector<uint64_t>& deps,
                                                          size_t deps_before) {
-    size_t hidden = 0;
-    if (ti != kNil) {
-      const Tile& t = tiles[ti];
-      if (t.writer != kNil) {
-        add_dep(t.writer_task, task, deps, deps_before);
-        hidden += write;
+    // What a write hides (the tile's writer and readers) only matters at capacity: count
+    // it there, and walk the readers once otherwise (their dependencies as they are dropped).
+    if (live + 1 > capacity) {
+      size_t hidden = 0;
+      if (ti != kNil && write) {
+        hidden += tiles[ti].writer != kNil;
+        for (uint32_t r = tiles[ti].readers; r != kNil; r = entries[r].slot) ++hidden;
       }
-      if (write) {
-        for (uint32_t r = t.readers; r != kNil; r = entries[r].slot) {
-          add_dep(tasks[entries[r].task_rec].task, task, deps, deps_before);
-          ++hidden;
-        }
-      }
+      if (live - hidden + 1 > capacity) return false;
     }
-    if (live - hidden + 1 > capacity) {
-      deps.resize(deps_before);
-      return false;
-    }
+    if (ti != kNil && tiles[ti].writer != kNil)
+      add_dep(tiles[ti].writer_task, task, deps, deps_before);
     // Every allocation before the first link (a throw leaves at most an empty grid, tile
     // or task record, which is harmless).
     const uint32_t tr = task_record(task);
@@ -871,6 +865,7 @@ struct TensorMap::Impl {
       if (t.writer != kNil) drop_entry(t.writer);
       for (uint32_t r = t.readers; r != kNil;) {
         const uint32_t next = entries[r].slot;
+        add_dep(tasks[entries[r].task_rec].task, task, deps, deps_before);
         drop_entry(r);
         r = next;
       }

@@ -154,6 +154,34 @@ TEST(TensorMapGrid, RefusalWhenFullChangesNothing) {
   EXPECT_EQ(map.live_entries(), 1u);
 }
 
+// At capacity, a write of a tile has room for the entries it hides (the tile's writer and
+// readers, its own task's read among them) and reports each of them; a read, or a
+// write of an empty tile, is refused without a dependency.
+TEST(TensorMapGrid, AWriteAtCapacityHasRoomForWhatItHides) {
+  TensorMap map(4);
+  std::vector<uint64_t> deps;
+  ASSERT_TRUE(map.access(1, slice1d(kA, 0, 16), AccessKind::Write, deps));
+  ASSERT_TRUE(map.access(2, slice1d(kA, 0, 16), AccessKind::Read, deps));
+  ASSERT_TRUE(map.access(3, slice1d(kA, 0, 16), AccessKind::Read, deps));
+  ASSERT_TRUE(map.access(4, slice1d(kA, 16, 32), AccessKind::Write, deps));
+  deps.clear();
+  EXPECT_FALSE(map.access(5, slice1d(kA, 0, 16), AccessKind::Read, deps));
+  EXPECT_FALSE(map.access(5, slice1d(kA, 32, 48), AccessKind::Write, deps));  // a new tile
+  EXPECT_TRUE(deps.empty());
+  EXPECT_EQ(deps_of(map, 5, slice1d(kA, 0, 16), AccessKind::ReadWrite), (Ids{1, 2, 3}));
+  EXPECT_EQ(map.live_entries(), 2u);
+  EXPECT_EQ(deps_of(map, 6, slice1d(kA, 0, 16), AccessKind::Read), Ids{5});
+  EXPECT_EQ(deps_of(map, 7, slice1d(kA, 0, 16), AccessKind::Read), Ids{5});
+  EXPECT_EQ(map.live_entries(), 4u);
+  // Task 7's own read is among the hidden: its record stays with the new write.
+  EXPECT_EQ(deps_of(map, 7, slice1d(kA, 0, 16), AccessKind::Write), (Ids{5, 6}));
+  EXPECT_EQ(map.live_entries(), 2u);
+  EXPECT_EQ(deps_of(map, 8, slice1d(kA, 0, 16), AccessKind::Read), Ids{7});
+  map.retire(7);
+  EXPECT_EQ(deps_of(map, 9, slice1d(kA, 0, 16), AccessKind::Write), Ids{8});
+  EXPECT_EQ(deps_of(map, 10, slice1d(kA, 16, 32), AccessKind::Read), Ids{4});
+}
+
 // A view with the descriptor of the grid's opener (but its start) is looked up by its
 // first byte without being described: whatever its strides, it must meet exactly the tile
 // it is, and a start off the grid must still see every tile it touches.
