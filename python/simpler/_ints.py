@@ -22,3 +22,22 @@ def as_int(value: Any) -> Optional[int]:
         return operator.index(value)
     except TypeError:
         return None
+
+
+_U64 = 2 ** 64
+
+
+def require_int(value: Any, api: str, name: str, low: Optional[int] = None) -> int:
+    """``value`` as an int (numpy integers too), or a SimplerTypeError naming ``api``
+    (e.g. ``"Worker.malloc"``) and the parameter; with ``low``, a SimplerValueError when it
+    is below ``low`` or does not fit 64 bits (the native calls take unsigned 64-bit sizes
+    and addresses)."""
+    number = as_int(value)
+    if number is not None and (low is None or low <= number < _U64):
+        return number
+    from simpler.errors import SimplerTypeError, SimplerValueError  # the failure path only
+    if number is None:
+        raise SimplerTypeError(f"{api}: {name} must be an int, got {type(value).__name__}")
+    if number < low:
+        raise SimplerValueError(f"{api}: {name} must be >= {low}, got {number}")
+    raise SimplerValueError(f"{api}: {name} {number} does not fit 64 bits")

@@ -14,9 +14,35 @@ from typing import Any, Optional
 
 from simpler import _native
 from simpler import errors as _errors  # noqa: F401  (the native error translator imports it)
+from simpler._ints import as_int, require_int
 from simpler._typed_call import typed_methods
+from simpler.errors import SimplerTypeError
 
 __all__ = ["ChipWorker"]
+
+
+def _checked(api: str, device_id: Any, bins: Any, config: Any, config_name: str,
+             config_optional: bool) -> "tuple[int, Any, Any]":
+    """The context arguments, refused with a SimplerTypeError naming the parameter (the
+    binding's own refusal is pybind11's plain "incompatible function arguments", and it
+    took a bool as a device id)."""
+    number = as_int(device_id)
+    if number is None:
+        raise SimplerTypeError(f"ChipWorker.{api}: device_id must be an int, "
+                               f"got {type(device_id).__name__}")
+    _check_bins(api, bins)
+    if not isinstance(config, _native.task_interface.CallConfig) and not (
+            config_optional and config is None):
+        raise SimplerTypeError(f"ChipWorker.{api}: {config_name} must be a CallConfig"
+                               f"{' or None' if config_optional else ''}, "
+                               f"got {type(config).__name__}")
+    return number, bins, config
+
+
+def _check_bins(api: str, bins: Any) -> None:
+    if not isinstance(bins, _native.RuntimeBins):
+        raise SimplerTypeError(f"ChipWorker.{api}: bins must be a RuntimeBins "
+                               f"(simpler.find_build(platform, runtime)), got {type(bins).__name__}")
 
 
 @typed_methods("ChipWorker")
@@ -31,6 +57,7 @@ class ChipWorker:
     def probe_kernel_mode_supported(bins: Any) -> bool:
         """Loads the build, asks one fresh context whether it runs kernel mode, destroys the
         context before unloading. No init, no device."""
+        _check_bins("probe_kernel_mode_supported", bins)
         return _native.worker.ChipWorker.probe_kernel_mode_supported(bins)
 
     @property
@@ -64,7 +91,8 @@ class ChipWorker:
 
     # ---- program mode ----
     def init(self, device_id: int, bins: Any, prewarm_config: Any = None) -> None:
-        self._call("init", device_id, bins, prewarm_config)
+        self._call("init", *_checked("init", device_id, bins, prewarm_config, "prewarm_config",
+                                     config_optional=True))
 
     def register(self, chip_callable: Any) -> Any:
         return self._call("register", chip_callable)
@@ -76,16 +104,20 @@ class ChipWorker:
         self._call("run", handle, args, config)
 
     def malloc(self, size: int) -> int:
-        return self._call("malloc", size)
+        return self._call("malloc", require_int(size, "ChipWorker.malloc", "size", low=1))
 
     def free(self, ptr: int) -> None:
-        self._call("free", ptr)
+        self._call("free", require_int(ptr, "ChipWorker.free", "ptr", low=0))
 
     def copy_to(self, dst: int, src: Any, nbytes: Optional[int] = None) -> None:
-        self._call("copy_to", dst, src, nbytes)
+        self._call("copy_to", require_int(dst, "ChipWorker.copy_to", "dst", low=0), src,
+                   None if nbytes is None
+                   else require_int(nbytes, "ChipWorker.copy_to", "nbytes", low=0))
 
     def copy_from(self, dst: Any, src: int, nbytes: Optional[int] = None) -> None:
-        self._call("copy_from", dst, src, nbytes)
+        self._call("copy_from", dst, require_int(src, "ChipWorker.copy_from", "src", low=0),
+                   None if nbytes is None
+                   else require_int(nbytes, "ChipWorker.copy_from", "nbytes", low=0))
 
     def device_memory_info(self) -> "tuple[int, int]":
         return self._call("device_memory_info")
@@ -95,7 +127,8 @@ class ChipWorker:
 
     # ---- kernel mode ----
     def kernel_init(self, device_id: int, bins: Any, config: Any) -> None:
-        self._call("kernel_init", device_id, bins, config)
+        self._call("kernel_init", *_checked("kernel_init", device_id, bins, config, "config",
+                                            config_optional=False))
 
     def kernel_prepare_callable(self, chip_callable: Any) -> int:
         return self._call("kernel_prepare_callable", chip_callable)

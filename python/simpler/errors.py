@@ -46,13 +46,15 @@ class SimplerError(Exception):
     """Base of every exception simpler defines.
 
     ``.code`` is the native status when one exists, else the class's ``default_code``
-    (argument errors: PTO_RUNTIME_ERR_INVALID_ARGUMENT; ``None`` for the rest), and
-    ``.status_name`` its name (``""`` without a code). Each subclass also keeps the builtin
-    base that callers already catch (RuntimeError, ValueError, TypeError, ...).
+    (argument errors: PTO_RUNTIME_ERR_INVALID_ARGUMENT; wrong state: ..._INVALID_STATE;
+    timeouts: ..._TIMEOUT; not supported: ..._UNSUPPORTED; anything else:
+    ..._INTERNAL), and ``.status_name`` its name: every error carries an int status. Each
+    subclass also keeps the builtin base that callers already catch (RuntimeError,
+    ValueError, TypeError, ...).
     """
 
     #: The status a refusal of this class means when no native status is behind it.
-    default_code: "int | None" = None
+    default_code: "int | None" = STATUS_CODES["PTO_RUNTIME_ERR_INTERNAL"]
 
     def __init__(self, message: str, code: int | None = None) -> None:
         super().__init__(message)
@@ -72,6 +74,8 @@ class ChipWorkerError(SimplerError, RuntimeError):
 
 class UnsupportedRuntimeOperation(ChipWorkerError, NotImplementedError):
     """The runtime build does not support the operation (code PTO_RUNTIME_ERR_UNSUPPORTED)."""
+
+    default_code = STATUS_CODES["PTO_RUNTIME_ERR_UNSUPPORTED"]
 
 
 _INVALID_ARGUMENT: int = STATUS_CODES["PTO_RUNTIME_ERR_INVALID_ARGUMENT"]
@@ -129,19 +133,30 @@ class SimplerIndexError(SimplerError, IndexError):
 
 class SimplerRuntimeError(SimplerError, RuntimeError):
     """A call made in the wrong state or mode (e.g. "Worker.run: requires an initialized
-    (READY) worker"); the message says what to do."""
+    (READY) worker"); the message says what to do. ``.code``: PTO_RUNTIME_ERR_INVALID_STATE."""
+
+    default_code = STATUS_CODES["PTO_RUNTIME_ERR_INVALID_STATE"]
 
 
 class WorkerTimeoutError(SimplerError, TimeoutError):
-    """A bounded wait expired (RunHandle.wait, Worker.close past its grace period)."""
+    """A bounded wait expired (RunHandle.wait, Worker.close past its grace period).
+    ``.code``: PTO_RUNTIME_ERR_TIMEOUT."""
+
+    default_code = STATUS_CODES["PTO_RUNTIME_ERR_TIMEOUT"]
 
 
 class NotImplementedYetError(SimplerError, NotImplementedError):
-    """A documented capability that this build does not implement yet."""
+    """A documented capability that this build does not implement yet.
+    ``.code``: PTO_RUNTIME_ERR_UNSUPPORTED."""
+
+    default_code = STATUS_CODES["PTO_RUNTIME_ERR_UNSUPPORTED"]
 
 
 class RuntimeBuildNotFoundError(SimplerError, FileNotFoundError):
-    """The runtime build's files are missing; the message names the path looked for."""
+    """The runtime build's files are missing; the message names the path looked for.
+    ``.code``: PTO_RUNTIME_ERR_UNSUPPORTED (this install cannot run that runtime)."""
+
+    default_code = STATUS_CODES["PTO_RUNTIME_ERR_UNSUPPORTED"]
 
 
 class ArgumentError(SimplerValueError):
@@ -171,11 +186,15 @@ class KernelFaultError(ChipWorkerError):
     (code SIMPLER_CHIP_ERR_KERNEL_FAULT). After a crash the context is failed: only close()
     is allowed (docs/faults.md)."""
 
+    default_code = STATUS_CODES["SIMPLER_CHIP_ERR_KERNEL_FAULT"]
+
 
 class KernelTimeoutError(ChipWorkerError, TimeoutError):
     """The run's watchdog (CallConfig.watchdog_timeout_ms) saw no progress for the timeout
     (code SIMPLER_CHIP_ERR_SCHEDULER_TIMEOUT). The stuck run was abandoned and the context
     is failed: only close() is allowed (docs/faults.md)."""
+
+    default_code = STATUS_CODES["SIMPLER_CHIP_ERR_SCHEDULER_TIMEOUT"]
 
 
 class ClusterUnavailableError(ChipWorkerError):
@@ -183,6 +202,8 @@ class ClusterUnavailableError(ChipWorkerError):
     start; refused at submit (code SIMPLER_CHIP_ERR_CLUSTER_UNAVAILABLE), nothing of it ran.
     Submit ``block_num`` at most the chip's cluster count (``simpler.sim`` topology), or split
     the work into several cluster tasks."""
+
+    default_code = STATUS_CODES["SIMPLER_CHIP_ERR_CLUSTER_UNAVAILABLE"]
 
 
 class StreamChipError(ChipWorkerError, SimError):

@@ -20,6 +20,7 @@ compile`` uses it).
 """
 from __future__ import annotations
 
+import collections.abc
 import concurrent.futures
 import os
 import time
@@ -28,7 +29,8 @@ from typing import Any, Callable, List, Optional, Sequence
 
 from simpler import _log  # noqa: F401 - native log lines -> logging "simpler"
 from simpler import _native
-from simpler.errors import SimplerError, SimplerTypeError, SimplerValueError
+from simpler.errors import STATUS_CODES, SimplerError, SimplerTypeError, SimplerValueError
+from simpler._ints import as_int, is_bool
 from simpler._typed_call import typed_call, typed_methods
 
 __all__ = ["KernelCompiler", "KernelCompileError", "KernelCacheError", "KernelBinary",
@@ -40,7 +42,10 @@ class KernelCompileError(SimplerError, RuntimeError):
 
     ``str(err)`` says what failed (with the start of the compiler's output);
     ``err.stderr`` is the compiler's full output ('' when the compiler never ran).
+    ``.code``: PTO_RUNTIME_ERR_INVALID_ARGUMENT (the source or image given was refused).
     """
+
+    default_code = STATUS_CODES["PTO_RUNTIME_ERR_INVALID_ARGUMENT"]
 
     def __init__(self, message: str, stderr: str = "") -> None:
         super().__init__(message)
@@ -83,6 +88,10 @@ class KernelCompiler(_native.KernelCompiler):
     use_cache=True, timeout_seconds=0)``."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        timeout = kwargs.get("timeout_seconds")
+        if is_bool(timeout):  # not a number of seconds: True would be a 1 s limit
+            raise SimplerTypeError(f"KernelCompiler: timeout_seconds must be a number of "
+                                   f"seconds, got {type(timeout).__name__}")
         try:
             super().__init__(*args, **kwargs)
         except TypeError as error:
@@ -173,10 +182,26 @@ def compile_many(compiler: "KernelCompiler", jobs: Sequence[CompileJob], *,
     thread). ``max_workers`` defaults to the number of CPUs. Every job's kind is checked
     before anything compiles (ValueError naming the job).
     """
+    if not isinstance(jobs, collections.abc.Iterable) or isinstance(jobs, (str, bytes)):
+        raise SimplerTypeError(f"compile_many: jobs must be a sequence of CompileJob, "
+                               f"got {type(jobs).__name__}")
     jobs = list(jobs)
+    for i, job in enumerate(jobs):
+        if not isinstance(job, CompileJob):
+            raise SimplerTypeError(f"compile_many: jobs[{i}] must be a CompileJob, "
+                                   f"got {type(job).__name__}")
     kinds = [_kind_of(job) for job in jobs]
-    if max_workers is not None and max_workers < 1:
-        raise SimplerValueError(f"max_workers must be >= 1, got {max_workers}")
+    if max_workers is not None:
+        count = as_int(max_workers)  # numpy integers too; not a bool
+        if count is None:
+            raise SimplerTypeError(f"compile_many: max_workers must be an int or None, "
+                                   f"got {type(max_workers).__name__}")
+        if count < 1:
+            raise SimplerValueError(f"max_workers must be >= 1, got {count}")
+        max_workers = count
+    if progress is not None and not callable(progress):
+        raise SimplerTypeError(f"compile_many: progress must be callable or None, "
+                               f"got {type(progress).__name__}")
     workers = max_workers or os.cpu_count() or 1
 
     def run(index: int) -> CompileResult:

@@ -32,7 +32,7 @@ import weakref
 from typing import Any, List, Optional
 
 from simpler import _native
-from simpler._ints import as_int, is_bool
+from simpler._ints import as_int, is_bool, require_int
 from simpler._process_local import ProcessLocal
 from simpler._typed_call import typed_call, typed_methods
 from simpler import errors as _errors  # noqa: F401  (the native error translator imports it)
@@ -458,24 +458,13 @@ Worker.kernel_launch.__signature__ = _launch_signature.replace(  # type: ignore[
     parameters=[p for p in _launch_signature.parameters.values() if p.kind != p.VAR_KEYWORD])
 
 _I32 = 2 ** 31
-_U64 = 2 ** 64
 # Physical memory: the bound of a host buffer (a larger request is a typo, not a buffer).
 _HOST_BYTES = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
 
 
 def _require_int(value: Any, api: str, name: str, low: Optional[int] = None) -> int:
-    """``value`` as an int (numpy integers too), or a TypeError naming the parameter (bool
-    is not an int here); with ``low``, a ValueError when it is below ``low`` or does not fit
-    64 bits (the native calls take unsigned 64-bit sizes and addresses)."""
-    given, value = value, as_int(value)
-    if value is None:
-        raise SimplerTypeError(f"Worker.{api}: {name} must be an int, "
-                               f"got {type(given).__name__}")
-    if low is not None and value < low:
-        raise SimplerValueError(f"Worker.{api}: {name} must be >= {low}, got {value}")
-    if low is not None and value >= _U64:
-        raise SimplerValueError(f"Worker.{api}: {name} {value} does not fit 64 bits")
-    return value
+    """:func:`simpler._ints.require_int` for ``Worker.<api>`` (levels 3/4 use it too)."""
+    return require_int(value, f"Worker.{api}", name, low)
 
 
 def _require_timeout(timeout: Any, api: str) -> None:

@@ -142,6 +142,15 @@ struct ChipState {
     return false;
   }
   void leave_awake() { awake.fetch_sub(1, std::memory_order_seq_cst); }
+  // Leaves when more schedulers are awake than the budget allows (one at a time: two
+  // over-budget schedulers going idle together do not both leave).
+  bool leave_if_over_budget() {
+    int32_t n = awake.load(std::memory_order_relaxed);
+    while (n > max_awake.load(std::memory_order_relaxed)) {
+      if (awake.compare_exchange_weak(n, n - 1, std::memory_order_seq_cst)) return true;
+    }
+    return false;
+  }
   int32_t awake_schedulers() const { return awake.load(std::memory_order_seq_cst); }
   // Awake schedulers running blocks (a hint: the two counts are read one after the other).
   int32_t working_schedulers() const {
@@ -156,10 +165,13 @@ struct ChipState {
   }
   void orchestrator_returns() { max_awake.store(awake_orchestrating, std::memory_order_relaxed); }
   // `wake` false: the orchestrating thread comes back at once (the next pipelined run);
-  // a scheduler is woken only when none is awake for ready work.
+  // the budget stays as it is (raised for the gap, it let completions wake a second
+  // scheduler that then stayed awake beside the next orchestration: one runnable thread
+  // more than hardware threads), and a scheduler is woken only when none is awake for
+  // ready work.
   void orchestrator_leaves(bool wake = true) {
-    max_awake.store(awake_unattended, std::memory_order_relaxed);
     if (wake) {
+      max_awake.store(awake_unattended, std::memory_order_relaxed);
       wake_schedulers(awake_unattended);
     } else if (awake_schedulers() == 0 && has_ready()) {
       wake_schedulers(1);

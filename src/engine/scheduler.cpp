@@ -16,8 +16,9 @@ std::array<uint32_t, kCoreTypeCount> first_cores(int32_t cluster) {
 
 }  // namespace
 
-Scheduler::Scheduler(ChipState& chip, uint32_t lane, int32_t first_cluster)
-    : chip_(chip), dispatcher_(chip, lane, first_cores(first_cluster)) {}
+Scheduler::Scheduler(ChipState& chip, uint32_t lane, int32_t first_cluster,
+                     std::chrono::nanoseconds spin_budget)
+    : chip_(chip), dispatcher_(chip, lane, first_cores(first_cluster)), spin_budget_(spin_budget) {}
 
 void Scheduler::run() {
   while (!chip_.shutdown.load(std::memory_order_acquire)) {
@@ -25,8 +26,7 @@ void Scheduler::run() {
       park();
       continue;
     }
-    dispatch_until_idle();
-    chip_.leave_awake();
+    if (!dispatch_until_idle()) chip_.leave_awake();
     park();
   }
 }
@@ -35,15 +35,16 @@ void Scheduler::run() {
 // work it cannot take (every core of the type claimed, a push still in progress) spends
 // the same budget: it pauses and yields instead of looping hot, so the thread that holds
 // the cores (or is inside the push) gets this hardware thread.
-void Scheduler::dispatch_until_idle() {
-  Backoff backoff(kSchedulerSpinBudget);
+bool Scheduler::dispatch_until_idle() {
+  Backoff backoff(spin_budget_);
   bool idle = false;
+  bool left = false;
   for (;;) {
     if (dispatcher_.run_one()) {
       if (idle) {
         idle = false;
         chip_.idle.fetch_sub(1, std::memory_order_relaxed);
-        backoff = Backoff(kSchedulerSpinBudget);
+        backoff = Backoff(spin_budget_);
       }
       continue;
     }
@@ -53,9 +54,15 @@ void Scheduler::dispatch_until_idle() {
       idle = true;
       chip_.idle.fetch_add(1, std::memory_order_relaxed);
     }
-    if (chip_.shutdown.load(std::memory_order_relaxed) || !backoff.spin()) break;
+    // Over the budget (it shrank under this thread: the orchestrating thread came back),
+    // out of work: it leaves now instead of spinning beside the others.
+    if (chip_.shutdown.load(std::memory_order_relaxed) || (left = chip_.leave_if_over_budget()) ||
+        !backoff.spin()) {
+      break;
+    }
   }
   chip_.idle.fetch_sub(1, std::memory_order_relaxed);
+  return left;
 }
 
 void Scheduler::park() {

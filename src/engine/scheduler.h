@@ -13,7 +13,10 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+
+#include "backoff.h"
 
 #include "chip_state.h"
 #include "dispatcher.h"
@@ -24,7 +27,9 @@ class Scheduler {
  public:
   // Starts its core search at cluster `first_cluster`; `lane` names its thread to the
   // run's observer (observer.h; lane 0 is the caller of Engine::execute).
-  Scheduler(ChipState& chip, uint32_t lane, int32_t first_cluster);
+  // `spin_budget`: how long it spins for work before it parks (tests lengthen it).
+  Scheduler(ChipState& chip, uint32_t lane, int32_t first_cluster,
+            std::chrono::nanoseconds spin_budget = kSchedulerSpinBudget);
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
@@ -34,11 +39,14 @@ class Scheduler {
   uint64_t progress() const { return dispatcher_.blocks(); }
 
  private:
-  void dispatch_until_idle();  // the dispatch loop while awake; returns to park
+  // The dispatch loop while awake; returns to park. True when it already gave its awake
+  // slot back (it was over the budget).
+  bool dispatch_until_idle();
   void park();
 
   ChipState& chip_;
   Dispatcher dispatcher_;
+  std::chrono::nanoseconds spin_budget_;
 };
 
 }  // namespace simpler::rt

@@ -13,8 +13,10 @@ namespace {
 
 std::string field_name(const char* field) { return std::string("CallConfig.") + field; }
 
+// Python's bool or numpy's (a flag computed with numpy, e.g. array.any()); not an int.
 bool to_bool(py::handle v, const char* field) {
   if (PyBool_Check(v.ptr())) return v.ptr() == Py_True;
+  if (is_bool(v)) return PyObject_IsTrue(v.ptr()) == 1;
   throw py::type_error(field_name(field) + ": expected a bool, got " + Py_TYPE(v.ptr())->tp_name);
 }
 

@@ -187,6 +187,22 @@ PackedTensor from_buffer(const PackTarget& t, uint32_t i, const ArgSpec& spec, p
   return p;
 }
 
+// What to pass instead of a producer whose export failed. torch refuses a tensor autograd
+// tracks, and a dtype DLPack 0.6 lacks (bool): a fresh capsule would not help there, a
+// detached tensor or the CPU tensor's numpy() view (buffer protocol) does.
+std::string dlpack_failure_hint(py::handle obj) {
+  const py::object grad = py::getattr(obj, "requires_grad", py::none());
+  const int truth = PyObject_IsTrue(grad.ptr());
+  if (truth < 0) PyErr_Clear();  // an odd producer: its own error is the one reported
+  if (truth > 0)
+    return "the tensor requires grad: pass tensor.detach() (the same memory, "
+           "outside autograd)";
+  if (PyCallable_Check(py::getattr(obj, "numpy", py::none()).ptr())) {
+    return "pass the tensor's numpy() view instead (zero-copy for a CPU tensor)";
+  }
+  return "pass the tensor itself, whose __dlpack__() makes a fresh capsule for each import";
+}
+
 // The producer's own failure (an object handing out one capsule twice: a capsule is
 // consumed by its first import; a __dlpack__ that raises or returns no capsule; a device
 // that is not two ints; a torch tensor that requires grad) as an ArgumentError naming the
@@ -198,17 +214,8 @@ PackedTensor from_buffer(const PackTarget& t, uint32_t i, const ArgSpec& spec, p
   if (e.matches(py::module_::import("simpler.errors").attr("SimplerError"))) throw;
   const std::string why = py::str(e.type().attr("__name__")).cast<std::string>() + ": " +
                           py::str(e.value()).cast<std::string>();
-  // torch refuses to export a tensor autograd tracks; a fresh capsule would not help.
-  const py::object grad = py::getattr(obj, "requires_grad", py::none());
-  const int truth = PyObject_IsTrue(grad.ptr());
-  if (truth < 0) PyErr_Clear();  // an odd producer: its own error is the one reported
-  const bool needs_grad = truth > 0;
   bad_value(t, i, spec,
-            "its DLPack export could not be read (" + why + "); " +
-                (needs_grad ? "the tensor requires grad: pass tensor.detach() (the same "
-                              "memory, outside autograd)"
-                            : "pass the tensor itself, whose __dlpack__() makes a fresh "
-                              "capsule for each import"));
+            "its DLPack export could not be read (" + why + "); " + dlpack_failure_hint(obj));
 }
 
 template <typename Read>

@@ -2,6 +2,7 @@
 // pybind11 wrote at the top of its docstring; a refused call is analysed against it.
 #include "call_mismatch.h"
 
+#include <exception>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -154,7 +155,12 @@ PyObject* dispatch(PyObject* self, PyObject* args, PyObject* kwargs) {
   PyObject *type = nullptr, *value = nullptr, *trace = nullptr;
   PyErr_Fetch(&type, &value, &trace);
   PyErr_NormalizeException(&type, &value, &trace);
-  if (!is_mismatch(type, value, sig)) {
+  bool mismatch = false;
+  try {
+    mismatch = is_mismatch(type, value, sig);
+  } catch (const std::exception&) {  // an unreadable message: not pybind11's refusal
+  }
+  if (!mismatch) {
     PyErr_Restore(type, value, trace);
     return nullptr;
   }
@@ -170,6 +176,9 @@ PyObject* dispatch(PyObject* self, PyObject* args, PyObject* kwargs) {
     PyErr_SetObject(error.ptr(), error(message).ptr());
   } catch (py::error_already_set& e) {
     e.restore();  // simpler.errors missing (a broken install): that error is the news
+  } catch (const std::exception& e) {  // nothing may unwind into CPython's C frames
+    PyErr_SetString(PyExc_TypeError,
+                    (sig.qualified() + ": the arguments do not fit (" + e.what() + ")").c_str());
   }
   return nullptr;
 }

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "call_mismatch.h"
 #include "process_local.h"
 #include "stream_arg.h"
 
@@ -146,6 +147,9 @@ void bind_kernel_launch(py::module_& m) {
   refuse_pickling(cls,
                   "KernelLaunch cannot be pickled or copied: it is bound to a callable a Worker "
                   "of this process prepared; make another with Worker.kernel_bind");
+  // set_arg and the constructor (launch, a method descriptor, checks its own call).
+  detail::translate_call_mismatches(
+      cls, "has no constructor; make one with Worker.kernel_bind(callable_id, *args)");
 }
 
 }  // namespace simpler::python

@@ -63,5 +63,42 @@ TEST_F(SchedulerTest, ReadyWorkItCannotTakeLeavesItIdleNotWorkingUntilItParks) {
   EXPECT_TRUE(eventually([&] { return chip_.awake_schedulers() == 0 && chip_.idle.load() == 0; }));
 }
 
+// A scheduler left over the awake budget (it shrank under it: the orchestrating thread came
+// back) leaves as soon as it runs out of work, instead of spinning out its budget beside
+// the orchestrator: one runnable thread more than hardware threads meanwhile.
+TEST(SchedulerOverBudgetTest, LeavesAtItsFirstIdleMomentNotAfterItsSpinBudget) {
+  ChipState chip;
+  for (auto& queue : chip.ready) queue.reset(8);
+  chip.init_cores(1);
+  chip.max_awake = 2;
+  // A spin budget far beyond the wait below: only leaving early passes.
+  Scheduler scheduler(chip, 1, 0, std::chrono::seconds(60));
+  TaskSlot task;  // never run: no AIV core is free, so the scheduler spins idle
+  for (uint32_t core = 0; core < chip.core_count[SIMPLER_CORE_AIV]; ++core)
+    chip.core_claimed[SIMPLER_CORE_AIV][core].store(kCoreBusy, std::memory_order_relaxed);
+  ASSERT_TRUE(chip.ready[SIMPLER_CORE_AIV].push(&task));
+  std::thread thread([&] { scheduler.run(); });
+  EXPECT_TRUE(eventually([&] { return chip.awake_schedulers() == 1 && chip.idle.load() == 1; }));
+  chip.awake.fetch_add(1);  // another scheduler is awake, and the budget shrinks to one
+  chip.max_awake = 1;
+  EXPECT_TRUE(eventually([&] { return chip.awake_schedulers() == 1 && chip.idle.load() == 0; }))
+      << "the scheduler over the budget kept spinning";
+  chip.shutdown.store(true, std::memory_order_release);
+  chip.scheduler_parker.notify_all();
+  thread.join();
+  EXPECT_EQ(chip.awake_schedulers(), 1) << "it gave its awake slot back twice";
+  ASSERT_EQ(chip.ready[SIMPLER_CORE_AIV].try_pop(), &task);
+}
+
+TEST(SchedulerOverBudgetTest, OnlyTheSchedulersOverTheBudgetLeave) {
+  ChipState chip;
+  chip.max_awake = 1;
+  chip.awake = 3;
+  EXPECT_TRUE(chip.leave_if_over_budget());
+  EXPECT_TRUE(chip.leave_if_over_budget());
+  EXPECT_FALSE(chip.leave_if_over_budget()) << "the last awake scheduler within the budget left";
+  EXPECT_EQ(chip.awake_schedulers(), 1);
+}
+
 }  // namespace
 }  // namespace simpler::rt::testing

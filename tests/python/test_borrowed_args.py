@@ -368,3 +368,37 @@ extern "C" void kernel_entry(int64_t* args) {  // y = -x over bfloat16: flip the
         assert err.value.index == 1
         with pytest.raises(ArgumentTypeError, match="expected a BFLOAT16 tensor, got FLOAT16"):
             w.run(h, x.to(torch.float16), y)
+
+
+def test_a_torch_tensor_dlpack_cannot_export_gets_its_numpy_view_as_the_fix(compiler):
+    """torch 1.x has no DLPack bool: the hint names what works (the CPU tensor's numpy()
+    view), not a re-export that fails the same way."""
+    torch = pytest.importorskip("torch")
+    from simpler.task_interface import ArgDirection as D, ChipCallable, CoreCallable
+    invert = r'''
+#include "simpler/kernel/kernel_abi.h"
+extern "C" void kernel_entry(int64_t* args) {  // y = !x over bool bytes
+  const ChipTensor* x = simpler_tensor_arg(args, 0);
+  const ChipTensor* y = simpler_tensor_arg(args, 1);
+  const uint8_t* px = (const uint8_t*)simpler_tensor_data(x, 1);
+  uint8_t* py = (uint8_t*)simpler_tensor_data(y, 1);
+  for (int64_t i = 0; i < x->shapes[0]; ++i) py[i] = px[i] ? 0 : 1;
+}
+'''
+    kernel = CoreCallable.build([D.IN, D.OUT], compiler.compile_kernel(invert, "aiv"))
+    x = torch.arange(8) % 3 == 0
+    try:
+        x.__dlpack__()
+    except RuntimeError:
+        pass
+    else:
+        pytest.skip("this torch exports bool through DLPack")
+    with Worker() as w:
+        w.init()
+        h = w.register(ChipCallable.from_kernel(kernel))
+        y = torch.zeros(8, dtype=torch.bool)
+        with pytest.raises(ArgumentError, match=r"argument 0 .*pass the tensor's numpy\(\) view") as err:
+            w.run(h, x, y)
+        assert "fresh capsule" not in str(err.value)
+        w.run(h, x.numpy(), y.numpy())
+        assert torch.equal(y, ~x)

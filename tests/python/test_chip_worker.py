@@ -114,3 +114,45 @@ def test_unloadable_build_names_the_path(tmp_path):
     assert w.state == "NEW"  # nothing bound: a retry with a good build is allowed
     w.init(0, real)
     w.finalize()
+
+
+def test_context_arguments_of_the_wrong_type_are_typed_and_take_no_device():
+    """init/kernel_init/probe refuse a non-int (or bool) device id, bins that are not a
+    RuntimeBins and a config that is not a CallConfig with SimplerTypeError naming the
+    parameter; the worker stays NEW and no device is claimed."""
+    from simpler.errors import SimplerTypeError
+    build = bins()
+    cw = ChipWorker()
+    cases = [
+        (lambda: cw.init(True, build), "ChipWorker.init: device_id must be an int, got bool"),
+        (lambda: cw.init(np.bool_(False), build), "device_id must be an int, got bool"),
+        (lambda: cw.init("0", build), "device_id must be an int, got str"),
+        (lambda: cw.init(0, "bins"), r"bins must be a RuntimeBins \(simpler.find_build"),
+        (lambda: cw.init(0, build, 5), "prewarm_config must be a CallConfig or None, got int"),
+        (lambda: cw.kernel_init(0, build, None), "kernel_init: config must be a CallConfig, got NoneType"),
+        (lambda: cw.kernel_init(1.0, build, CallConfig()), "device_id must be an int, got float"),
+        (lambda: ChipWorker.probe_kernel_mode_supported(5), "bins must be a RuntimeBins"),
+    ]
+    for call, words in cases:
+        with pytest.raises(SimplerTypeError, match=words):
+            call()
+    assert cw.state == "NEW"
+    cw.init(np.int64(0), build)  # numpy integers are ints
+    assert (cw.state, cw.device_id) == ("INITIALIZED", 0)
+    from simpler.errors import SimplerValueError
+    for call, kind, words in (
+            (lambda: cw.malloc(True), SimplerTypeError, "ChipWorker.malloc: size must be an int, got bool"),
+            (lambda: cw.malloc("16"), SimplerTypeError, "size must be an int, got str"),
+            (lambda: cw.malloc(0), SimplerValueError, "size must be >= 1, got 0"),
+            (lambda: cw.free("x"), SimplerTypeError, "ChipWorker.free: ptr must be an int, got str"),
+            (lambda: cw.copy_from(bytearray(4), -1), SimplerValueError, "src must be >= 0"),
+            (lambda: cw.copy_to(2 ** 64, b"x"), SimplerValueError, "dst 18446744073709551616 does not fit")):
+        with pytest.raises(kind, match=words):
+            call()
+    ptr = cw.malloc(np.uint32(16))
+    cw.copy_to(ptr, b"0123456789abcdef", np.int64(16))
+    out = bytearray(16)
+    cw.copy_from(out, ptr)
+    assert bytes(out) == b"0123456789abcdef"
+    cw.free(ptr)
+    cw.finalize()

@@ -34,3 +34,25 @@ def test_bad_kind_is_refused_before_anything_compiles(tmp_path):
     assert compiler.stats["compiler_runs"] == 0
     with pytest.raises(ValueError, match="max_workers"):
         compile_many(compiler, [], max_workers=0)
+
+
+def test_arguments_of_the_wrong_type_are_typed_before_anything_compiles(tmp_path):
+    from simpler.errors import SimplerTypeError, SimplerValueError
+    compiler = KernelCompiler(tmp_path / "cache")
+    job = CompileJob("int x;", "aiv")
+    for call, words in (
+            (lambda: compile_many(compiler, 5), "jobs must be a sequence of CompileJob, got int"),
+            (lambda: compile_many(compiler, "aiv"), "jobs must be a sequence of CompileJob, got str"),
+            (lambda: compile_many(compiler, [job, 5]), r"jobs\[1\] must be a CompileJob, got int"),
+            (lambda: compile_many(compiler, [job], max_workers=True),
+             "max_workers must be an int or None, got bool"),
+            (lambda: compile_many(compiler, [job], max_workers=2.0),
+             "max_workers must be an int or None, got float"),
+            (lambda: compile_many(compiler, [job], progress="print"),
+             "progress must be callable or None, got str")):
+        with pytest.raises(SimplerTypeError, match=words):
+            call()
+    with pytest.raises(SimplerValueError, match="max_workers must be >= 1, got 0"):
+        compile_many(compiler, [job], max_workers=0)
+    import numpy as np
+    assert compile_many(compiler, (), max_workers=np.int64(2)) == []

@@ -38,6 +38,41 @@ def test_native_and_python_refusals_are_simpler_errors_with_their_builtin_base(c
     with pytest.raises(SimplerError) as err:
         call()
     assert isinstance(err.value, builtin), type(err.value).__mro__
+    # ... and each carries a named int status (a wrong state too, not None).
+    assert isinstance(err.value.code, int), (type(err.value), err.value.code)
+    assert err.value.status_name == errors.status_name(err.value.code) != ""
+
+
+@pytest.mark.parametrize("cls, status", [
+    (errors.SimplerRuntimeError, "PTO_RUNTIME_ERR_INVALID_STATE"),
+    (errors.WorkerTimeoutError, "PTO_RUNTIME_ERR_TIMEOUT"),
+    (errors.NotImplementedYetError, "PTO_RUNTIME_ERR_UNSUPPORTED"),
+    (errors.UnsupportedRuntimeOperation, "PTO_RUNTIME_ERR_UNSUPPORTED"),
+    (errors.RuntimeBuildNotFoundError, "PTO_RUNTIME_ERR_UNSUPPORTED"),
+    (errors.KernelFaultError, "SIMPLER_CHIP_ERR_KERNEL_FAULT"),
+    (errors.KernelTimeoutError, "SIMPLER_CHIP_ERR_SCHEDULER_TIMEOUT"),
+    (errors.ClusterUnavailableError, "SIMPLER_CHIP_ERR_CLUSTER_UNAVAILABLE"),
+    (KernelCompileError, "PTO_RUNTIME_ERR_INVALID_ARGUMENT"),
+    (errors.SimplerError, "PTO_RUNTIME_ERR_INTERNAL"),
+    (errors.ChipWorkerError, "PTO_RUNTIME_ERR_INTERNAL"),
+])
+def test_an_error_raised_without_a_native_status_carries_its_class_status(cls, status):
+    err = cls("refused")
+    assert err.code == errors.STATUS_CODES[status] and err.status_name == status
+
+
+def test_every_simpler_error_class_carries_an_int_status_by_default():
+    for _, cls in inspect.getmembers(errors, inspect.isclass):
+        if issubclass(cls, SimplerError) and cls.__init__ is SimplerError.__init__:
+            assert isinstance(cls("x").code, int), cls
+
+
+def test_a_wrong_state_refusal_carries_invalid_state():
+    worker = Worker(level=2)
+    with pytest.raises(errors.SimplerRuntimeError) as err:
+        worker.malloc(16)  # before init
+    assert err.value.code == errors.PTO_RUNTIME_ERR_INVALID_STATE
+    assert err.value.status_name == "PTO_RUNTIME_ERR_INVALID_STATE"
 
 
 def test_status_carrying_errors_have_code_and_status_name():
@@ -45,7 +80,8 @@ def test_status_carrying_errors_have_code_and_status_name():
     assert err.code == errors.PTO_RUNTIME_ERR_INVALID_STATE
     assert err.status_name == "PTO_RUNTIME_ERR_INVALID_STATE"
     plain = errors.SimplerRuntimeError("bad")
-    assert plain.code is None and plain.status_name == ""
+    assert plain.code == errors.PTO_RUNTIME_ERR_INVALID_STATE
+    assert plain.status_name == "PTO_RUNTIME_ERR_INVALID_STATE"
 
 
 # Raised by protocol, not as a refusal: __getattr__'s AttributeError, a missing optional

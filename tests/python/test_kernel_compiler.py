@@ -4,6 +4,7 @@ from __future__ import annotations
 import ctypes
 import os
 
+import numpy as np
 import pytest
 
 import simpler
@@ -195,3 +196,12 @@ def test_constructor_arguments_that_do_not_fit_are_simpler_type_errors(kwargs):
     from simpler.errors import SimplerTypeError
     with pytest.raises(SimplerTypeError, match="KernelCompiler: .*incompatible constructor"):
         KernelCompiler(**kwargs)
+
+
+@pytest.mark.parametrize("flag", [True, False, np.bool_(True)])
+def test_timeout_seconds_is_a_number_not_a_bool(tmp_path, flag):
+    """True was taken as a 1-second compile limit (docs/api.md: bools are not numbers)."""
+    from simpler.errors import SimplerTypeError
+    with pytest.raises(SimplerTypeError, match="timeout_seconds must be a number of seconds, got bool"):
+        KernelCompiler(tmp_path / "cache", timeout_seconds=flag)
+    assert KernelCompiler(tmp_path / "cache", timeout_seconds=np.float32(30)).timeout_seconds == 30

@@ -204,3 +204,23 @@ def test_descriptor_launch_called_wrongly_is_a_simpler_type_error(bound):
                  lambda: launch.launch(caller_stream=stream, extra=1)):
         with pytest.raises(SimplerTypeError, match="keyword-only argument: caller_stream="):
             call()
+
+
+def test_calls_that_fit_no_signature_are_typed(bound):
+    """set_arg with a missing or unknown argument, or KernelLaunch() itself: SimplerTypeError
+    naming what did not fit (pybind11's plain TypeError before); launch keeps its own check."""
+    w, cid, stream, x, dx, dys = bound
+    launch = w.kernel_bind(cid, dx, dys[0], 1.0)
+    cases = [
+        (lambda: launch.set_arg(0), r"^KernelLaunch\.set_arg\(\): missing argument 'value'; "
+                                    r"call it as set_arg\(index, value\)"),
+        (lambda: launch.set_arg(0, 1.0, 2), r"takes 2 positional arguments, 3 given"),
+        (lambda: launch.set_arg(index=0, val=1.0), r"unknown keyword 'val'"),
+        (lambda: KernelLaunch.set_arg(5, 0, 1.0), r"self must be a KernelLaunch, got int"),
+        (lambda: KernelLaunch(), r"^KernelLaunch\(\): has no constructor; make one with "
+                                 r"Worker\.kernel_bind"),
+    ]
+    for call, words in cases:
+        with pytest.raises(SimplerTypeError, match=words) as err:
+            call()
+        assert isinstance(err.value, TypeError) and err.value.code is not None

@@ -84,13 +84,19 @@ def test_level4_construction_validates_before_touching_mpi():
         Worker(level=4, device_ids=[0], rank_timeout=0)
 
 
-def test_errors_wrapping_a_simpler_error_without_a_status_get_the_internal_code():
-    """A level-4 refusal without a status (e.g. SimplerRuntimeError from another rank) has
-    code None; the task and group errors wrapping it still carry an int status."""
-    from simpler.errors import PTO_RUNTIME_ERR_INTERNAL, SimplerRuntimeError
+def test_errors_wrapping_a_cause_carry_its_status_or_the_internal_code():
+    """The task and group errors of the levels above the chip carry the status of the
+    error they wrap (every SimplerError has one: a refusal in the wrong state is
+    INVALID_STATE), and INTERNAL for an exception that is not simpler's."""
+    from simpler.errors import (PTO_RUNTIME_ERR_INTERNAL, PTO_RUNTIME_ERR_INVALID_STATE,
+                                SimplerRuntimeError)
     from simpler.host import ChipGroupError, ChipTaskError
     cause = SimplerRuntimeError("rank 1: refused")
-    assert cause.code is None
+    assert cause.code == PTO_RUNTIME_ERR_INVALID_STATE
     assert ChipTaskError("task failed", "rank 1 device 0", 1, cause).code == \
+        PTO_RUNTIME_ERR_INVALID_STATE
+    assert ChipGroupError("close failed", {(1, 0): cause}).code == PTO_RUNTIME_ERR_INVALID_STATE
+    other = OSError("disk gone")
+    assert ChipTaskError("task failed", "rank 1 device 0", 1, other).code == \
         PTO_RUNTIME_ERR_INTERNAL
-    assert ChipGroupError("close failed", {(1, 0): cause}).code == PTO_RUNTIME_ERR_INTERNAL
+    assert ChipGroupError("close failed", {(1, 0): other}).code == PTO_RUNTIME_ERR_INTERNAL

@@ -193,10 +193,9 @@ def test_value_and_type_errors_carry_the_invalid_argument_status():
     with pytest.raises(SimplerValueError) as err:
         Worker(level=7)
     _assert_invalid_argument(err.value)
-    # A native status behind the error still wins; classes without a default stay None.
+    # A native status behind the error still wins over the class's default.
     assert SimplerValueError("x", errors.PTO_RUNTIME_ERR_INVALID_STATE).code == \
         errors.PTO_RUNTIME_ERR_INVALID_STATE
-    assert errors.SimplerRuntimeError("x").code is None
 
 
 def test_run_before_init_is_reported_under_run(add_scalar_callable):
@@ -551,3 +550,14 @@ def test_wait_timeouts_take_numpy_numbers_but_not_bools(add_scalar_callable):
         for bad in (-1, float("nan"), np.float64("nan")):
             with pytest.raises(SimplerValueError, match="timeout must be >= 0"):
                 run.wait(bad)
+
+
+def test_callconfig_switches_take_numpy_bools_but_not_ints():
+    """A switch computed with numpy (array.any()) is a bool; 1 and None are not."""
+    cfg = CallConfig(enable_swimlane=np.bool_(True), dump_args=np.False_)
+    cfg.enable_profiling = np.array([0, 3]).any()
+    assert (cfg.enable_swimlane, cfg.dump_args, cfg.enable_profiling) == (True, False, True)
+    assert type(cfg.enable_swimlane) is bool
+    for value in (1, None, "yes", np.int8(1)):
+        with pytest.raises(SimplerTypeError, match="CallConfig.dump_dep_graph: expected a bool"):
+            CallConfig(dump_dep_graph=value)

@@ -7,7 +7,7 @@ from simpler.errors import PTO_RUNTIME_ERR_INTERNAL, ChipWorkerError, SimplerErr
 
 
 def _code_of(error: Optional[BaseException]) -> int:
-    # SimplerError subclasses without a native status carry code None.
+    # Every SimplerError carries an int status; another exception (a bug, OSError) is INTERNAL.
     code = getattr(error, "code", None)
     return PTO_RUNTIME_ERR_INTERNAL if code is None else int(code)
 
