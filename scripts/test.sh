@@ -56,7 +56,8 @@ if [ "$mode" = --sanitize=address ]; then
     -q -p no:cacheprovider || status=1
   # One known line is not a report: ASan's interceptor of swapcontext warns once per process
   # that it "doesn't fully support makecontext/swapcontext" (the cluster fibers switch with
-  # it and annotate each switch, src/engine/fiber.cpp). A file holding nothing else is dropped.
+  # it and annotate each switch where they do not switch registers themselves, i.e. off
+  # x86-64: src/engine/fiber.cpp). A file holding nothing else is dropped.
   for report in "$reports"/*; do
     [ -e "$report" ] || continue
     if ! grep -qv "WARNING: ASan doesn't fully support makecontext/swapcontext" "$report"; then

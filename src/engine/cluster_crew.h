@@ -6,9 +6,10 @@
 // 2-core machine there are not three dispatchers. So the parts go to helper threads of
 // this crew; a scheduler that starts a cluster task may run its first part (the AIC part
 // of block 0) itself: it starts at once, without a wake-up, and one thread fewer is
-// runnable. The orchestrating thread hands every part over and goes back to submitting.
-// A one-cluster task that a scheduler starts when no helper is awake to take its parts
-// does not come here at all: its parts run as fibers of that scheduler (cluster_fibers.h).
+// runnable. The orchestrating thread, while it submits, hands every part over and goes
+// back to submitting; while it waits for completions it runs parts as a scheduler does.
+// A one-cluster task started when no helper is awake to take its parts runs as fibers
+// (cluster_fibers.h) of the starting thread, or of one helper.
 // The thread whose part returns last runs the task's completion.
 // Helpers are created on first use (a program without cluster tasks starts none), at most
 // one per core of the chip. Between tasks an idle helper whose last idle gap was short

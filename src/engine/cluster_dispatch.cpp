@@ -64,7 +64,7 @@ uint8_t* cluster_buffers(ClusterPool& pool) {
   return pool.buffers.get();
 }
 
-void start_reserved(ChipState& chip, const uint32_t* here = nullptr);
+void start_reserved(ChipState& chip, const uint32_t* here = nullptr, bool orchestrating = false);
 
 // A scheduler that ran a part goes back to dispatching, inside the awake budget: while the
 // budget is full (another scheduler entered it meanwhile) it parks until there is room, as
@@ -113,13 +113,13 @@ void not_started(ChipState& chip, TaskSlot& task, const std::vector<uint32_t>& c
 }
 
 // Starts the reserved task: every core of its clusters is held for it. With `here`, the
-// calling thread runs the first part itself as that lane (ClusterCrew::launch), unless
-// single-core tasks are ready: it runs those meanwhile, as no helper could (a second
-// scheduler would have to wake up for them first).
-void start_reserved(ChipState& chip, const uint32_t* here) {
+// calling thread runs the first part itself as that lane (ClusterCrew::launch), also when
+// single-core tasks are ready: they stay queued for any thread that comes free, while a
+// task handed to a helper would wait for that one helper to wake up and get a hardware
+// thread (the fused prefill's slow mode). `orchestrating`: the caller is not in the
+// schedulers' awake budget, so it neither leaves nor rejoins it.
+void start_reserved(ChipState& chip, const uint32_t* here, bool orchestrating) {
   ClusterPool& pool = chip.clusters;
-  if (!chip.ready[SIMPLER_CORE_AIC].looks_empty() || !chip.ready[SIMPLER_CORE_AIV].looks_empty())
-    here = nullptr;
   TaskSlot& task = *pool.task;
   std::vector<uint32_t> clusters(pool.chosen.get(), pool.chosen.get() + task.block_num);
   for (uint32_t c : clusters) {
@@ -175,10 +175,12 @@ void start_reserved(ChipState& chip, const uint32_t* here) {
     chip.clusters.sync[clusters[0]].start(&chip, &task, clusters[0]);
     if (!crew.launch(parts, part, done, caller_lane)) not_started(chip, task, clusters);
   };
+  const bool scheduler_here = here != nullptr && !orchestrating;
   if (here != nullptr) {
     // The calling scheduler becomes a part: like a helper it is outside the schedulers'
-    // awake budget meanwhile, so another scheduler may take the ready work.
-    chip.leave_awake();
+    // awake budget meanwhile, so another scheduler may take the ready work (queued, any
+    // thread that comes free takes it; a task handed to a helper waits for that helper).
+    if (scheduler_here) chip.leave_awake();
     if (chip.has_ready()) chip.wake_schedulers(1);
   }
   bool launched = true;
@@ -204,13 +206,13 @@ void start_reserved(ChipState& chip, const uint32_t* here) {
   } else {
     launched = crew.launch(parts, part, done, here);
   }
-  if (here != nullptr) rejoin_awake(chip);
+  if (scheduler_here) rejoin_awake(chip);
   if (!launched) not_started(chip, task, clusters);
 }
 
 }  // namespace
 
-bool start_cluster_task(ChipState& chip, const uint32_t* here) {
+bool start_cluster_task(ChipState& chip, const uint32_t* here, bool orchestrating) {
   ClusterPool& pool = chip.clusters;
   if (chip.ready[SIMPLER_CORE_MIX].looks_empty()) return false;
   bool idle = false;
@@ -228,7 +230,7 @@ bool start_cluster_task(ChipState& chip, const uint32_t* here) {
                   [&](uint32_t type, uint32_t id) { reserve_core(chip, type, id); });
   }
   if (pool.missing.fetch_sub(1, std::memory_order_acq_rel) != 1) return false;
-  start_reserved(chip, here);
+  start_reserved(chip, here, orchestrating);
   return true;
 }
 

@@ -14,8 +14,9 @@
 // No idle cores: one reservation exists at a time (other cluster tasks stay queued
 // meanwhile), so at most one task's clusters hold idle cores, and only until the blocks
 // already running there end; every other core keeps taking single-core tasks, and the
-// dispatcher that reserved goes straight back to them. The orchestrating thread never runs
-// a part; a scheduler that starts a task at once runs its first part (cluster_crew.h).
+// dispatcher that reserved goes straight back to them. A scheduler that starts a task at
+// once runs its first part (or all its parts as fibers: cluster_fibers.h); so does the
+// orchestrating thread while it waits for completions, but never while it submits.
 #pragma once
 
 #include <cstdint>
@@ -25,9 +26,12 @@ namespace simpler::rt {
 struct ChipState;
 
 // If a cluster task is ready and no reservation is pending, reserves clusters for it and
-// starts it when they are all idle already. True if a task was started. With `here` (a
-// scheduler's lane), the caller runs the task's first part itself before it returns.
-bool start_cluster_task(ChipState& chip, const uint32_t* here = nullptr);
+// starts it when they are all idle already. True if a task was started. With `here` (the
+// caller's lane), the caller runs the task's first part itself before it returns.
+// `orchestrating`: the caller is the orchestrating thread, outside the schedulers' awake
+// budget (a scheduler leaves the budget while it runs a part).
+bool start_cluster_task(ChipState& chip, const uint32_t* here = nullptr,
+                        bool orchestrating = false);
 
 // Releases a core the caller claimed; when the release hands the core to the pending
 // reservation and completes it, starts the reserved cluster task.

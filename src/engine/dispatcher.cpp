@@ -15,11 +15,12 @@ Dispatcher::Dispatcher(ChipState& chip, uint32_t lane,
   }
 }
 
-bool Dispatcher::run_one() {
-  // A cluster task first: it reserves its clusters; a scheduler runs the first part
-  // itself, the orchestrating thread hands every part to helper threads and goes on.
+bool Dispatcher::run_one(bool waiting) {
+  // A cluster task first: it reserves its clusters; a scheduler (or the orchestrating
+  // thread while it waits) runs the first part itself, the submitting orchestrating
+  // thread hands every part to helper threads and goes on.
   if (!chip_.ready[SIMPLER_CORE_MIX].looks_empty() &&
-      start_cluster_task(chip_, orchestrating_ ? nullptr : &lane_)) {
+      start_cluster_task(chip_, orchestrating_ && !waiting ? nullptr : &lane_, orchestrating_)) {
     return true;
   }
   const uint32_t first = next_type_;

@@ -26,7 +26,10 @@ class Dispatcher {
 
   // Runs one ready block of either core type (alternating which type goes first). False
   // when none could be taken: both queues empty, or every core of a ready type claimed.
-  bool run_one();
+  // `waiting`: the orchestrating thread waits for completions, with nothing to submit
+  // meanwhile, so it runs a cluster task's parts itself as a scheduler would; submitting,
+  // it hands them to helper threads and goes on.
+  bool run_one(bool waiting = false);
   // Work-first without the queue: runs `task` now, as an idle core of its type, and
   // completes it. For a single-block AIC/AIV task this thread has just made ready (its
   // last dependency released) and nobody else can see yet. False when every core of the

@@ -825,7 +825,9 @@ bool Orchestrator::help_once() {
       (void)call_scheduler();
     }
   }
-  if (!inline_sense_.run([this] { return dispatcher_.run_one(); })) return false;
+  // Waiting: a cluster task's parts run here too (as fibers, mostly), not on a helper
+  // that would first have to wake up while this thread spins.
+  if (!inline_sense_.run([this] { return dispatcher_.run_one(/*waiting=*/true); })) return false;
   if (options_.watchdog != nullptr) options_.watchdog->poll();
   bump_progress();
   return true;

@@ -10,6 +10,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <cfenv>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -21,6 +22,7 @@
 
 #include "engine/chip_state.h"
 #include "engine/cluster_dispatch.h"
+#include "engine/dispatcher.h"
 #include "engine/fault_guard.h"
 #include "engine/fiber.h"
 #include "engine/observer.h"
@@ -209,6 +211,56 @@ TEST_F(ClusterFiberTest, AHungPartStaysOnItsCoreForTheWatchdog) {
   EXPECT_EQ(chip_.running.cores[SIMPLER_CORE_AIV][1].task_id.load(), 0u);
 }
 
+// The orchestrating thread (lane 0) runs a one-cluster task as fibers itself while it
+// waits for completions: it has nothing to submit, and a helper would first have to wake
+// up while it spins (the fused prefill's slow mode: the woken helper queued behind the
+// running threads). Submitting, it hands the task to one helper and goes on.
+TEST_F(ClusterFiberTest, TheWaitingOrchestratorRunsTheTaskAsFibersItself) {
+  Dispatcher orchestrator(chip_, /*lane=*/0, {0, 0});
+  ASSERT_TRUE(chip_.ready[SIMPLER_CORE_MIX].push(&task_));
+  ASSERT_TRUE(orchestrator.run_one(/*waiting=*/true));
+  EXPECT_EQ(task_.done_id.load(), 1u) << "not completed when run_one returned";
+  ASSERT_FALSE(run_.status.failed()) << run_.status.message();
+  for (int part = 0; part < 3; ++part)
+    EXPECT_TRUE(pthread_equal(g_part_thread[part].load(), pthread_self())) << "part " << part;
+  EXPECT_EQ(chip_.clusters.crew->helpers(), 0u) << "a helper thread was started";
+  EXPECT_EQ(g_seen[0].load(), 83.0f);
+  EXPECT_EQ(chip_.awake_schedulers(), 0) << "the orchestrator entered the schedulers' budget";
+}
+
+// Single-core work ready beside the cluster task stays queued for whichever thread comes
+// free; the cluster task still runs here. Handing it to a helper instead (as before) made
+// it wait for that one helper's wake-up and a hardware thread, behind the running threads.
+TEST_F(ClusterFiberTest, ReadySingleCoreWorkDoesNotSendTheTaskToAHelper) {
+  TaskSlot single;
+  single.core_type = SIMPLER_CORE_AIV;
+  single.block_num = 1;
+  single.id = 2;
+  single.run = &run_;
+  ASSERT_TRUE(chip_.ready[SIMPLER_CORE_AIV].push(&single));
+  Dispatcher orchestrator(chip_, /*lane=*/0, {0, 0});
+  ASSERT_TRUE(chip_.ready[SIMPLER_CORE_MIX].push(&task_));
+  ASSERT_TRUE(orchestrator.run_one(/*waiting=*/true));
+  EXPECT_EQ(task_.done_id.load(), 1u);
+  ASSERT_FALSE(run_.status.failed()) << run_.status.message();
+  for (int part = 0; part < 3; ++part)
+    EXPECT_TRUE(pthread_equal(g_part_thread[part].load(), pthread_self())) << "part " << part;
+  EXPECT_EQ(chip_.clusters.crew->helpers(), 0u) << "handed to a helper";
+  EXPECT_EQ(chip_.ready[SIMPLER_CORE_AIV].try_pop(), &single) << "the single-core task went";
+}
+
+TEST_F(ClusterFiberTest, TheSubmittingOrchestratorHandsTheTaskToAHelper) {
+  Dispatcher orchestrator(chip_, /*lane=*/0, {0, 0});
+  ASSERT_TRUE(chip_.ready[SIMPLER_CORE_MIX].push(&task_));
+  ASSERT_TRUE(orchestrator.run_one());
+  EXPECT_TRUE(eventually([&] { return task_.done_id.load() == 1; }));
+  ASSERT_FALSE(run_.status.failed()) << run_.status.message();
+  EXPECT_EQ(chip_.clusters.crew->helpers(), 1u);
+  for (int part = 0; part < 3; ++part)
+    EXPECT_FALSE(pthread_equal(g_part_thread[part].load(), pthread_self())) << "part " << part;
+  chip_.clusters.crew->stop(/*detach=*/false);
+}
+
 // A one-cluster task that no scheduler starts (the orchestrating thread did) runs as
 // fibers of one helper, and the helper completes it. When that completion starts the next
 // cluster task, a whole-chip one waiting for these cores, its parts need every helper the
@@ -331,6 +383,52 @@ TEST(FiberFaultGuard, AStackOverflowInAFiberIsACaughtFault) {
   ASSERT_TRUE(fiber.prepare(&guarded_fault, &again));
   fiber.resume();
   EXPECT_EQ(again.signo, SIGSEGV);
+}
+#endif
+
+// ---- the switch itself ------------------------------------------------------------------
+
+struct SwitchProbe {
+  int rounding_inside = 0;
+  bool blocked_inside = false;
+};
+
+void change_modes_and_yield(void* arg) {
+  auto* probe = static_cast<SwitchProbe*>(arg);
+  std::fesetround(FE_UPWARD);
+  sigset_t usr2;
+  sigemptyset(&usr2);
+  sigaddset(&usr2, SIGUSR2);
+  pthread_sigmask(SIG_BLOCK, &usr2, nullptr);
+  Fiber::yield();
+  probe->rounding_inside = std::fegetround();
+  sigset_t now;
+  pthread_sigmask(SIG_SETMASK, nullptr, &now);
+  probe->blocked_inside = sigismember(&now, SIGUSR2) == 1;
+  pthread_sigmask(SIG_UNBLOCK, &usr2, nullptr);
+}
+
+#if defined(__x86_64__)
+// The x86-64 switch keeps each side's floating-point modes (as ucontext did) but not a
+// signal mask: that is the thread's, one mask for all its fibers, and a switch makes no
+// system call for it (ucontext's sigprocmask pair per switch cost ten a cluster task).
+TEST(FiberSwitch, KeepsEachSidesRoundingModeAndLeavesTheSignalMaskToTheThread) {
+  const int rounding = std::fegetround();
+  Fiber fiber;
+  SwitchProbe probe;
+  ASSERT_TRUE(fiber.prepare(&change_modes_and_yield, &probe));
+  fiber.resume();  // the fiber rounds upward and blocks SIGUSR2, then yields
+  EXPECT_EQ(std::fegetround(), rounding) << "the fiber's rounding mode leaked to the thread";
+  sigset_t now;
+  pthread_sigmask(SIG_SETMASK, nullptr, &now);
+  EXPECT_EQ(sigismember(&now, SIGUSR2), 1) << "the switch restored a per-context signal mask";
+  fiber.resume();
+  ASSERT_TRUE(fiber.finished());
+  EXPECT_EQ(probe.rounding_inside, FE_UPWARD) << "the fiber lost its rounding mode";
+  EXPECT_TRUE(probe.blocked_inside);
+  pthread_sigmask(SIG_SETMASK, nullptr, &now);
+  EXPECT_EQ(sigismember(&now, SIGUSR2), 0);
+  std::fesetround(rounding);
 }
 #endif
 
