@@ -12,6 +12,7 @@ from typing import List, Optional, Union
 from simpler import _log  # noqa: F401 - native log lines -> logging "simpler"
 from simpler import _native
 from simpler._typed_call import typed_functions as _typed_functions
+from simpler.errors import SimplerTypeError
 
 RuntimeBins = _native.RuntimeBins
 
@@ -41,6 +42,13 @@ def find_build(platform: str, runtime: str,
     ``platform="a2a3"`` (real hardware needs a CANN build; this one has only ``a2a3sim``),
     FileNotFoundError naming the path of a missing file.
     """
+    for name, value in (("platform", platform), ("runtime", runtime)):
+        if not isinstance(value, str):
+            raise SimplerTypeError(f"simpler.find_build: {name} must be a str, "
+                                   f"got {type(value).__name__}")
+    if lib_dir is not None and not isinstance(lib_dir, (str, os.PathLike)):
+        raise SimplerTypeError(f"simpler.find_build: lib_dir must be a path (str or "
+                               f"os.PathLike) or None, got {type(lib_dir).__name__}")
     return _native.find_runtime_build(platform, runtime, lib_dir)
 
 

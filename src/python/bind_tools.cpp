@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bindings.h"
+#include "call_mismatch.h"
 #include "simpler/worker/kernel_compiler.h"
 #include "simpler/worker/runtime_build.h"
 
@@ -81,14 +82,15 @@ void bind_runtime_bins(py::module_& m) {
       .def_readwrite("sim_context_path", &RuntimeBins::sim_context_path)
       .def_readwrite("aicpu_image_path", &RuntimeBins::aicpu_image_path)
       .def_readwrite("aicore_image_path", &RuntimeBins::aicore_image_path)
-      .def("__eq__",
-           [](const RuntimeBins& a, const RuntimeBins& b) {
-             return a.platform == b.platform && a.runtime == b.runtime &&
-                    a.host_lib_path == b.host_lib_path &&
-                    a.sim_context_path == b.sim_context_path &&
-                    a.aicpu_image_path == b.aicpu_image_path &&
-                    a.aicore_image_path == b.aicore_image_path;
-           })
+      .def(
+          "__eq__",
+          [](const RuntimeBins& a, const RuntimeBins& b) {
+            return a.platform == b.platform && a.runtime == b.runtime &&
+                   a.host_lib_path == b.host_lib_path && a.sim_context_path == b.sim_context_path &&
+                   a.aicpu_image_path == b.aicpu_image_path &&
+                   a.aicore_image_path == b.aicore_image_path;
+          },
+          py::is_operator())  // anything else: NotImplemented, so == is False
       .def("__repr__", [](const RuntimeBins& b) {
         return "RuntimeBins(platform=" + py::repr(py::str(b.platform)).cast<std::string>() +
                ", runtime=" + py::repr(py::str(b.runtime)).cast<std::string>() +
@@ -98,6 +100,7 @@ void bind_runtime_bins(py::module_& m) {
                ", aicore_image_path=" + py::repr(py::str(b.aicore_image_path)).cast<std::string>() +
                ")";
       });
+  detail::translate_call_mismatches(m.attr("RuntimeBins"));
   // Equality without hashing would make the objects unhashable silently; say so.
   m.attr("RuntimeBins").attr("__hash__") = py::none();
 

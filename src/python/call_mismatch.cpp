@@ -2,6 +2,8 @@
 // pybind11 wrote at the top of its docstring; a refused call is analysed against it.
 #include "call_mismatch.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <exception>
 #include <string>
 #include <string_view>
@@ -24,8 +26,9 @@ struct Signature {
   std::string cls;   // "ChipTensor"
   std::string name;  // "make"
   bool is_method = false;
-  std::vector<Param> params;  // without self
-  py::object owner;           // the class
+  std::vector<Param> params;     // without self
+  size_t positional = SIZE_MAX;  // how many may be given by position (before a bare '*')
+  py::object owner;              // the class
 
   std::string qualified() const {
     return name == "__init__" ? cls + "()" : cls + "." + name + "()";
@@ -34,7 +37,7 @@ struct Signature {
     std::string out = (name == "__init__" ? cls : name) + "(";
     for (size_t i = 0; i < params.size(); ++i) {
       const Param& p = params[i];
-      out += (i ? ", " : "") + p.name;
+      out += (i ? ", " : "") + std::string(i == positional ? "*, " : "") + p.name;
       if (p.type != "handle" && p.type != "object") out += ": " + p.type;
       if (!p.default_text.empty()) out += "=" + p.default_text;
     }
@@ -78,6 +81,10 @@ bool read_signature(std::string_view line, Signature& sig) {
   if (i == line.size()) return false;
   for (size_t k = 0; k < parts.size(); ++k) {
     const std::string& p = parts[k];
+    if (p == "*") {  // the rest are keyword-only
+      sig.positional = sig.params.size();
+      continue;
+    }
     if (p[0] == '*') return false;  // takes anything: refuses by itself
     const size_t colon = p.find(':');
     if (colon == std::string::npos) return false;
@@ -105,9 +112,10 @@ std::string why(const Signature& sig, py::handle cls, const py::tuple& args, py:
     first = 1;
   }
   const size_t positional = args.size() - first;
-  if (positional > sig.params.size()) {
-    return "takes " + std::to_string(sig.params.size()) + " positional argument" +
-           (sig.params.size() == 1 ? "" : "s") + ", " + std::to_string(positional) + " given";
+  const size_t capacity = std::min(sig.positional, sig.params.size());
+  if (positional > capacity) {
+    return "takes " + std::to_string(capacity) + " positional argument" +
+           (capacity == 1 ? "" : "s") + ", " + std::to_string(positional) + " given";
   }
   std::vector<py::handle> given(sig.params.size());
   for (size_t i = 0; i < positional; ++i) given[i] = args[first + i];

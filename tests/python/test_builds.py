@@ -103,3 +103,27 @@ def test_runtime_bins_is_a_value():
     assert "host_build_graph" in repr(a) and "/x/libsimpler_sim.so" in repr(a)
     with pytest.raises(TypeError):
         hash(a)
+
+
+def test_arguments_of_the_wrong_type_are_typed():
+    """find_build and RuntimeBins(...) refuse what does not fit with SimplerTypeError naming
+    it (pybind11's plain 'incompatible function arguments' before); == with anything else is
+    False, not a TypeError."""
+    from simpler import RuntimeBins
+    from simpler.errors import SimplerTypeError
+    cases = [
+        (lambda: simpler.find_build(1, "tensormap_and_ringbuffer"), "platform must be a str, got int"),
+        (lambda: simpler.find_build("a2a3sim", None), "runtime must be a str, got NoneType"),
+        (lambda: simpler.find_build("a2a3sim", "tensormap_and_ringbuffer", 5),
+         r"lib_dir must be a path \(str or os.PathLike\) or None, got int"),
+        (lambda: RuntimeBins(), r"^RuntimeBins\(\): missing argument 'platform'; call it as "
+                                r"RuntimeBins\(\*, platform: str, "),
+        (lambda: RuntimeBins("a2a3sim"), r"takes 0 positional arguments, 1 given"),
+        (lambda: RuntimeBins(platform=1, runtime="r", host_lib_path="h", sim_context_path="s"),
+         "platform must be a str, got int"),
+    ]
+    for call, words in cases:
+        with pytest.raises(SimplerTypeError, match=words):
+            call()
+    bins = simpler.find_build("a2a3sim", "tensormap_and_ringbuffer")
+    assert (bins == 5) is False and bins == bins
