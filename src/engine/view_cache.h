@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "simpler/abi/chip_types.h"
 #include "tensor_shape.h"
@@ -25,7 +26,8 @@ namespace simpler::rt {
 class ViewCache {
  public:
   void clear() {
-    for (Entry& e : entries_) e.ndims = 0;  // an entry of rank 0 matches nothing (hit)
+    // An entry of rank 0 matches nothing (hit).
+    for (uint32_t i = 0; i < kSets * kWays; ++i) entries_[i].ndims = 0;
   }
 
   // The set for view `t`, tensor `arg` of a task of kernel `func_id`: chosen by what an
@@ -117,7 +119,9 @@ class ViewCache {
     return true;
   }
 
-  Entry entries_[kSets * kWays];
+  // On the heap: 26 KiB inside the orchestrator would push its other members apart
+  // (measured: 8 independent chains 15 % slower with the array inline).
+  std::unique_ptr<Entry[]> entries_ = std::make_unique<Entry[]>(kSets * kWays);
   uint8_t next_[kSets] = {};  // each set's oldest way (round robin)
 };
 
