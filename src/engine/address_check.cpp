@@ -12,10 +12,20 @@ std::string range_text(uint64_t addr, uint64_t size) {
 
 }  // namespace
 
-void AddressCheck::begin_run(uint64_t heap_base, uint64_t heap_bytes) {
+bool AddressCheck::begin_run(uint64_t heap_base, uint64_t heap_bytes) {
+  // Read before this run checks anything: a free after the read changes it, so the next
+  // run forgets what this one learnt (an entry filled after such a free is merely lost).
+  uint64_t generation = 0;
+  const bool have = sim_device_memory_generation(device_, &generation) == SIMPLER_OK;
+  const bool keep = have && have_generation_ && generation == generation_ && count_ != 0 &&
+                    ranges_[0].begin == heap_base && ranges_[0].end == heap_base + heap_bytes;
+  have_generation_ = have;
+  generation_ = generation;
+  if (keep) return true;
   ranges_[0] = Range{heap_base, heap_base + heap_bytes};
   count_ = heap_bytes != 0 ? 1 : 0;
   next_ = 1;
+  return false;
 }
 
 void AddressCheck::remember(uint64_t base, uint64_t size) {

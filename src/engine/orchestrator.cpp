@@ -110,8 +110,10 @@ RunTrack* Orchestrator::begin_run(const LoadedProgram::Impl& program, const RunO
   // The orchestration gets a pointer to this table; one that wrote through it (casting
   // const away) must not break the next run of another program.
   api_ = make_orch_api(this);
-  addresses_.begin_run(reinterpret_cast<uintptr_t>(heap_base_), heap_.capacity());
-  views_.clear();  // what it knows holds for one run (as the address cache's)
+  // The views rest on the address cache's allocations: kept exactly as long as they are.
+  if (!addresses_.begin_run(reinterpret_cast<uintptr_t>(heap_base_), heap_.capacity())) {
+    views_.clear();
+  }
   // A free track: every execute() returns with at most SIMPLER_MAX_PIPELINE_DEPTH runs
   // in flight, and there is one track more than that.
   run_ = nullptr;
@@ -356,8 +358,9 @@ bool Orchestrator::task_quick_ok(const SimplerTaskDesc* d) {
     if (a.mode > SIMPLER_TENSOR_NODEP || !mode_fits(a.mode, k.directions[i]) ||
         (k.dtypes[i] != LoadedKernel::kAnyDtype && a.tensor.dtype != k.dtypes[i]) ||
         (k.ranks[i] != 0 && a.tensor.ndims != k.ranks[i]) ||
-        (a.mode == SIMPLER_TENSOR_OUT_ALLOC ? !out_alloc_shape_ok(a.tensor)
-                                            : !views_.hit(a.tensor, i))) {
+        (a.mode == SIMPLER_TENSOR_OUT_ALLOC
+             ? !out_alloc_shape_ok(a.tensor)
+             : !views_.hit(a.tensor, ViewCache::key(a.tensor, d->func_id, i)))) {
       return false;
     }
   }
@@ -449,24 +452,25 @@ bool Orchestrator::check_task(const SimplerTaskDesc* d) {
       if (!shape_bytes(a.tensor.ndims, a.tensor.shapes, a.tensor.dtype, &bytes, &why)) {
         return invalid("tensor " + std::to_string(i) + " (OUT_ALLOC): " + why);
       }
-    } else if (!views_.hit(a.tensor, i) && !keep_view(a.tensor, i)) {
+    } else if (const uint32_t key = ViewCache::key(a.tensor, d->func_id, i);
+               !views_.hit(a.tensor, key) && !keep_view(a.tensor, key)) {
       // The slow path names what is wrong (and asks the driver about a new allocation).
       std::string why;
       if (!check_device_tensor(a.tensor, &why) ||
           !addresses_.contains(a.tensor.buffer.addr, a.tensor.buffer.size, &why)) {
         return invalid("tensor " + std::to_string(i) + ": " + why);
       }
-      (void)keep_view(a.tensor, i);  // its allocation is known now
+      (void)keep_view(a.tensor, key);  // its allocation is known now
     }
   }
   return true;
 }
 
-bool Orchestrator::keep_view(const ChipTensor& t, uint32_t arg) {
+bool Orchestrator::keep_view(const ChipTensor& t, uint32_t key) {
   if (!device_tensor_quick_ok(t)) return false;
   const AddressCheck::Range* r = addresses_.find(t.buffer.addr, t.buffer.size);
   if (r == nullptr) return false;
-  views_.add(t, arg, r->begin, r->end);
+  views_.add(t, key, r->begin, r->end);
   return true;
 }
 

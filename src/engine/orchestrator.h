@@ -130,9 +130,9 @@ class Orchestrator {
   }
   bool task_quick_ok(const SimplerTaskDesc* desc);  // the common case, no message
   bool check_task(const SimplerTaskDesc* desc);     // all checks, naming what is wrong
-  // Tensor `arg` passes the quick checks (device_tensor_quick_ok, a known allocation):
-  // kept in views_ for the next task; false sends validate_task to the slow path.
-  bool keep_view(const ChipTensor& t, uint32_t arg);
+  // `t` passes the quick checks (device_tensor_quick_ok, a known allocation): kept in
+  // views_ under `key` (ViewCache::key) for the next task; false: the slow path.
+  bool keep_view(const ChipTensor& t, uint32_t key);
   bool heap_alloc(uint64_t bytes, uint8_t** out);
   bool loose_alloc(uint64_t bytes, uint8_t** out);
   static void free_loose(std::vector<void*>& blocks);
@@ -192,7 +192,7 @@ class Orchestrator {
   InlineSense inline_sense_;  // how long those blocks take: long ones go to a scheduler
   TensorMap tmap_;
   AddressCheck addresses_;
-  ViewCache views_;       // DEVICE views validate_task already accepted in this run
+  ViewCache views_;       // DEVICE views validate_task accepted while addresses_ still holds
   SimplerOrchApi api_{};  // rebuilt for every run: an orchestration may have scribbled on it
 
   // Task ids are unique for the engine's lifetime: slot = id & window_mask.

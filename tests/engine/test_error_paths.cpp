@@ -136,6 +136,46 @@ TEST_F(ErrorPathsTest, AViewOfMemoryFreedWithAnEarlierRunIsRefused) {
   expect_engine_still_works(*e);
 }
 
+// What a run learnt about its views outlives it only while nothing on the device is
+// freed: a buffer freed and re-allocated at the same address with a smaller size, named
+// again with its old size by the next run's task, is refused as past its end (a stale
+// view-cache or address-cache entry would accept it).
+TEST_F(ErrorPathsTest, AViewOfAnAddressFreedAndReallocatedSmallerIsRefused) {
+  auto program = load(test_programs::misuse());
+  auto e = make_engine();
+  constexpr uint64_t kOld = 1024 * 4;
+  constexpr uint64_t kNew = kOld / 2;
+  void* p = nullptr;
+  ASSERT_EQ(sim_malloc(&p, kOld), SIMPLER_OK);
+  const int64_t old_shape[1] = {1024};
+  const int64_t new_shape[1] = {512};
+  const ChipTensor old_view = make_tensor(reinterpret_cast<uint64_t>(p), old_shape,
+                                          DataType::FLOAT32, AddressSpace::DEVICE, kOld);
+  const ChipStorageTaskArgs args = make_args({old_view}, {27});  // a task on it
+  ASSERT_TRUE(runs_as(*e, *program, args, SIMPLER_OK));
+  ASSERT_TRUE(runs_as(*e, *program, args, SIMPLER_OK));  // kept across the runs
+  // The same address again, smaller (first fit: allocate until it comes back).
+  ASSERT_EQ(sim_free(p), SIMPLER_OK);
+  std::vector<void*> others;
+  void* q = nullptr;
+  for (int i = 0; i < 64 && q != p; ++i) {
+    ASSERT_EQ(sim_malloc(&q, kNew), SIMPLER_OK);
+    if (q != p) others.push_back(q);
+  }
+  ASSERT_EQ(q, p) << "the driver did not hand the freed address out again";
+  EXPECT_TRUE(runs_as(*e, *program, args, SIMPLER_CHIP_ERR_INVALID_ARGS,
+                      "run past the end of their allocation"));
+  // Named with its new size, it is accepted again.
+  const ChipStorageTaskArgs fits =
+      make_args({make_tensor(reinterpret_cast<uint64_t>(q), new_shape, DataType::FLOAT32,
+                             AddressSpace::DEVICE, kNew)},
+                {27});
+  EXPECT_TRUE(runs_as(*e, *program, fits, SIMPLER_OK));
+  ASSERT_EQ(sim_free(q), SIMPLER_OK);
+  for (void* o : others) ASSERT_EQ(sim_free(o), SIMPLER_OK);
+  expect_engine_still_works(*e);
+}
+
 // The API table an orchestration receives is its run's own: scribbling over it cannot
 // break the next run of another program.
 TEST_F(ErrorPathsTest, AnOrchestrationThatOverwritesItsApiTableBreaksNoLaterRun) {

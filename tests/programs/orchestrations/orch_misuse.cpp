@@ -28,6 +28,7 @@
 //  24 a task on a scope-less alloc_tensor (freed when the run ends), kept for case 25;
 //     returns 0
 //  25 (a later run) a task on case 24's tensor, no longer device memory -> INVALID_ARGS
+//  27 a task on x as given (no misuse): its submit status
 //  14 checks runtime allocations (OUT_ALLOC and alloc_tensor): DEVICE, >= 1024-byte
 //     aligned, contiguous with the asked shape, distinct; returns 0 or calls fatal
 #include "orch_util.h"
@@ -197,6 +198,8 @@ extern "C" int orch_misuse(const ChipStorageTaskArgs* args, const SimplerOrchApi
     }
     case 25:
       return Task(api, 0, SIMPLER_CORE_AIV).inout(g_stale).scalar_f32(1.0f).submit(&r);
+    case 27:
+      return Task(api, 0, SIMPLER_CORE_AIV).inout(x).scalar_f32(1.0f).submit(&r);
     case 26: {  // case 20's first view at rank 0: the view cache's leftovers must not match
       ChipTensor v = test_orch::element_view(x, 0);
       v.shapes[0] = 16;

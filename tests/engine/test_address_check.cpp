@@ -1,0 +1,74 @@
+// The address cache across runs (address_check.h): kept while nothing on the device is
+// freed, forgotten at the first run's start after any free.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "engine/address_check.h"
+#include "engine/view_cache.h"
+#include "engine_test_support.h"
+#include "simpler/sim/sim_driver.h"
+
+namespace simpler::rt::testing {
+namespace {
+
+class AddressCheckTest : public EngineTest {};
+
+TEST_F(AddressCheckTest, KeptAcrossRunsUntilSomethingOnTheDeviceIsFreed) {
+  void* heap = nullptr;
+  void* buffer = nullptr;
+  void* unrelated = nullptr;
+  ASSERT_EQ(sim_malloc(&heap, 4096), SIMPLER_OK);
+  ASSERT_EQ(sim_malloc(&buffer, 4096), SIMPLER_OK);
+  ASSERT_EQ(sim_malloc(&unrelated, 4096), SIMPLER_OK);
+  const auto heap_base = reinterpret_cast<uint64_t>(heap);
+  const auto addr = reinterpret_cast<uint64_t>(buffer);
+  AddressCheck check(kDevice);
+  EXPECT_FALSE(check.begin_run(heap_base, 4096));  // nothing to keep yet
+  std::string why;
+  ASSERT_TRUE(check.contains(addr, 4096, &why)) << why;  // asks the driver, then knows it
+  EXPECT_TRUE(check.known(addr, 4096));
+  // A later run, nothing freed: still known (no driver call needed).
+  EXPECT_TRUE(check.begin_run(heap_base, 4096));
+  EXPECT_TRUE(check.known(addr, 4096));
+  // A different heap ring is a different engine state: forgotten.
+  EXPECT_FALSE(check.begin_run(heap_base, 2048));
+  EXPECT_FALSE(check.known(addr, 4096));
+  ASSERT_TRUE(check.contains(addr, 4096, &why)) << why;
+  EXPECT_TRUE(check.begin_run(heap_base, 2048));
+  // Any free on the device, even of another allocation: forgotten at the next run.
+  ASSERT_EQ(sim_free(unrelated), SIMPLER_OK);
+  EXPECT_FALSE(check.begin_run(heap_base, 2048));
+  EXPECT_FALSE(check.known(addr, 4096));
+  EXPECT_TRUE(check.known(heap_base, 2048));  // the heap ring always is
+  ASSERT_EQ(sim_free(buffer), SIMPLER_OK);
+  ASSERT_EQ(sim_free(heap), SIMPLER_OK);
+}
+
+// One view in several allocations under one key (a kernel reading K, then V): every one
+// stays until the set's ways are used up, the oldest goes first.
+TEST(ViewCacheWays, OneViewInFourAllocationsStaysInOneSet) {
+  ChipTensor t{};
+  t.buffer = {4096, 4096};
+  t.ndims = 1;
+  t.dtype = CHIP_DT_FLOAT32;
+  t.space = CHIP_SPACE_DEVICE;
+  t.shapes[0] = 1024;
+  t.strides[0] = 1;
+  ViewCache cache;
+  const uint32_t key = ViewCache::key(t, 3, 1);
+  auto at = [&](uint64_t base) {
+    ChipTensor v = t;
+    v.buffer.addr = base;
+    return v;
+  };
+  for (uint64_t i = 0; i < 5; ++i) {
+    cache.add(at(8192 * (i + 1)), key, 8192 * (i + 1), 8192 * (i + 1) + 4096);
+  }
+  EXPECT_FALSE(cache.hit(at(8192), key));  // the oldest, replaced by the fifth
+  for (uint64_t i = 1; i < 5; ++i) EXPECT_TRUE(cache.hit(at(8192 * (i + 1)), key)) << i;
+  EXPECT_FALSE(cache.hit(at(8192 * 7), key));  // never kept
+}
+
+}  // namespace
+}  // namespace simpler::rt::testing
