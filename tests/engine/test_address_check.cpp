@@ -7,6 +7,7 @@
 #include "engine/address_check.h"
 #include "engine/view_cache.h"
 #include "engine_test_support.h"
+#include "one_dim_tensor.h"
 #include "simpler/sim/sim_driver.h"
 
 namespace simpler::rt::testing {
@@ -48,13 +49,7 @@ TEST_F(AddressCheckTest, KeptAcrossRunsUntilSomethingOnTheDeviceIsFreed) {
 // One view in several allocations under one key (a kernel reading K, then V): every one
 // stays until the set's ways are used up, the oldest goes first.
 TEST(ViewCacheWays, OneViewInFourAllocationsStaysInOneSet) {
-  ChipTensor t{};
-  t.buffer = {4096, 4096};
-  t.ndims = 1;
-  t.dtype = CHIP_DT_FLOAT32;
-  t.space = CHIP_SPACE_DEVICE;
-  t.shapes[0] = 1024;
-  t.strides[0] = 1;
+  ChipTensor t = one_dim_device_floats(4096, 4096);
   ViewCache cache;
   const uint32_t key = ViewCache::key(t, 3, 1);
   auto at = [&](uint64_t base) {

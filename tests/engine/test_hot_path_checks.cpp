@@ -13,6 +13,7 @@
 #include "engine/byte_ring.h"
 #include "engine/tensor_shape.h"
 #include "engine/view_cache.h"
+#include "one_dim_tensor.h"
 #include "simpler/task/task_interface.h"
 
 namespace simpler::rt {
@@ -208,13 +209,7 @@ TEST(HotPathChecks, AForgottenViewMatchesNoDescriptor) {
   ViewCache cache;
   const ChipTensor zero{};
   for (uint32_t arg = 0; arg < 8; ++arg) EXPECT_FALSE(cache.hit(zero, arg)) << arg;
-  ChipTensor t{};
-  t.buffer = {4096, 4096};
-  t.ndims = 1;
-  t.dtype = CHIP_DT_FLOAT32;
-  t.space = CHIP_SPACE_DEVICE;
-  t.shapes[0] = 1024;
-  t.strides[0] = 1;
+  ChipTensor t = testing::one_dim_device_floats(4096, 4096);
   ASSERT_TRUE(device_tensor_quick_ok(t));
   cache.add(t, 0, 4096, 8192);
   ASSERT_TRUE(cache.hit(t, 0));
