@@ -55,7 +55,8 @@ int DeviceArena::allocate(std::size_t size, void** out) {
     live_.emplace(offset, Allocation{size, rounded, false});
     used_ += rounded;
     *out = base_.load(std::memory_order_relaxed) + offset;
-    if (rounded >= kHugePageHintBytes) advise_huge_pages(offset, rounded);
+    if (rounded >= kHugePageHintBytes)
+      support::advise_huge_pages(base_.load(std::memory_order_relaxed) + offset, rounded);
     return SIMPLER_OK;
   }
   return SIM_ERR_OUT_OF_MEMORY;
@@ -111,19 +112,6 @@ void DeviceArena::return_pages(std::size_t offset, std::size_t size) {
   const std::size_t last = (offset + size) / page * page;
   if (last > first)
     madvise(base_.load(std::memory_order_relaxed) + first, last - first, MADV_DONTNEED);
-}
-
-// The arena's NORESERVE mapping gets 4 KiB pages, even with transparent huge pages on; a
-// large buffer on them costs the kernel a page walk per 4 KiB wherever it pins the memory:
-// a 64 MiB copy between two ranks' chips (process_vm_readv) took ~3x as long as between
-// two malloc'd buffers. Only the buffer's whole 2 MiB pages, so small neighbours keep 4 KiB
-// pages; a failed hint changes nothing.
-void DeviceArena::advise_huge_pages(std::size_t offset, std::size_t size) {
-  constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
-  const auto begin = reinterpret_cast<uintptr_t>(base_.load(std::memory_order_relaxed) + offset);
-  const uintptr_t first = (begin + kHugePage - 1) / kHugePage * kHugePage;
-  const uintptr_t last = (begin + size) / kHugePage * kHugePage;
-  if (last > first) (void)madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
 }
 
 void DeviceArena::release_all() {

@@ -9,11 +9,13 @@
 #include <map>
 #include <mutex>
 
+#include "support/huge_pages.h"
+
 namespace simpler::sim {
 
 inline constexpr std::size_t kDeviceAlignment = 1024;
-// Allocations this large ask for 2 MiB pages (madvise MADV_HUGEPAGE; a hint).
-inline constexpr std::size_t kHugePageHintBytes = std::size_t{4} << 20;
+// Allocations of support::kHugePageHintBytes or more ask for 2 MiB pages (a hint).
+using support::kHugePageHintBytes;
 
 class DeviceArena {
  public:
@@ -55,7 +57,6 @@ class DeviceArena {
   int find_locked(const void* ptr, uint64_t* base, uint64_t* size, bool* free_pending) const;
   void bump_generation() { generation_.fetch_add(1, std::memory_order_release); }
   void return_pages(std::size_t offset, std::size_t size);
-  void advise_huge_pages(std::size_t offset, std::size_t size);
 
   const uint64_t capacity_;
   std::atomic<std::byte*> base_{nullptr};

@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "support/huge_pages.h"
+
 namespace simpler::mpi {
 
 class StagingPool {
@@ -28,7 +30,7 @@ class StagingPool {
       void* p = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
       if (p == MAP_FAILED) throw std::bad_alloc();
       data_ = static_cast<char*>(p);
-      if (size_ >= kHugeFrom) advise_huge_pages();
+      if (size_ >= support::kHugePageHintBytes) support::advise_huge_pages(data_, size_);
     }
     Buffer(Buffer&& o) noexcept
         : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
@@ -55,16 +57,7 @@ class StagingPool {
 
    private:
     static constexpr size_t kPage = 4096;
-    static constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
-    static constexpr size_t kHugeFrom = size_t{4} << 20;  // as src/sim/device_arena.cpp
     static size_t round_up(size_t n) { return (n + kPage - 1) / kPage * kPage; }
-    // Over the whole 2 MiB pages inside the mapping (THP needs them aligned).
-    void advise_huge_pages() {
-      const auto begin = reinterpret_cast<uintptr_t>(data_);
-      const uintptr_t first = (begin + kHugePage - 1) / kHugePage * kHugePage;
-      const uintptr_t last = (begin + size_) / kHugePage * kHugePage;
-      if (last > first) (void)madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
-    }
     void unmap() {
       if (data_ != nullptr) (void)munmap(data_, size_);
       data_ = nullptr;
