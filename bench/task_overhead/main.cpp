@@ -228,6 +228,9 @@ const char* verdict(double a, double b, double target) {
   return a / b <= target ? "met" : "MISSED";
 }
 
+// The best peer of a row: the flow graph (when built with TBB), else libgomp.
+double best_peer(const Result& r) { return r.tbb_ns > 0 ? std::min(r.tbb_ns, r.omp_ns) : r.omp_ns; }
+
 // The second table: the same patterns on the queued path (batches in scopes).
 void print_scoped(const Result* results, const Options& o) {
   std::printf(
@@ -239,7 +242,7 @@ void print_scoped(const Result* results, const Options& o) {
   for (const Row& row : kRows) {
     if (!o.only.empty() && o.only != row.key) continue;
     const Result& r = results[row.pattern];
-    const double best = r.tbb_ns > 0 ? std::min(r.tbb_ns, r.omp_ns) : r.omp_ns;
+    const double best = best_peer(r);
     char target[32];
     std::snprintf(target, sizeof target, "<=%.1fx %s", row.target,
                   verdict(r.scoped_ns, best, row.target));
@@ -274,7 +277,7 @@ int run_table(SimplerPatternRunner& runner, SerialFloor& floor, Peers& peers, co
                   r.scoped_ns);  // 0: not run
       continue;
     }
-    const double best = r.tbb_ns > 0 ? std::min(r.tbb_ns, r.omp_ns) : r.omp_ns;
+    const double best = best_peer(r);
     char target[32];
     std::snprintf(target, sizeof target, "<=%.1fx %s", row.target,
                   verdict(r.simpler_ns, best, row.target));
