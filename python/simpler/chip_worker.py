@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from simpler import _native
 from simpler import errors as _errors  # noqa: F401  (the native error translator imports it)
-from simpler._ints import as_int, require_int
+from simpler._ints import require_int
 from simpler._typed_call import typed_methods
 from simpler.errors import SimplerTypeError
 
@@ -26,10 +26,7 @@ def _checked(api: str, device_id: Any, bins: Any, config: Any, config_name: str,
     """The context arguments, refused with a SimplerTypeError naming the parameter (the
     binding's own refusal is pybind11's plain "incompatible function arguments", and it
     took a bool as a device id)."""
-    number = as_int(device_id)
-    if number is None:
-        raise SimplerTypeError(f"ChipWorker.{api}: device_id must be an int, "
-                               f"got {type(device_id).__name__}")
+    number = require_int(device_id, f"ChipWorker.{api}", "device_id")
     _check_bins(api, bins)
     if not isinstance(config, _native.task_interface.CallConfig) and not (
             config_optional and config is None):
