@@ -745,11 +745,6 @@ bool Orchestrator::producer_running_elsewhere() const {
 
 // ---- reclaim and back-pressure -----------------------------------------------------------
 
-bool Orchestrator::pinned(const TaskSlot& slot) const {
-  return slot.scope_depth != 0 && slot.scope_depth <= scopes_.size() &&
-         scopes_[slot.scope_depth - 1].serial == slot.scope_serial;
-}
-
 bool Orchestrator::reclaim_front() {
   bool any = false;
   while (tail_ < head_ && tail_ != pinned_tail_) {

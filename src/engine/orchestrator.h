@@ -140,7 +140,11 @@ class Orchestrator {
   void reclaim_heap();
   bool reclaim_front();
   bool make_room(const char* what, const char* knob, int32_t deadlock_code);
-  bool pinned(const TaskSlot& slot) const;
+  // Submitted in a scope that is still open (its serial is on the stack at its depth).
+  bool pinned(const TaskSlot& slot) const {
+    return slot.scope_depth != 0 && slot.scope_depth <= scopes_.size() &&
+           scopes_[slot.scope_depth - 1].serial == slot.scope_serial;
+  }
   // Every scope_end or scope clear: the oldest task may no longer be pinned.
   void scopes_changed() { pinned_tail_ = 0; }
   bool link(TaskSlot& producer, TaskSlot& consumer);
