@@ -114,6 +114,7 @@ class Orchestrator {
  private:
   friend class ValidateTaskTest;          // tests/engine: task_quick_ok against check_task
   friend class OrchestratorImmediateRun;  // tests/engine: which path a task took
+  friend class OrchestratorScopeReclaim;  // tests/engine: the window's occupancy
   struct ScopeFrame {
     uint64_t serial;
     uint64_t first_block;  // heap-block index at scope_begin
