@@ -7,10 +7,11 @@
 // the other hardware thread (the decoder prefill ran at the serial floor on 2 threads;
 // the decode loop's 4 µs kernels kept one thread busy of two).
 // The orchestrator therefore times one inline block in kSampleEvery (two clock reads per
-// eight blocks; one in kSampleEveryShort while blocks are shorter than kTakeBackBlockNs,
-// where the two reads, ~40 ns, were 10 % of an empty task's time) and estimates the block time as the median of the last three samples: a
-// sample stretched by preemption, or one short kernel among long ones (a residual add
-// among matmul tiles), does not flip the policy on its own.
+// eight blocks; one in kSampleEveryShort while blocks are shorter than kTakeBackBlockNs:
+// there the two reads, ~40 ns, were 10 % of an empty task's time) and estimates the
+// block time as the median of the last three samples: a sample stretched by preemption,
+// or one short kernel among long ones (a residual add among matmul tiles), does not flip
+// the policy on its own.
 #pragma once
 
 #include <algorithm>

@@ -206,10 +206,10 @@ class Orchestrator {
   SimplerOrchApi api_{};  // rebuilt for every run: an orchestration may have scribbled on it
 
   // Task ids are unique for the engine's lifetime: slot = id & window_mask.
-  uint64_t head_ = 1;             // next id to submit
-  uint64_t tail_ = 1;             // oldest id not reclaimed
-  uint64_t done_cursor_ = 1;      // every id below completed
-  uint64_t run_first_ = 1;        // first id of this run
+  uint64_t head_ = 1;         // next id to submit
+  uint64_t tail_ = 1;         // oldest id not reclaimed
+  uint64_t done_cursor_ = 1;  // every id below completed
+  uint64_t run_first_ = 1;    // first id of this run
   // tail_ when reclaim_front found it pinned by an open scope (0: none): only a scope that
   // ends unpins it (scopes_changed), so until then reclaim_front stops at one compare.
   uint64_t pinned_tail_ = 0;
