@@ -37,42 +37,21 @@ int orchestration(const ChipStorageTaskArgs* /*args*/, const SimplerOrchApi* api
 
 }  // namespace
 
-class OrchestratorScopeReclaim : public testing::EngineTest {
+class OrchestratorScopeReclaim : public testing::DirectOrchestratorTest {
  public:
   static uint64_t in_flight() { return g_orch->head_ - g_orch->tail_; }
 
  protected:
   void SetUp() override {
-    testing::EngineTest::SetUp();
-    heap_ = std::make_unique<testing::DeviceBuffer>(1 << 16);
-    x_ = std::make_unique<testing::DeviceBuffer>(64);
-    x_->upload(std::vector<float>(16, 0.0f));
-    chip_.window = kWindow;
-    chip_.window_mask = kWindow - 1;
-    chip_.slots = std::make_unique<TaskSlot[]>(kWindow);
-    chip_.init_cores(2);
-    chip_.clusters.init(2, 1);
-    for (auto& queue : chip_.ready) queue.reset(2 * kWindow);
-    orch_ = std::make_unique<Orchestrator>(chip_, testing::small_orchestrator_sizes(*heap_));
+    set_up(kWindow);
     orch_->inline_sense_.hold(0);  // short blocks: each runs at the next submit
-    LoadedKernel& k = program_.kernels[kAdd];
-    k.entry = add_kernel;
-    k.tensor_count = 1;
-    k.directions[0] = CHIP_ARG_INOUT;
-    k.dtypes[0] = LoadedKernel::kAnyDtype;
-    program_.func_ids.push_back(kAdd);
+    add_inout_kernel(kAdd, add_kernel);
     program_.func_name = "scope_reclaim_test";
     program_.orchestration = orchestration;
     g_x = x_->tensor({16});
     g_orch = orch_.get();
     g_in_flight.clear();
   }
-
-  std::unique_ptr<testing::DeviceBuffer> heap_;
-  std::unique_ptr<testing::DeviceBuffer> x_;
-  ChipState chip_;
-  std::unique_ptr<Orchestrator> orch_;
-  LoadedProgram::Impl program_;
 };
 
 namespace {
