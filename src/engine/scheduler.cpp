@@ -72,8 +72,7 @@ bool Scheduler::dispatch_until_idle() {
 void Scheduler::park() {
   const uint32_t ticket = chip_.scheduler_parker.prepare_wait();
   // Work nobody awake will take: do not sleep on it (the publisher saw us as awake).
-  if (chip_.shutdown.load(std::memory_order_acquire) ||
-      (chip_.has_ready() && chip_.awake_room())) {
+  if (chip_.shutdown.load(std::memory_order_acquire) || (chip_.has_ready() && chip_.awake_room())) {
     chip_.scheduler_parker.cancel_wait();
     return;
   }
