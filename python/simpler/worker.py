@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import inspect
 import numbers
-import operator
 import os
 import threading
 import warnings
@@ -388,15 +387,22 @@ class Worker(ProcessLocal):
             np_dtype = getattr(array, "dtype", None)
             if np_dtype is None:
                 raise SimplerValueError("Worker.make_tensor_arg: dtype is required for a raw buffer")
-            dtype = DataType.from_numpy(np_dtype)
+            try:
+                dtype = DataType.from_numpy(np_dtype)
+            except TypeError:  # e.g. a torch tensor's dtype
+                raise SimplerTypeError(f"Worker.make_tensor_arg: the array's dtype {np_dtype} is "
+                                       "not a numpy dtype; pass a numpy array (a torch tensor's "
+                                       ".numpy()) or dtype= (a DataType)") from None
         if not isinstance(dtype, DataType):
             raise SimplerTypeError("Worker.make_tensor_arg: dtype must be a DataType, got "
                                    f"{type(dtype).__name__}")
         try:
-            dims = [operator.index(d) for d in shape]
-        except TypeError:
+            dims = [as_int(d) for d in shape]
+        except TypeError:  # not iterable
+            dims = [None]
+        if None in dims:  # a bool is not a size (it passed as 1)
             raise SimplerTypeError("Worker.make_tensor_arg: shape must be a sequence of ints, "
-                                   f"got {shape!r}") from None
+                                   f"got {shape!r}")
         return self._native.make_tensor_arg(array, dims, dtype)
 
     def release_buffer(self, buffer: Any) -> None:

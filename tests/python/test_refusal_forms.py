@@ -150,3 +150,17 @@ def test_a_scalar_arg_spec_has_no_rank():
     with pytest.raises(SimplerValueError, match=r"^rank: 2 given for a SCALAR"):
         ArgSpec(D.SCALAR, F32, 2)
     assert ArgSpec(D.SCALAR, F32).rank == 0
+
+
+def test_make_tensor_arg_refuses_a_bool_size_and_names_itself_for_a_torch_tensor():
+    with Worker() as w:
+        w.init()
+        buf = w.create_buffer(16)
+        with pytest.raises(SimplerTypeError, match=r"^Worker\.make_tensor_arg: shape must be a "
+                                                   r"sequence of ints, got \(True,\)"):
+            w.make_tensor_arg(buf, shape=(True,), dtype=F32)  # it made a 1-element tensor
+        assert w.make_tensor_arg(buf, shape=(np.int64(4),), dtype=F32).shape == (4,)
+        torch = pytest.importorskip("torch")
+        with pytest.raises(SimplerTypeError, match=r"^Worker\.make_tensor_arg: the array's dtype "
+                                                   r"torch\.float32 is not a numpy dtype"):
+            w.make_tensor_arg(torch.zeros(4))
