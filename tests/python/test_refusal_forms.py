@@ -139,7 +139,7 @@ def test_handles_of_this_process_refuse_pickling_typed(add_scalar_callable):
         h = w.register(add_scalar_callable)
         x = np.zeros(4, np.float32)
         run = w.submit(h, x, np.zeros_like(x), 1.0)
-        for handle in (run, h, ChipWorker()):
+        for handle in (run, h, ChipWorker(), simpler.KernelCompiler()):
             with pytest.raises(SimplerTypeError, match="cannot be pickled"):
                 pickle.dumps(handle)
         run.wait()
