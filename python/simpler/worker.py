@@ -31,7 +31,7 @@ import weakref
 from typing import Any, List, Optional
 
 from simpler import _native
-from simpler._ints import as_int, is_bool, require_int
+from simpler._ints import as_int, is_bool, require_bool, require_int
 from simpler._process_local import ProcessLocal
 from simpler._typed_call import call_form, mismatch, refusal, typed_call, typed_methods
 from simpler import errors as _errors  # noqa: F401  (the native error translator imports it)
@@ -203,7 +203,8 @@ class Worker(ProcessLocal):
             if not isinstance(value, str):
                 raise SimplerTypeError(f"Worker: {name} must be a str, got {type(value).__name__}")
         self._native = _nw.Worker(level, device_id, platform, runtime, execution_mode,
-                                  bool(enable_sdma), _lib_dir_path(lib_dir) or "")
+                                  require_bool(enable_sdma, "Worker: enable_sdma"),
+                                  _lib_dir_path(lib_dir) or "")
         self._pin: Optional[weakref.finalize] = None
         self._images: List[Any] = []   # kernel mode: prepared ChipCallables, kept until teardown
         self._pending: "dict[int, Any]" = {}  # program mode: args of runs not yet completed

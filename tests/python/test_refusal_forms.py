@@ -124,6 +124,8 @@ def test_counts_read_as_written(compiler):
         with pytest.raises(SignatureMismatchError, match=r"takes 1 argument, 2 given"):
             w.run(h, np.zeros(4, np.float32), np.zeros(4, np.float32))
     assert "signature=1 arg, binary=1 byte)" in repr(CoreCallable.build([D.IN], b"k"))
+    with pytest.raises(SimplerValueError, match=r"truncated: 1 byte, the ChipCallable header"):
+        ChipCallable.from_bytes(b"x")
 
 
 def test_value_types_pickle_and_copy():
@@ -164,3 +166,15 @@ def test_make_tensor_arg_refuses_a_bool_size_and_names_itself_for_a_torch_tensor
         with pytest.raises(SimplerTypeError, match=r"^Worker\.make_tensor_arg: the array's dtype "
                                                    r"torch\.float32 is not a numpy dtype"):
             w.make_tensor_arg(torch.zeros(4))
+
+
+@pytest.mark.parametrize("make", [
+    lambda flag: Worker(enable_sdma=flag),
+    lambda flag: Worker(level=3, device_ids=[0], enable_sdma=flag),
+])
+def test_enable_sdma_is_a_flag_not_any_truthy_value(make):
+    # "no" read as True (and level 3 took anything until init); CallConfig's flags refuse the same.
+    for flag in ("no", 1, None):
+        with pytest.raises(SimplerTypeError, match=r"enable_sdma must be True or False, got"):
+            make(flag)
+    make(np.bool_(False))
