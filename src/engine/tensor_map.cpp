@@ -312,7 +312,7 @@ struct TensorMap::Impl {
   size_t capacity;
   size_t index_above;
   bool grids_enabled;
-  size_t live = 0;
+  size_t room = capacity;  // capacity - live entries: one load and test per access
 
   std::vector<Entry> entries;
   std::vector<ViewGeometry> geometry;  // by entry number; written for non-dense views only
@@ -524,7 +524,7 @@ struct TensorMap::Impl {
     entries[n] = Entry{b, slot, t, kNil, head, kNil, write, false};
     if (head != kNil) entries[head].task_prev = n;
     tasks[t].head = n;
-    ++live;
+    --room;
   }
 
   // Swap-removes the entry's scan record (or takes it off its tile).
@@ -562,7 +562,7 @@ struct TensorMap::Impl {
   void free_entry_slot(uint32_t n) {
     entries[n].task_next = free_entry;
     free_entry = n;
-    --live;
+    ++room;
   }
 
   // The tree of lane `b`'s writers or readers, or null while they are scanned.
@@ -830,13 +830,13 @@ struct TensorMap::Impl {
                                                          std::vector<uint64_t>& deps) {
     // What a write hides (the tile's writer and readers) only matters at capacity: count
     // it there, and walk the readers once otherwise (their dependencies as they are dropped).
-    if (live + 1 > capacity) {
+    if (room == 0) {
       size_t hidden = 0;
       if (ti != kNil && write) {
         hidden += tiles[ti].writer != kNil;
         for (uint32_t r = tiles[ti].readers; r != kNil; r = entries[r].slot) ++hidden;
       }
-      if (live - hidden + 1 > capacity) return false;
+      if (hidden == 0) return false;
     }
     if (ti != kNil && tiles[ti].writer != kNil)
       add_dep(tiles[ti].writer_task, task, deps);
@@ -858,7 +858,7 @@ struct TensorMap::Impl {
     }
     if (head != kNil) entries[head].task_prev = n;
     tasks[tr].head = n;
-    ++live;
+    --room;
     if (write) {
       // After linking the new entry, so that its task record stays.
       if (t.writer != kNil) drop_entry(t.writer);
@@ -1069,7 +1069,7 @@ struct TensorMap::Impl {
     const size_t deps_before = deps.size();  // (the paths above return)
     LaneWalk walk;
     if (head != FlatIndex::kNone) walk = scan_lanes(head, task, write, deps, deps_before);
-    if (live - covered.size() + 1 > capacity) {
+    if (room + covered.size() == 0) {
       deps.resize(deps_before);
       return false;
     }
@@ -1115,7 +1115,7 @@ struct TensorMap::Impl {
   void retire(uint64_t task) {
     const uint32_t t = task_index.find(task);
     if (t == FlatIndex::kNone) return;
-    if (live > kRetireAheadAbove) retire_ahead(task);
+    if (capacity - room > kRetireAheadAbove) retire_ahead(task);
     uint32_t n = tasks[t].head;
     while (n != kNil) {
       const uint32_t next = entries[n].task_next;
@@ -1166,7 +1166,7 @@ struct TensorMap::Impl {
     free_entry = free_lane = free_task = recent_task_rec = free_grid = free_tile = kNil;
     buffer_index.clear();
     task_index.clear();
-    live = 0;
+    room = capacity;
   }
 };
 
@@ -1188,7 +1188,7 @@ void TensorMap::conflicts(const ChipTensor& view, AccessKind kind, std::vector<u
 
 void TensorMap::retire(uint64_t task_id) { impl_->retire(task_id); }
 
-size_t TensorMap::live_entries() const { return impl_->live; }
+size_t TensorMap::live_entries() const { return impl_->capacity - impl_->room; }
 
 size_t TensorMap::capacity() const { return impl_->capacity; }
 
