@@ -854,7 +854,13 @@ struct TensorMap::Impl {
       if (t.readers != kNil) entries[t.readers].tile_prev = n;
       t.readers = n;
     } else {
-      entries[n] = Entry{ti, kNil, tr, kNil, head, kNil, true, true};
+      Entry& e = entries[n];  // (a tile's writer has no reader links: slot, tile_prev unused)
+      e.lane = ti;
+      e.task_rec = tr;
+      e.task_prev = kNil;
+      e.task_next = head;
+      e.write = true;
+      e.on_tile = true;
     }
     if (head != kNil) entries[head].task_prev = n;
     tasks[tr].head = n;
