@@ -838,8 +838,7 @@ struct TensorMap::Impl {
       }
       if (hidden == 0) return false;
     }
-    if (ti != kNil && tiles[ti].writer != kNil)
-      add_dep(tiles[ti].writer_task, task, deps);
+    if (ti != kNil && tiles[ti].writer != kNil) add_dep(tiles[ti].writer_task, task, deps);
     // Every allocation before the first link (a throw leaves at most an empty grid, tile
     // or task record, which is harmless).
     const uint32_t tr = task_record(task);

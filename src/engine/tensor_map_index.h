@@ -220,8 +220,7 @@ class TaskIndex {
   // (so `key` is absent) and there is room. Otherwise changes nothing and returns false.
   bool try_insert_direct(uint64_t key, uint32_t value) {
     Slot& slot = direct_[key & mask_];
-    if (slot.value != kNone || slot.spilled != 0 || (count_ + 1) * 4 > direct_.size())
-      return false;
+    if (slot.value != kNone || slot.spilled != 0 || (count_ + 1) * 4 > direct_.size()) return false;
     slot.key = key;
     slot.value = value;
     ++count_;

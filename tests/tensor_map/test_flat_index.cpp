@@ -204,7 +204,8 @@ TEST(TaskIndex, OverflowCountsKeepDirectFilingExact) {
             ASSERT_TRUE(it == ref.end()) << step;  // never a second copy of a present id
             ref[key] = step;
           } else {
-            ASSERT_EQ(index.find_or_insert(key, step), it == ref.end() ? TaskIndex::kNone : it->second);
+            ASSERT_EQ(index.find_or_insert(key, step),
+                      it == ref.end() ? TaskIndex::kNone : it->second);
             if (it == ref.end()) ref[key] = step;
           }
           break;

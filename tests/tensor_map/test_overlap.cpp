@@ -113,8 +113,8 @@ TEST(ViewGeometry, SliceFastPathMatchesTheGeneralRule) {
   const int64_t strides[] = {1, 0, 2, -1};
   std::mt19937_64 rng(12);
   for (int i = 0; i < 40000; ++i) {
-    const int64_t start = i % 2 == 0 ? big[rng() % std::size(big)]
-                                     : static_cast<int64_t>(rng() % 100000) - 50;
+    const int64_t start =
+        i % 2 == 0 ? big[rng() % std::size(big)] : static_cast<int64_t>(rng() % 100000) - 50;
     const int64_t n = i % 3 == 0 ? big[rng() % std::size(big)] : static_cast<int64_t>(rng() % 4);
     const int64_t stride = strides[rng() % std::size(strides)];
     const uint32_t dtype = dtypes[rng() % std::size(dtypes)];
