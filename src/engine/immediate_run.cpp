@@ -24,8 +24,7 @@ bool Orchestrator::immediate_allowed(const SimplerTaskDesc* d) {
   // The run's mode allows it (begin_run); no open scope (its tasks are pinned, and a
   // scope larger than the window is a ring deadlock, whatever ran when); one block of one
   // core (SPMD and cluster tasks use the queue); no OUT_ALLOC (heap ring).
-  if (!immediate_mode_ || !scopes_.empty() || d->block_num != 1 ||
-      d->core_type > SIMPLER_CORE_AIV) {
+  if (!immediate_possible() || d->block_num != 1 || d->core_type > SIMPLER_CORE_AIV) {
     return false;
   }
   for (uint32_t i = 0; i < d->tensor_count; ++i) {

@@ -7,9 +7,11 @@
 // the other hardware thread (the decoder prefill ran at the serial floor on 2 threads;
 // the decode loop's 4 µs kernels kept one thread busy of two).
 // The orchestrator therefore times one inline block in kSampleEvery (two clock reads per
-// eight blocks) and estimates the block time as the median of the last three samples: a
-// sample stretched by preemption, or one short kernel among long ones (a residual add
-// among matmul tiles), does not flip the policy on its own.
+// eight blocks; one in kSampleEveryShort while blocks are shorter than kTakeBackBlockNs:
+// there the two reads, ~40 ns, were 10 % of an empty task's time) and estimates the
+// block time as the median of the last three samples: a sample stretched by preemption,
+// or one short kernel among long ones (a residual add among matmul tiles), does not flip
+// the policy on its own.
 #pragma once
 
 #include <algorithm>
@@ -37,7 +39,7 @@ class InlineSense {
   // Runs one block through `run_block` (returns whether it ran one), timing a sample.
   template <class RunBlock>
   bool run(RunBlock&& run_block) {
-    if ((count_++ & (kSampleEvery - 1)) != 0) return run_block();
+    if ((count_++ & sample_mask_) != 0) return run_block();
     const int64_t start = support::steady_now_ns();
     const bool ran = run_block();
     if (ran) record(support::steady_now_ns() - start);
@@ -57,7 +59,11 @@ class InlineSense {
     last_[samples_++ % 3] = ns;
     estimate_ =
         std::max(std::min(last_[0], last_[1]), std::min(std::max(last_[0], last_[1]), last_[2]));
+    // One longer sample samples often again: the estimate follows within two more.
+    const bool tiny = ns < kTakeBackBlockNs && estimate_ < kTakeBackBlockNs;
+    sample_mask_ = (tiny ? kSampleEveryShort : kSampleEvery) - 1;
   }
+  uint32_t sample_every() const { return sample_mask_ + 1; }
   // Tests: the estimate stays `ns` whatever the samples say, so which path a block takes
   // does not depend on how loaded the machine is (a preempted sample reads as long).
   void hold(int64_t ns) {
@@ -66,7 +72,9 @@ class InlineSense {
   }
 
  private:
-  static constexpr uint32_t kSampleEvery = 8;  // a power of two
+  static constexpr uint32_t kSampleEvery = 8;  // powers of two
+  static constexpr uint32_t kSampleEveryShort = 32;
+  uint32_t sample_mask_ = kSampleEvery - 1;
   uint32_t count_ = 0;
   uint32_t samples_ = 0;
   int64_t last_[3] = {0, 0, 0};

@@ -106,6 +106,18 @@ TEST(InlineSenseTest, OneOddSampleDoesNotFlipTheEstimate) {
   EXPECT_TRUE(tiles.shared_blocks());
 }
 
+// Blocks shorter than kTakeBackBlockNs are sampled less often (the clock reads were 10 %
+// of an empty task); one longer sample goes back to the usual rate at once.
+TEST(InlineSenseTest, VeryShortBlocksAreSampledLessOften) {
+  InlineSense sense;
+  const uint32_t usual = sense.sample_every();
+  for (int i = 0; i < 3; ++i) sense.record(50);
+  EXPECT_GT(sense.sample_every(), usual);
+  sense.record(kTakeBackBlockNs);
+  EXPECT_EQ(sense.sample_every(), usual);
+  EXPECT_LT(sense.block_ns(), kTakeBackBlockNs);  // the estimate itself waits for another
+}
+
 // Tests that must not depend on the machine's load hold the estimate.
 TEST(InlineSenseTest, AHeldEstimateIgnoresSamples) {
   InlineSense sense;
