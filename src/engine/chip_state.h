@@ -152,7 +152,8 @@ struct ChipState {
   // The idle schedulers spin without a CPU: none has looked for work for kStalledSpinNs.
   // They count as awake but run nothing, so they must not keep released work from a
   // parked scheduler (the fused prefill ran serially behind such a spinner: every
-  // release found the budget full and woke nobody).
+  // release found the budget full and woke nobody). One stamp for all: a spinner that just
+  // parked hides a stalled one for up to kStalledSpinNs (a later release sees it).
   bool spinners_stalled(int64_t now_ns) const {
     return idle.load(std::memory_order_relaxed) > 0 &&
            now_ns - spin_seen_ns.load(std::memory_order_relaxed) >= kStalledSpinNs;

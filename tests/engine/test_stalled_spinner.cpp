@@ -75,6 +75,10 @@ class StalledSpinnerTest : public ::testing::Test {
 TEST_F(StalledSpinnerTest, AReleaseWakesAParkedSchedulerInPlaceOfASpinnerWithoutACpu) {
   other_spinner(1'000'000'000);
   start();
+  // Parked (it may have spun first, beside the stalled one, and stamped meanwhile: the
+  // stamp is made stale again once it sleeps).
+  ASSERT_TRUE(eventually([&] { return chip_.scheduler_parker.has_waiters_after_publish(); }));
+  chip_.spin_seen_ns = support::steady_now_ns() - 1'000'000'000;
   // Released as a completion releases it: queued, then a wake-up for it.
   ASSERT_TRUE(chip_.ready[SIMPLER_CORE_AIC].push(&task_));
   chip_.wake_schedulers(1);
