@@ -178,3 +178,18 @@ def test_enable_sdma_is_a_flag_not_any_truthy_value(make):
         with pytest.raises(SimplerTypeError, match=r"enable_sdma must be True or False, got"):
             make(flag)
     make(np.bool_(False))
+
+
+def test_a_misspelt_attribute_of_a_native_object_lists_the_attributes():
+    # docs/diagnostics.md: reading or setting a field an object does not have is a
+    # SimplerAttributeError listing the fields (CallConfig only, before; the others said
+    # Python's plain "'...ChipStorageTaskArgs' object has no attribute ...").
+    args = ChipStorageTaskArgs()
+    with pytest.raises(SimplerAttributeError, match=r"^ChipStorageTaskArgs has no attribute "
+                                                    r"'tensorcount' \(attributes: .*tensor_count"):
+        args.tensorcount
+    bins = simpler.find_build("a2a3sim", "tensormap_and_ringbuffer")
+    with pytest.raises(SimplerAttributeError, match=r"^RuntimeBins has no attribute 'platfrom'"):
+        bins.platfrom = "a2a3sim"
+    assert not hasattr(args, "tensorcount") and not hasattr(args, "__array__")
+    assert bins.platform == "a2a3sim"
