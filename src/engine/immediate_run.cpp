@@ -75,7 +75,7 @@ bool Orchestrator::run_immediately(const SimplerTaskDesc* d, SimplerTaskResult* 
   task.id = id;
   task.run = run_;
   const bool keep = !inline_sense_.shared_blocks();  // nothing is queued: nothing in flight
-  if (!inline_sense_.run([&] { return dispatcher_.run_alone(task, keep); })) {
+  if (!inline_sense_.run_streak([&] { return dispatcher_.run_alone(task, keep); })) {
     task.id = 0;  // not run (no idle core): the queued path takes this id
     return false;
   }
