@@ -360,7 +360,7 @@ bool Orchestrator::task_quick_ok(const SimplerTaskDesc* d) {
         (k.ranks[i] != 0 && a.tensor.ndims != k.ranks[i]) ||
         (a.mode == SIMPLER_TENSOR_OUT_ALLOC
              ? !out_alloc_shape_ok(a.tensor)
-             : !views_.hit(a.tensor, ViewCache::key(a.tensor, d->func_id, i)))) {
+             : !views_.hit(a.tensor, d->func_id, i))) {
       return false;
     }
   }
