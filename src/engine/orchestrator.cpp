@@ -479,6 +479,10 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
   bump_progress();
   if (!validate_task(desc)) return status();
   if (run_immediately(desc, result)) return SIMPLER_OK;
+  return submit_queued(desc, result);
+}
+
+int Orchestrator::submit_queued(const SimplerTaskDesc* desc, SimplerTaskResult* result) {
   const LoadedKernel& kernel = program_->kernels[desc->func_id];
 
   reclaim_front();

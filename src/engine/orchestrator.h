@@ -167,6 +167,10 @@ class Orchestrator {
   // runs at once on this thread, with no slot, arena, tensor-map entry, edge or release.
   // False when it may not (the caller takes the queued path), or could not start.
   bool run_immediately(const SimplerTaskDesc* desc, SimplerTaskResult* result);
+  // submit() after validation when the task does not run at once: the window slot, arena
+  // copy, inference and edges. Its own function, out of line, so that the immediate path
+  // does not set up its frame.
+  [[gnu::noinline]] int submit_queued(const SimplerTaskDesc* desc, SimplerTaskResult* result);
   bool immediate_allowed(const SimplerTaskDesc* desc);
   // add_dependency(before, after) where `after` is the latest task and ran immediately.
   bool ran_immediately(uint64_t after) const {
