@@ -124,11 +124,11 @@ class Orchestrator {
   };
   static constexpr uint64_t kOpen = ~uint64_t{0};
 
-  // Every check of a submitted task; false: the run failed with a typed message.
-  bool validate_task(const SimplerTaskDesc* desc) {
-    return task_quick_ok(desc) || check_task(desc);
-  }
+  // Every check of a submitted task; false: the run failed with a typed message. Defined
+  // in orchestrator.cpp with task_quick_ok's body inlined (submit's only frame).
+  bool validate_task(const SimplerTaskDesc* desc);
   bool task_quick_ok(const SimplerTaskDesc* desc);  // the common case, no message
+  bool quick_ok_inline(const SimplerTaskDesc* desc);  // task_quick_ok's body
   bool check_task(const SimplerTaskDesc* desc);     // all checks, naming what is wrong
   // `t` passes the quick checks (device_tensor_quick_ok, a known allocation): kept in
   // views_ under `key` (ViewCache::key) for the next task; false: the slow path.
@@ -172,6 +172,9 @@ class Orchestrator {
   // does not set up its frame.
   [[gnu::noinline]] int submit_queued(const SimplerTaskDesc* desc, SimplerTaskResult* result);
   bool immediate_allowed(const SimplerTaskDesc* desc);
+  // immediate_allowed with tasks in flight: a chain one task behind catches up (runs its
+  // held task's queued producer, then the held task) when work-first would run them here.
+  [[gnu::noinline]] bool catch_up();
   // add_dependency(before, after) where `after` is the latest task and ran immediately.
   bool ran_immediately(uint64_t after) const {
     return immediate_.id == after && after + 1 == head_;
