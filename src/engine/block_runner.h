@@ -19,8 +19,9 @@ namespace simpler::rt {
 // cluster in a cluster (MIX) task (SimplerKernelContext::cluster), else null.
 // Inline: it runs once per block, and its callers (the dispatch loop, the immediate run)
 // would otherwise pay a second frame around guarded_call's.
-[[gnu::always_inline]] inline void run_block(ChipState& chip, TaskSlot& task, uint32_t block_idx, uint32_t core_type,
-                      uint32_t core_id, uint32_t lane, const SimplerClusterOps* cluster = nullptr);
+[[gnu::always_inline]] inline void run_block(ChipState& chip, TaskSlot& task, uint32_t block_idx,
+                                             uint32_t core_type, uint32_t core_id, uint32_t lane,
+                                             const SimplerClusterOps* cluster = nullptr);
 
 // run_block's report after a caught signal (`returned` false: poisons the engine) or a
 // fault code the kernel set: fails the run with SIMPLER_CHIP_ERR_KERNEL_FAULT (cold).

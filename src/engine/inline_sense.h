@@ -67,7 +67,8 @@ class InlineSense {
       last_count_ = count_ - 1;
       // Spans expected at half the bound.
       const int64_t next = kStreakSpanNs / 2 / (average > 0 ? average : 1);
-      streak_left_ = static_cast<uint32_t>(std::clamp<int64_t>(next, kSampleEvery, kStreakMaxBlocks));
+      streak_left_ =
+          static_cast<uint32_t>(std::clamp<int64_t>(next, kSampleEvery, kStreakMaxBlocks));
       return run_block();
     }
     streak_left_ = kSampleEvery;
@@ -119,7 +120,7 @@ class InlineSense {
   }
 
   uint32_t count_ = 0;
-  uint32_t last_count_ = 0;  // count_ at the last clock read (run_streak's span)
+  uint32_t last_count_ = 0;   // count_ at the last clock read (run_streak's span)
   uint32_t streak_left_ = 1;  // run_streak: blocks until its next sample
   int64_t last_read_ = 0;
   uint64_t clock_reads_ = 0;

@@ -360,9 +360,8 @@ int Orchestrator::fail(int32_t code, const std::string& message) {
     if (a.mode > SIMPLER_TENSOR_NODEP || !mode_fits(a.mode, k.directions[i]) ||
         (k.dtypes[i] != LoadedKernel::kAnyDtype && a.tensor.dtype != k.dtypes[i]) ||
         (k.ranks[i] != 0 && a.tensor.ndims != k.ranks[i]) ||
-        (a.mode == SIMPLER_TENSOR_OUT_ALLOC
-             ? !out_alloc_shape_ok(a.tensor)
-             : !views_.hit(a.tensor, d->func_id, i))) {
+        (a.mode == SIMPLER_TENSOR_OUT_ALLOC ? !out_alloc_shape_ok(a.tensor)
+                                            : !views_.hit(a.tensor, d->func_id, i))) {
       return false;
     }
   }
