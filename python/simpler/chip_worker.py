@@ -15,6 +15,7 @@ from typing import Any, Optional
 from simpler import _native
 from simpler import errors as _errors  # noqa: F401  (the native error translator imports it)
 from simpler._ints import require_int
+from simpler._process_local import ProcessLocal
 from simpler._typed_call import typed_methods
 from simpler.errors import SimplerTypeError
 
@@ -43,7 +44,7 @@ def _check_bins(api: str, bins: Any) -> None:
 
 
 @typed_methods("ChipWorker")
-class ChipWorker:
+class ChipWorker(ProcessLocal):
     """Loads a runtime build (``simpler.find_build(platform, runtime)``) and owns one context."""
 
     def __init__(self) -> None:

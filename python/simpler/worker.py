@@ -34,7 +34,7 @@ from typing import Any, List, Optional
 from simpler import _native
 from simpler._ints import as_int, is_bool, require_int
 from simpler._process_local import ProcessLocal
-from simpler._typed_call import typed_call, typed_methods
+from simpler._typed_call import call_form, mismatch, refusal, typed_call, typed_methods
 from simpler import errors as _errors  # noqa: F401  (the native error translator imports it)
 from simpler.errors import SimplerTypeError, SimplerValueError
 
@@ -110,7 +110,7 @@ def _pin_unclosed(native: Any, device_id: int) -> None:
 
 
 @typed_methods("RunHandle")
-class RunHandle:
+class RunHandle(ProcessLocal):
     """An asynchronous program-mode run returned by :meth:`Worker.submit`."""
 
     __slots__ = ("_native", "_args", "_pending", "__weakref__")
@@ -429,10 +429,20 @@ class Worker(ProcessLocal):
         ArgumentTypeError) naming its index, before anything is enqueued. ``caller_stream``
         is required (None: a SimplerTypeError saying so, not Python's bare TypeError)."""
         if unknown:
-            raise SimplerTypeError(f"Worker.kernel_launch: unexpected keyword argument(s) "
-                                   f"{', '.join(map(repr, unknown))}; the signature is "
-                                   f"Worker.kernel_launch(callable_id, *args, caller_stream)")
+            signature = inspect.signature(Worker.kernel_launch)
+            raise refusal("Worker.kernel_launch", call_form("Worker.kernel_launch", signature),
+                          mismatch(signature, (self, callable_id, *args),
+                                   {"caller_stream": caller_stream, **unknown}) or "")
         self._native.kernel_launch(callable_id, args, caller_stream)
+
+    # What inspect.signature shows: caller_stream is required (missing or None is refused
+    # with a SimplerTypeError by the native call; the default only lets it say so).
+    kernel_launch.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
+        inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+        inspect.Parameter("callable_id", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=int),
+        inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL, annotation=Any),
+        inspect.Parameter("caller_stream", inspect.Parameter.KEYWORD_ONLY, annotation=Any),
+    ], return_annotation=None)
 
     def kernel_launch_error(self) -> str:
         """The runtime's message for this Worker's latest launch that failed on the chip

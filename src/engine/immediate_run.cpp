@@ -25,8 +25,7 @@ constexpr int kCatchUpBlocks = 2;
   // The run's mode allows it (begin_run); no open scope (its tasks are pinned, and a
   // scope larger than the window is a ring deadlock, whatever ran when); one block of one
   // core (SPMD and cluster tasks use the queue); no OUT_ALLOC (heap ring).
-  if (!immediate_mode_ || !scopes_.empty() || d->block_num != 1 ||
-      d->core_type > SIMPLER_CORE_AIV) {
+  if (!immediate_possible() || d->block_num != 1 || d->core_type > SIMPLER_CORE_AIV) {
     return false;
   }
   for (uint32_t i = 0; i < d->tensor_count; ++i) {
@@ -80,7 +79,7 @@ bool Orchestrator::run_immediately(const SimplerTaskDesc* d, SimplerTaskResult* 
   task.id = id;
   task.run = run_;
   const bool keep = !inline_sense_.shared_blocks();  // nothing is queued: nothing in flight
-  if (!inline_sense_.run_streak([&] { return dispatcher_.run_alone(task, keep); })) {
+  if (!inline_sense_.run([&] { return dispatcher_.run_alone(task, keep); })) {
     task.id = 0;  // not run (no idle core): the queued path takes this id
     return false;
   }

@@ -7,12 +7,11 @@
 // the other hardware thread (the decoder prefill ran at the serial floor on 2 threads;
 // the decode loop's 4 µs kernels kept one thread busy of two).
 // The orchestrator therefore times one inline block in kSampleEvery (two clock reads per
-// eight blocks) and estimates the block time as the median of the last three samples: a
-// sample stretched by preemption, or one short kernel among long ones (a residual add
-// among matmul tiles), does not flip the policy on its own.
-// A clock read costs 20-100 ns on a paravirtualized VM (the TSC read traps or is slow),
-// a fifth of an empty chain task at two reads per eight blocks: run_streak() (the
-// immediate path) reads it once per sample while the blocks are short.
+// eight blocks; one in kSampleEveryShort while blocks are shorter than kTakeBackBlockNs:
+// there the two reads, ~40 ns, were 10 % of an empty task's time) and estimates the
+// block time as the median of the last three samples: a sample stretched by preemption,
+// or one short kernel among long ones (a residual add among matmul tiles), does not flip
+// the policy on its own.
 #pragma once
 
 #include <algorithm>
@@ -40,41 +39,12 @@ class InlineSense {
   // Runs one block through `run_block` (returns whether it ran one), timing a sample.
   template <class RunBlock>
   bool run(RunBlock&& run_block) {
-    if ((count_++ & (kSampleEvery - 1)) != 0) return run_block();
-    return run_timed(now(), run_block);
+    if ((count_++ & sample_mask_) != 0) return run_block();
+    const int64_t start = support::steady_now_ns();
+    const bool ran = run_block();
+    if (ran) record(support::steady_now_ns() - start);
+    return ran;
   }
-  // run() for blocks this thread runs back to back (the immediate path). A sample reads
-  // the clock once, before its block: when the span since the previous read covers at
-  // most kStreakMaxBlocks blocks and is under kStreakSpanNs, everything this thread did
-  // meanwhile included, their average is the sample (no block of the span can have
-  // reached kSharedBlockNs, and the average reads as short for every threshold, as the
-  // median of timed short blocks does), and the next span is sized to stay well under
-  // the bound (8..32 blocks). Otherwise (the first sample, longer blocks, a slow
-  // orchestration, a preemption) the block is timed as run() does and samples come every
-  // kSampleEvery blocks again: long blocks are seen at most kStreakMaxBlocks blocks later
-  // than run() would see them.
-  template <class RunBlock>
-  bool run_streak(RunBlock&& run_block) {
-    ++count_;
-    if (--streak_left_ > 0) return run_block();
-    const int64_t start = now();
-    const int64_t span = start - last_read_;
-    const uint32_t blocks = count_ - 1 - last_count_;
-    if (blocks != 0 && blocks <= kStreakMaxBlocks && span >= 0 && span < kStreakSpanNs) {
-      const int64_t average = span / blocks;
-      record(average);
-      last_read_ = start;
-      last_count_ = count_ - 1;
-      // Spans expected at half the bound.
-      const int64_t next = kStreakSpanNs / 2 / (average > 0 ? average : 1);
-      streak_left_ =
-          static_cast<uint32_t>(std::clamp<int64_t>(next, kSampleEvery, kStreakMaxBlocks));
-      return run_block();
-    }
-    streak_left_ = kSampleEvery;
-    return run_timed(start, run_block);
-  }
-  uint64_t clock_reads() const { return clock_reads_; }  // tests: what sampling costs
   // The estimated block time (ns): the median of the last three samples, 0 before any.
   int64_t block_ns() const { return estimate_; }
   // Blocks are long enough to wake a scheduler for any one of them.
@@ -89,7 +59,11 @@ class InlineSense {
     last_[samples_++ % 3] = ns;
     estimate_ =
         std::max(std::min(last_[0], last_[1]), std::min(std::max(last_[0], last_[1]), last_[2]));
+    // One longer sample samples often again: the estimate follows within two more.
+    const bool tiny = ns < kTakeBackBlockNs && estimate_ < kTakeBackBlockNs;
+    sample_mask_ = (tiny ? kSampleEveryShort : kSampleEvery) - 1;
   }
+  uint32_t sample_every() const { return sample_mask_ + 1; }
   // Tests: the estimate stays `ns` whatever the samples say, so which path a block takes
   // does not depend on how loaded the machine is (a preempted sample reads as long).
   void hold(int64_t ns) {
@@ -98,32 +72,10 @@ class InlineSense {
   }
 
  private:
-  static constexpr uint32_t kSampleEvery = 8;  // a power of two
-  // run_streak's bound on a span of blocks: under kSharedBlockNs, so a block that long
-  // never hides in an accepted span; its average (<= 1500 / blocks) is under
-  // kTakeBackBlockNs, the policy's lowest threshold.
-  static constexpr int64_t kStreakSpanNs = 1'500;
-  static constexpr uint32_t kStreakMaxBlocks = 32;
-
-  int64_t now() {
-    ++clock_reads_;
-    return support::steady_now_ns();
-  }
-  template <class RunBlock>
-  bool run_timed(int64_t start, RunBlock& run_block) {
-    const bool ran = run_block();
-    const int64_t end = now();
-    if (ran) record(end - start);
-    last_read_ = end;  // the next streak span starts after this block
-    last_count_ = count_;
-    return ran;
-  }
-
+  static constexpr uint32_t kSampleEvery = 8;  // powers of two
+  static constexpr uint32_t kSampleEveryShort = 32;
+  uint32_t sample_mask_ = kSampleEvery - 1;
   uint32_t count_ = 0;
-  uint32_t last_count_ = 0;   // count_ at the last clock read (run_streak's span)
-  uint32_t streak_left_ = 1;  // run_streak: blocks until its next sample
-  int64_t last_read_ = 0;
-  uint64_t clock_reads_ = 0;
   uint32_t samples_ = 0;
   int64_t last_[3] = {0, 0, 0};
   int64_t estimate_ = 0;

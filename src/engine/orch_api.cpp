@@ -92,6 +92,7 @@ int Orchestrator::scope_end() {
   // are no longer pinned (pinned() compares serials with the open scopes).
   const ScopeFrame frame = scopes_.back();
   scopes_.pop_back();
+  scopes_changed();
   for (uint64_t b = std::max(frame.first_block, block_tail_); b < block_head_; ++b) {
     HeapBlock& block = blocks_[b % blocks_.size()];
     if (block.free_after == kOpen) block.free_after = head_;

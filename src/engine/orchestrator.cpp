@@ -219,6 +219,7 @@ void Orchestrator::finish() {
   wait_all_done(/*stop_on_error=*/false);
   // Every task completed: all rings are empty again.
   scopes_.clear();
+  scopes_changed();
   // A run that submitted nothing left the map as the previous run's clear() did (an
   // empty program, e.g. a no-op kernel-mode launch, stays a few hundred ns).
   if (head_ != run_first_) tmap_.clear();
@@ -246,6 +247,7 @@ void Orchestrator::end_pipelined() {
     if (block.free_after == kOpen) block.free_after = head_;
   }
   scopes_.clear();
+  scopes_changed();
   run_->end_id = head_;
   run_->loose = std::move(loose_);
   loose_.clear();
@@ -485,7 +487,7 @@ int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result)
   if (int code = status()) return code;
   bump_progress();
   if (!validate_task(desc)) return status();
-  if (run_immediately(desc, result)) return SIMPLER_OK;
+  if (immediate_possible() && run_immediately(desc, result)) return SIMPLER_OK;
   return submit_queued(desc, result);
 }
 
@@ -754,16 +756,15 @@ bool Orchestrator::producer_running_elsewhere() const {
 
 // ---- reclaim and back-pressure -----------------------------------------------------------
 
-bool Orchestrator::pinned(const TaskSlot& slot) const {
-  return slot.scope_depth != 0 && slot.scope_depth <= scopes_.size() &&
-         scopes_[slot.scope_depth - 1].serial == slot.scope_serial;
-}
-
 bool Orchestrator::reclaim_front() {
   bool any = false;
-  while (tail_ < head_) {
+  while (tail_ < head_ && tail_ != pinned_tail_) {
     TaskSlot& slot = chip_.slot(tail_);
-    if (slot.done_id.load(std::memory_order_acquire) != tail_ || pinned(slot)) break;
+    if (slot.done_id.load(std::memory_order_acquire) != tail_) break;
+    if (pinned(slot)) {
+      pinned_tail_ = tail_;
+      break;
+    }
     tmap_.retire(tail_);
     arena_.release_to(slot.arena_end);
     pool_tail_ = slot.pool_end;
@@ -803,7 +804,10 @@ bool Orchestrator::make_room(const char* what, const char* knob, int32_t deadloc
     }
     const TaskSlot& oldest = chip_.slot(tail_);
     if (oldest.done_id.load(std::memory_order_acquire) == tail_) {
-      if (!pinned(oldest)) continue;  // it completed just now: reclaim it
+      if (!pinned(oldest)) {  // it completed just now: reclaim it
+        scopes_changed();     // (never stale, but a stale mark here would loop forever)
+        continue;
+      }
       fail(deadlock_code,
            std::string(kind) + ": the " + what + " is full and its oldest task (" +
                std::to_string(tail_ - run_first_) +

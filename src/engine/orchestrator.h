@@ -114,6 +114,7 @@ class Orchestrator {
  private:
   friend class ValidateTaskTest;          // tests/engine: task_quick_ok against check_task
   friend class OrchestratorImmediateRun;  // tests/engine: which path a task took
+  friend class OrchestratorScopeReclaim;  // tests/engine: the window's occupancy
   struct ScopeFrame {
     uint64_t serial;
     uint64_t first_block;  // heap-block index at scope_begin
@@ -140,7 +141,13 @@ class Orchestrator {
   void reclaim_heap();
   bool reclaim_front();
   bool make_room(const char* what, const char* knob, int32_t deadlock_code);
-  bool pinned(const TaskSlot& slot) const;
+  // Submitted in a scope that is still open (its serial is on the stack at its depth).
+  bool pinned(const TaskSlot& slot) const {
+    return slot.scope_depth != 0 && slot.scope_depth <= scopes_.size() &&
+           scopes_[slot.scope_depth - 1].serial == slot.scope_serial;
+  }
+  // Every scope_end or scope clear: the oldest task may no longer be pinned.
+  void scopes_changed() { pinned_tail_ = 0; }
   bool link(TaskSlot& producer, TaskSlot& consumer);
   int link_dependency(uint64_t before, uint64_t after, TaskSlot& consumer);
   bool value_access(const char* api, const ChipTensor* t, int64_t index, const void* buf,
@@ -175,6 +182,9 @@ class Orchestrator {
   // immediate_allowed with tasks in flight: a chain one task behind catches up (runs its
   // held task's queued producer, then the held task) when work-first would run them here.
   [[gnu::noinline]] bool catch_up();
+  // The run's mode allows it and no scope is open (its tasks are pinned): checked inline
+  // at the submit, so a scoped task pays no call for the immediate path.
+  bool immediate_possible() const { return immediate_mode_ && scopes_.empty(); }
   // add_dependency(before, after) where `after` is the latest task and ran immediately.
   bool ran_immediately(uint64_t after) const {
     return immediate_.id == after && after + 1 == head_;
@@ -203,10 +213,13 @@ class Orchestrator {
   SimplerOrchApi api_{};  // rebuilt for every run: an orchestration may have scribbled on it
 
   // Task ids are unique for the engine's lifetime: slot = id & window_mask.
-  uint64_t head_ = 1;             // next id to submit
-  uint64_t tail_ = 1;             // oldest id not reclaimed
-  uint64_t done_cursor_ = 1;      // every id below completed
-  uint64_t run_first_ = 1;        // first id of this run
+  uint64_t head_ = 1;         // next id to submit
+  uint64_t tail_ = 1;         // oldest id not reclaimed
+  uint64_t done_cursor_ = 1;  // every id below completed
+  uint64_t run_first_ = 1;    // first id of this run
+  // tail_ when reclaim_front found it pinned by an open scope (0: none): only a scope that
+  // ends unpins it (scopes_changed), so until then reclaim_front stops at one compare.
+  uint64_t pinned_tail_ = 0;
   TaskSlot* deferred_ = nullptr;  // TMR: the latest task, guard still held
   bool immediate_mode_ = false;   // this run may take the immediate path (set by begin_run)
   TaskSlot immediate_;            // the task run_immediately runs (never in the window)

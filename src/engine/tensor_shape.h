@@ -5,13 +5,11 @@
 #include <string>
 
 #include "simpler/abi/chip_types.h"
+#include "support/counted.h"
 
 namespace simpler::rt {
 
-// "1 tensor", "2 tensors": counts in messages read as the user would write them.
-inline std::string counted(uint64_t n, const char* noun) {
-  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
-}
+using support::counted;
 
 // Bytes of a contiguous tensor of this shape and dtype; false with `why` on a bad ndims,
 // negative extent, unknown dtype or overflow.

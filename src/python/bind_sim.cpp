@@ -16,6 +16,7 @@
 #include "interruptible_wait.h"
 #include "simpler/abi/status.h"
 #include "simpler/sim/sim_driver.h"
+#include "support/counted.h"
 
 namespace py = pybind11;
 
@@ -112,7 +113,8 @@ class HostView {
     if (*nbytes < 0) throw py::value_error("nbytes must be >= 0, got " + std::to_string(*nbytes));
     if (*nbytes > available)
       throw py::value_error("nbytes=" + std::to_string(*nbytes) + " exceeds the " +
-                            std::to_string(available) + " bytes of the " + role);
+                            support::counted(static_cast<uint64_t>(available), "byte") +
+                            " of the " + role);
     return static_cast<size_t>(*nbytes);
   }
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "support/counted.h"
 #include "task_interface_types.h"
 
 namespace py = pybind11;
@@ -72,6 +73,17 @@ uint32_t to_rank(py::handle item, const std::string& field) {
                           std::to_string(CHIP_TENSOR_MAX_DIMS) + ")");
   }
   return static_cast<uint32_t>(rank);
+}
+
+// ArgSpec(direction, dtype=None, rank=0); a scalar has no rank (refused here as by build()).
+ArgSpec arg_spec(py::handle direction, py::handle dtype, py::handle rank) {
+  ArgSpec spec{to_direction(direction, "direction"), to_dtype(dtype, "dtype"),
+               to_rank(rank, "rank")};
+  if (spec.direction == ArgDirection::SCALAR && spec.rank != 0) {
+    throw py::value_error("rank: " + std::to_string(spec.rank) +
+                          " given for a SCALAR (scalars have no rank)");
+  }
+  return spec;
 }
 
 // A signature entry: ArgDirection (or its int), ArgSpec, or (direction, dtype[, rank]).
@@ -212,11 +224,8 @@ void bind_arg_spec(py::module_& m) {
   py::class_<ArgSpec>(m, "ArgSpec",
                       "One signature entry: a direction and, optionally, the dtype (and rank) "
                       "the kernel expects there. Untyped entries accept anything of their kind.")
-      .def(py::init([](py::handle direction, py::handle dtype, py::handle rank) {
-             return ArgSpec{to_direction(direction, "direction"), to_dtype(dtype, "dtype"),
-                            to_rank(rank, "rank")};
-           }),
-           py::arg("direction"), py::arg("dtype") = py::none(), py::arg("rank") = 0)
+      .def(py::init(&arg_spec), py::arg("direction"), py::arg("dtype") = py::none(),
+           py::arg("rank") = 0)
       .def_readonly("direction", &ArgSpec::direction)
       .def_property_readonly("dtype",
                              [](const ArgSpec& s) -> py::object {
@@ -236,6 +245,14 @@ void bind_arg_spec(py::module_& m) {
              return py::hash(py::make_tuple(static_cast<int>(s.direction),
                                             s.dtype ? static_cast<int>(*s.dtype) : -1, s.rank));
            })
+      .def(py::pickle(  // also copy.copy / copy.deepcopy: a value
+          [](const ArgSpec& s) {
+            return py::make_tuple(s.direction, s.dtype ? py::cast(*s.dtype) : py::none(), s.rank);
+          },
+          [](const py::tuple& state) {
+            if (state.size() != 3) throw py::value_error("ArgSpec: not a pickled ArgSpec");
+            return arg_spec(state[0], state[1], state[2]);
+          }))
       .def("__repr__", [](const ArgSpec& s) {
         std::string r = std::string("ArgSpec(ArgDirection.") + arg_direction_name(s.direction);
         if (s.dtype) r += std::string(", DataType.") + data_type_name(*s.dtype);
@@ -271,8 +288,8 @@ void bind_task_interface_callables(py::module_& m) {
           "None when not recorded.")
       .def("__repr__", [](const CoreCallable& c) {
         const auto v = c.view();
-        return "CoreCallable(signature=" + std::to_string(v.signature.size()) +
-               " args, binary=" + std::to_string(v.binary.size()) + " bytes" +
+        return "CoreCallable(signature=" + support::counted(v.signature.size(), "arg") +
+               ", binary=" + support::counted(v.binary.size(), "byte") +
                (v.core_type ? std::string(", core_type='") + core_type_name(*v.core_type) + "'"
                             : std::string()) +
                ")";
@@ -317,9 +334,9 @@ void bind_task_interface_callables(py::module_& m) {
       .def("__repr__", [](const ChipCallable& c) {
         const auto v = c.view();
         return "ChipCallable(func_name='" + std::string(v.func_name) +
-               "', signature=" + std::to_string(v.signature.size()) +
-               " args, binary=" + std::to_string(v.binary.size()) +
-               " bytes, children=" + std::to_string(v.children.size()) + ")";
+               "', signature=" + support::counted(v.signature.size(), "arg") +
+               ", binary=" + support::counted(v.binary.size(), "byte") +
+               ", children=" + std::to_string(v.children.size()) + ")";
       });
 }
 

@@ -1,5 +1,8 @@
 // DataType (with element sizes and numpy mapping), ArgDirection, AddressSpace.
+#include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "element_kind.h"
 #include "task_interface_types.h"
@@ -68,6 +71,38 @@ DataType from_numpy(py::handle dtype_like) {
   return *out;
 }
 
+// pybind11's enum_ constructor takes any int (DataType(99) was an enum no name has): the
+// value must be a member's. Called once every value is added.
+template <typename E>
+void check_constructor(const py::module_& m, const std::string& name) {
+  auto cls = py::reinterpret_borrow<py::class_<E>>(m.attr(name.c_str()));
+  std::vector<std::pair<int64_t, std::string>> members;
+  std::string accepted;
+  for (auto [key, member] : py::dict(cls.attr("__members__"))) {
+    members.emplace_back(py::cast<int64_t>(member.attr("value")), py::str(key));
+    accepted += (accepted.empty() ? "" : ", ") + members.back().second + "=" +
+                std::to_string(members.back().first);
+  }
+  py::delattr(cls, "__init__");  // else the new one would be pybind11's second overload
+  const std::string article = std::string("AEIOU").find(name[0]) == std::string::npos ? "a" : "an";
+  cls.def(py::init([name, article, members, accepted](py::handle value) {
+            if (PyUnicode_Check(value.ptr())) {
+              throw py::type_error(name + "(): value must be an int (" + accepted + "), got str " +
+                                   py::repr(value).cast<std::string>() + "; name a member as " +
+                                   name + "." + members.front().second);
+            }
+            const py::object index = index_of(value, (name + "(): value").c_str());
+            int overflow = 0;
+            const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+            for (const auto& member : members) {
+              if (overflow == 0 && member.first == v) return static_cast<E>(v);
+            }
+            throw py::value_error(name + "(): " + py::str(index).cast<std::string>() + " is not " +
+                                  article + " " + name + " (values: " + accepted + ")");
+          }),
+          py::arg("value"));
+}
+
 }  // namespace
 
 void bind_task_interface_enums(py::module_& m) {
@@ -110,18 +145,21 @@ void bind_task_interface_enums(py::module_& m) {
             }
           },
           "The numpy dtype of this DataType.");
+  check_constructor<DataType>(m, "DataType");
 
   py::enum_<ArgDirection>(m, "ArgDirection", "Direction of one argument of a callable's signature.")
       .value("SCALAR", ArgDirection::SCALAR)
       .value("IN", ArgDirection::IN)
       .value("OUT", ArgDirection::OUT)
       .value("INOUT", ArgDirection::INOUT);
+  check_constructor<ArgDirection>(m, "ArgDirection");
 
   py::enum_<AddressSpace>(m, "AddressSpace",
                           "Where a tensor's memory lives: HOST (staged by the runtime) or "
                           "DEVICE (caller-owned device memory).")
       .value("HOST", AddressSpace::HOST)
       .value("DEVICE", AddressSpace::DEVICE);
+  check_constructor<AddressSpace>(m, "AddressSpace");
 }
 
 }  // namespace simpler::python::detail

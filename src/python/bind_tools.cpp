@@ -91,6 +91,16 @@ void bind_runtime_bins(py::module_& m) {
                    a.aicore_image_path == b.aicore_image_path;
           },
           py::is_operator())  // anything else: NotImplemented, so == is False
+      .def(py::pickle(        // paths: a value another process can use (copy.copy/deepcopy too)
+          [](const RuntimeBins& b) {
+            return py::make_tuple(b.platform, b.runtime, b.host_lib_path, b.sim_context_path,
+                                  b.aicpu_image_path, b.aicore_image_path);
+          },
+          [](const py::tuple& state) {
+            if (state.size() != 6) throw py::value_error("RuntimeBins: not a pickled RuntimeBins");
+            const auto field = [&state](size_t i) { return state[i].cast<std::string>(); };
+            return RuntimeBins{field(0), field(1), field(2), field(3), field(4), field(5)};
+          }))
       .def("__repr__", [](const RuntimeBins& b) {
         return "RuntimeBins(platform=" + py::repr(py::str(b.platform)).cast<std::string>() +
                ", runtime=" + py::repr(py::str(b.runtime)).cast<std::string>() +

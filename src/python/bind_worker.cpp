@@ -15,9 +15,11 @@
 #include "call_args.h"
 #include "interruptible_wait.h"
 #include "kernel_launch.h"
+#include "process_local.h"
 #include "simpler/worker/chip_worker.h"
 #include "simpler/worker/worker.h"
 #include "stream_arg.h"
+#include "support/counted.h"
 #include "task_interface_types.h"
 
 namespace py = pybind11;
@@ -128,7 +130,7 @@ struct HostBytes {
     if (!nbytes) return have;
     if (*nbytes > have) {
       throw py::value_error(std::string(api) + ": nbytes " + std::to_string(*nbytes) +
-                            " exceeds the host buffer's " + std::to_string(have) + " bytes");
+                            " exceeds the host buffer's " + support::counted(have, "byte"));
     }
     return *nbytes;
   }
@@ -148,7 +150,12 @@ void bind_chip_worker(py::module_& m) {
       .value("CLOSED", ChipWorkerState::CLOSED)
       .value("FAILED", ChipWorkerState::FAILED);
 
-  py::class_<CallableHandle>(m, "CallableHandle", "Opaque handle of a registered callable.")
+  py::class_<CallableHandle> handle_class(m, "CallableHandle",
+                                          "Opaque handle of a registered callable.");
+  refuse_pickling(handle_class,
+                  "CallableHandle cannot be pickled or copied: it names a callable registered "
+                  "with a Worker of this process; register the ChipCallable where you need it");
+  handle_class
       .def("__eq__",
            [](const CallableHandle& a, const py::object& b) {
              return py::isinstance<CallableHandle>(b) && a == b.cast<CallableHandle>();
@@ -466,9 +473,10 @@ void bind_worker_classes(py::module_& m) {
                  throw CallArgError(
                      -1, true,
                      "Worker.kernel_bind: the ChipStorageTaskArgs hold " +
-                         std::to_string(packed.args.tensor_count + packed.args.scalar_count) +
-                         " arguments, the callable's signature takes " +
-                         std::to_string(signature.size()));
+                         support::counted(packed.args.tensor_count + packed.args.scalar_count,
+                                          "argument") +
+                         ", the callable's signature takes " +
+                         support::counted(signature.size(), "argument"));
                }
              } else {
                pack_call_args(args, signature,

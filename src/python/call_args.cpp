@@ -10,6 +10,7 @@
 #include "device_array.h"
 #include "dlpack_bridge.h"
 #include "simpler/sim/sim_driver.h"
+#include "support/counted.h"
 
 namespace py = pybind11;
 
@@ -384,11 +385,11 @@ void pack_call_args(py::handle values, std::span<const ArgSpec> signature, const
                     PyChipStorageTaskArgs& out) {
   const auto n = static_cast<size_t>(PySequence_Fast_GET_SIZE(values.ptr()));
   if (n != signature.size()) {
-    throw CallArgError(-1, true,
-                       std::string(target.api) + ": the callable's signature " +
-                           signature_text(signature) + " takes " +
-                           std::to_string(signature.size()) + " arguments, " + std::to_string(n) +
-                           " given; pass them in signature order (or one ChipStorageTaskArgs)");
+    throw CallArgError(
+        -1, true,
+        std::string(target.api) + ": the callable's signature " + signature_text(signature) +
+            " takes " + support::counted(signature.size(), "argument") + ", " + std::to_string(n) +
+            " given; pass them in signature order (or one ChipStorageTaskArgs)");
   }
   check_signature_order(signature, target);
   // Filled in place (no 4 KiB temporary per launch); on a refusal `out` is partly written,
@@ -416,7 +417,7 @@ void repack_call_arg(uint32_t index, py::handle value, std::span<const ArgSpec> 
     throw CallArgError(static_cast<int>(index), false,
                        std::string(target.api) + ": argument index " + std::to_string(index) +
                            " is out of range (the signature has " +
-                           std::to_string(signature.size()) + " arguments)");
+                           support::counted(signature.size(), "argument") + ")");
   }
   const ArgSpec& spec = signature[index];
   if (is_tensor_direction(spec.direction)) {

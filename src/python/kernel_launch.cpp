@@ -8,6 +8,7 @@
 #include "call_mismatch.h"
 #include "process_local.h"
 #include "stream_arg.h"
+#include "support/counted.h"
 
 namespace py = pybind11;
 
@@ -118,8 +119,8 @@ void set_arg_at(KernelLaunch& k, py::handle index, py::handle value) {
     const std::string text = py::repr(i).cast<std::string>();
     throw CallArgError(named, false,
                        "KernelLaunch.set_arg: argument index " + text +
-                           " is out of range (the signature has " + std::to_string(k.arg_count()) +
-                           " arguments)");
+                           " is out of range (the signature has " +
+                           support::counted(k.arg_count(), "argument") + ")");
   }
   k.set_arg(static_cast<uint32_t>(n), value);
 }

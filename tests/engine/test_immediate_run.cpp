@@ -132,29 +132,13 @@ int orchestration(const ChipStorageTaskArgs* /*args*/, const SimplerOrchApi* api
 
 }  // namespace
 
-class OrchestratorImmediateRun : public testing::EngineTest {
+class OrchestratorImmediateRun : public testing::DirectOrchestratorTest {
  protected:
   void SetUp() override {
-    testing::EngineTest::SetUp();
-    heap_ = std::make_unique<testing::DeviceBuffer>(1 << 16);
-    x_ = std::make_unique<testing::DeviceBuffer>(64);
-    x_->upload(std::vector<float>(16, 0.0f));
-    chip_.window = kWindow;
-    chip_.window_mask = kWindow - 1;
-    chip_.slots = std::make_unique<TaskSlot[]>(kWindow);
-    chip_.init_cores(2);
-    chip_.clusters.init(2, 1);
-    for (auto& queue : chip_.ready) queue.reset(2 * kWindow);
-    orch_ = std::make_unique<Orchestrator>(chip_, testing::small_orchestrator_sizes(*heap_));
+    set_up(kWindow);
     orch_->inline_sense_.hold(0);  // short blocks, however long a preempted sample looks
-    for (int32_t f : {kAdd, kCrash}) {
-      LoadedKernel& k = program_.kernels[f];
-      k.entry = f == kAdd ? add_kernel : crash_kernel;
-      k.tensor_count = 1;
-      k.directions[0] = CHIP_ARG_INOUT;
-      k.dtypes[0] = LoadedKernel::kAnyDtype;
-      program_.func_ids.push_back(f);
-    }
+    add_inout_kernel(kAdd, add_kernel);
+    add_inout_kernel(kCrash, crash_kernel);
     program_.func_name = "immediate_test";
     program_.orchestration = orchestration;
     g_immediate_copy = &orch_->immediate_tensors_[0];
@@ -175,12 +159,6 @@ class OrchestratorImmediateRun : public testing::EngineTest {
     return track->status.code();
   }
   float x0() { return x_->download<float>()[0]; }
-
-  std::unique_ptr<testing::DeviceBuffer> heap_;
-  std::unique_ptr<testing::DeviceBuffer> x_;
-  ChipState chip_;
-  std::unique_ptr<Orchestrator> orch_;
-  LoadedProgram::Impl program_;
 };
 
 TEST_F(OrchestratorImmediateRun, AChainRunsEachTaskAtItsOwnSubmit) {

@@ -352,7 +352,7 @@ def test_orch_calls_that_do_not_fit_the_signature_are_typed(w2, add_scalar_calla
     handle = w2.register(add_scalar_callable)
     xs = [np.ones(4, np.float32), np.zeros(4, np.float32)]
     _refused(w2, lambda o, a: call(o, handle, xs), SimplerTypeError,
-             r"HostOrchestrator\.\w+: .*the signature is orch\.")
+             r"HostOrchestrator\.\w+: .*; call it as orch\.")
     w2.unregister(handle)
 
 
@@ -377,7 +377,7 @@ def test_run_and_submit_take_the_documented_keywords(w2):
 def test_a_call_that_does_not_fit_a_level3_method_is_a_typed_error(w2, call, api):
     # docs/api.md: a call that does not fit a public API's signature is a SimplerTypeError
     # naming the API and its signature, at every level (it was a bare TypeError at level 3).
-    with pytest.raises(SimplerTypeError, match=rf"^{api}: .*the signature is {api}\(") as err:
+    with pytest.raises(SimplerTypeError, match=rf"^{api}: .*; call it as {api}\(") as err:
         call(w2)
     assert isinstance(err.value, TypeError)
     assert err.value.code is not None

@@ -34,6 +34,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from simpler._counted import counted
 from simpler.errors import SimplerTypeError, SimplerValueError
 from simpler.host.orchestrator import HostRun, _Task, host_range
 
@@ -369,7 +370,7 @@ def pairwise_all_to_all(n: int) -> Callable[[Step, int], None]:
 
 def _count(values: Any) -> str:
     try:
-        return f"{len(values)} items"
+        return counted(len(values), "item")
     except TypeError:
         return type(values).__name__
 

@@ -27,6 +27,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from simpler._counted import counted
+from simpler._process_local import ProcessLocal
 from simpler.errors import (SimplerRuntimeError, SimplerTypeError, SimplerValueError,
                             WorkerTimeoutError)
 from simpler._typed_call import typed_call, typed_methods
@@ -40,7 +42,7 @@ _L2_ONLY = ("kernel_prepare_callable", "kernel_launch", "create_buffer", "make_t
             "release_buffer")
 
 
-class CallableHandle:
+class CallableHandle(ProcessLocal):
     """A ChipCallable registered with a multi-chip Worker (valid on every chip)."""
 
     __slots__ = ("key", "callable")
@@ -514,5 +516,5 @@ def _prefix(buffer: Any, nbytes: Optional[int], api: str, writable: bool) -> Any
     nbytes = _require_int(nbytes, api, "nbytes", low=0)
     if nbytes > view.nbytes:
         raise SimplerValueError(f"Worker.{api}: nbytes {nbytes} exceeds the host buffer's "
-                                f"{view.nbytes} bytes")
+                                f"{counted(view.nbytes, 'byte')}")
     return view[:nbytes]
