@@ -12,6 +12,15 @@ def is_bool(value: Any) -> bool:
     return isinstance(value, bool) or type(value).__name__ == "bool_"
 
 
+def require_bool(value: Any, what: str) -> bool:
+    """True or False (numpy's too), or a SimplerTypeError naming ``what``: a string such as
+    "no", or an int, would otherwise read as a flag."""
+    if is_bool(value):
+        return bool(value)
+    from simpler.errors import SimplerTypeError  # the failure path only
+    raise SimplerTypeError(f"{what} must be True or False, got {value!r}")
+
+
 def as_int(value: Any) -> Optional[int]:
     """``value`` as an int, or None when it is not one."""
     if type(value) is int:  # the common case first: callers sit on enqueue paths

@@ -25,7 +25,7 @@ import concurrent.futures
 import os
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, List, Optional, Sequence
+from typing import Any, Callable, List, NoReturn, Optional, Sequence
 
 from simpler import _log  # noqa: F401 - native log lines -> logging "simpler"
 from simpler import _native
@@ -117,6 +117,12 @@ class KernelCompiler(_native.KernelCompiler):
         if entry is not None:
             _require_str("compile_orchestration", "entry", entry)
         return super().compile_orchestration(source, entry)
+
+    def __reduce_ex__(self, protocol: Any) -> NoReturn:  # pickle, copy.copy, copy.deepcopy
+        raise SimplerTypeError("KernelCompiler cannot be pickled or copied (its include_dirs and "
+                               "extra_flags are not kept where Python can read them back); make "
+                               "one with the same arguments where you need it: the content "
+                               "cache on disk is shared")
 
     def __repr__(self) -> str:
         return (f"<simpler.KernelCompiler compiler={self.compiler!r} cache_dir="

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import inspect
 import numbers
-import operator
 import os
 import threading
 import warnings
@@ -32,7 +31,7 @@ import weakref
 from typing import Any, List, Optional
 
 from simpler import _native
-from simpler._ints import as_int, is_bool, require_int
+from simpler._ints import as_int, is_bool, require_bool, require_int
 from simpler._process_local import ProcessLocal
 from simpler._typed_call import call_form, mismatch, refusal, typed_call, typed_methods
 from simpler import errors as _errors  # noqa: F401  (the native error translator imports it)
@@ -204,7 +203,8 @@ class Worker(ProcessLocal):
             if not isinstance(value, str):
                 raise SimplerTypeError(f"Worker: {name} must be a str, got {type(value).__name__}")
         self._native = _nw.Worker(level, device_id, platform, runtime, execution_mode,
-                                  bool(enable_sdma), _lib_dir_path(lib_dir) or "")
+                                  require_bool(enable_sdma, "Worker: enable_sdma"),
+                                  _lib_dir_path(lib_dir) or "")
         self._pin: Optional[weakref.finalize] = None
         self._images: List[Any] = []   # kernel mode: prepared ChipCallables, kept until teardown
         self._pending: "dict[int, Any]" = {}  # program mode: args of runs not yet completed
@@ -388,15 +388,22 @@ class Worker(ProcessLocal):
             np_dtype = getattr(array, "dtype", None)
             if np_dtype is None:
                 raise SimplerValueError("Worker.make_tensor_arg: dtype is required for a raw buffer")
-            dtype = DataType.from_numpy(np_dtype)
+            try:
+                dtype = DataType.from_numpy(np_dtype)
+            except TypeError:  # e.g. a torch tensor's dtype
+                raise SimplerTypeError(f"Worker.make_tensor_arg: the array's dtype {np_dtype} is "
+                                       "not a numpy dtype; pass a numpy array (a torch tensor's "
+                                       ".numpy()) or dtype= (a DataType)") from None
         if not isinstance(dtype, DataType):
             raise SimplerTypeError("Worker.make_tensor_arg: dtype must be a DataType, got "
                                    f"{type(dtype).__name__}")
         try:
-            dims = [operator.index(d) for d in shape]
-        except TypeError:
+            dims = [as_int(d) for d in shape]
+        except TypeError:  # not iterable
+            dims = [None]
+        if None in dims:  # a bool is not a size (it passed as 1)
             raise SimplerTypeError("Worker.make_tensor_arg: shape must be a sequence of ints, "
-                                   f"got {shape!r}") from None
+                                   f"got {shape!r}")
         return self._native.make_tensor_arg(array, dims, dtype)
 
     def release_buffer(self, buffer: Any) -> None:

@@ -6,6 +6,7 @@
 #include "abi/abi_error.h"
 #include "simpler/abi/status.h"
 #include "simpler/sim/sim_driver.h"
+#include "support/counted.h"
 
 namespace simpler::rt::host {
 
@@ -32,7 +33,7 @@ const uint8_t* CodeArena::upload(const void* bytes, size_t size) {
     const size_t committed = capacity();
     if (committed > limit_ || block > limit_ - committed) {
       fail(PTO_RUNTIME_ERR_CALLABLE_BYTES_EXCEEDED,
-           "the callable image (" + std::to_string(size) + " bytes) does not fit the code " +
+           "the callable image (" + support::counted(size, "byte") + ") does not fit the code " +
                "arena: " + std::to_string(committed) + " of its " + std::to_string(limit_) +
                " bytes are committed and the current block is full (set " +
                "SIMPLER_KERNEL_CODE_ARENA_BYTES before init for a larger limit)");

@@ -218,8 +218,8 @@ bool Orchestrator::value_access(const char* api, const ChipTensor* t, int64_t in
   uint64_t offset = 0;
   if (!element_byte_offset(*t, index, &offset, &why)) return invalid(why);
   if (offset > t->buffer.size || size > t->buffer.size - offset) {
-    return invalid(std::to_string(size) + " bytes at element " + std::to_string(index) +
-                   " run past the end of the tensor's buffer");
+    return invalid(counted(size, "byte") + " at element " + std::to_string(index) +
+                   ": past the end of the tensor's buffer");
   }
   if (head_ != run_first_) {
     if (building_) {

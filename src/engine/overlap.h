@@ -26,6 +26,15 @@ inline uint32_t chip_dtype_size(uint32_t dtype) {
 // of elements of `elem_size` bytes (not 0) touches exactly the bytes [lo, hi): true and
 // sets them, as describe_view would; false for any other view (or int64 overflow).
 inline bool contiguous_bytes(const ChipTensor& view, uint32_t elem_size, int64_t& lo, int64_t& hi) {
+  if (view.ndims == 1) {  // a slice: start and extent below 2^59 cannot overflow (elem_size <= 8)
+    const uint64_t start = static_cast<uint64_t>(view.start_offset);
+    const uint64_t n = static_cast<uint64_t>(view.shapes[0]);
+    if (((start | n) >> 59) == 0 && n != 0 && (n == 1 || view.strides[0] == 1)) {
+      lo = static_cast<int64_t>(start * elem_size);
+      hi = static_cast<int64_t>((start + n) * elem_size);
+      return true;
+    }
+  }
   if (view.ndims < 1 || view.ndims > CHIP_TENSOR_MAX_DIMS) return false;
   int64_t numel = 1;  // also the stride dimension k must have to continue the run
   for (int k = static_cast<int>(view.ndims) - 1; k >= 0; --k) {

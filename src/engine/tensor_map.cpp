@@ -312,7 +312,7 @@ struct TensorMap::Impl {
   size_t capacity;
   size_t index_above;
   bool grids_enabled;
-  size_t live = 0;
+  size_t room = capacity;  // capacity - live entries: one load and test per access
 
   std::vector<Entry> entries;
   std::vector<ViewGeometry> geometry;  // by entry number; written for non-dense views only
@@ -432,10 +432,9 @@ struct TensorMap::Impl {
   }
 
   inline __attribute__((always_inline)) uint32_t task_record(uint64_t task) {
-    // A task's accesses arrive one after another: remember the last record.
-    if (recent_task_rec != kNil && tasks[recent_task_rec].task == task &&
-        tasks[recent_task_rec].head != kNil)
-      return recent_task_rec;
+    // A task's accesses arrive one after another: remember the last record (forgotten when
+    // it is released, so it is still `task`'s while its id matches).
+    if (recent_task_rec != kNil && tasks[recent_task_rec].task == task) return recent_task_rec;
     // A new task (its slot free, nothing overflowed) and a free record: no probe, no
     // allocation. (Mostly: tasks retire in order and their records are reused.)
     const uint32_t fresh = free_task;
@@ -525,7 +524,7 @@ struct TensorMap::Impl {
     entries[n] = Entry{b, slot, t, kNil, head, kNil, write, false};
     if (head != kNil) entries[head].task_prev = n;
     tasks[t].head = n;
-    ++live;
+    --room;
   }
 
   // Swap-removes the entry's scan record (or takes it off its tile).
@@ -563,7 +562,7 @@ struct TensorMap::Impl {
   void free_entry_slot(uint32_t n) {
     entries[n].task_next = free_entry;
     free_entry = n;
-    --live;
+    ++room;
   }
 
   // The tree of lane `b`'s writers or readers, or null while they are scanned.
@@ -671,10 +670,11 @@ struct TensorMap::Impl {
   // --- Grid buffers (see Grid) ---
 
   // Inline (as drop_entry): a call per dependency or hidden entry cost more than its body.
+  // Skips an id equal to the last one in `deps`, even one an earlier access appended (the
+  // caller takes the union): no size to note on the way in.
   inline __attribute__((always_inline)) void add_dep(uint64_t dep, uint64_t task,
-                                                     std::vector<uint64_t>& deps,
-                                                     size_t deps_before) {
-    if (dep != task && (deps.size() == deps_before || deps.back() != dep)) deps.push_back(dep);
+                                                     std::vector<uint64_t>& deps) {
+    if (dep != task && (deps.empty() || deps.back() != dep)) deps.push_back(dep);
   }
 
   // A grid for the buffer at `addr`, opened by the probe and named by the buffer index;
@@ -827,20 +827,18 @@ struct TensorMap::Impl {
   // readers, and hides them all.
   inline __attribute__((always_inline)) bool grid_access(uint64_t addr, uint32_t gi, uint32_t ti,
                                                          uint64_t task, bool write,
-                                                         std::vector<uint64_t>& deps,
-                                                         size_t deps_before) {
+                                                         std::vector<uint64_t>& deps) {
     // What a write hides (the tile's writer and readers) only matters at capacity: count
     // it there, and walk the readers once otherwise (their dependencies as they are dropped).
-    if (live + 1 > capacity) {
+    if (room == 0) {
       size_t hidden = 0;
       if (ti != kNil && write) {
         hidden += tiles[ti].writer != kNil;
         for (uint32_t r = tiles[ti].readers; r != kNil; r = entries[r].slot) ++hidden;
       }
-      if (live - hidden + 1 > capacity) return false;
+      if (hidden == 0) return false;
     }
-    if (ti != kNil && tiles[ti].writer != kNil)
-      add_dep(tiles[ti].writer_task, task, deps, deps_before);
+    if (ti != kNil && tiles[ti].writer != kNil) add_dep(tiles[ti].writer_task, task, deps);
     // Every allocation before the first link (a throw leaves at most an empty grid, tile
     // or task record, which is harmless).
     const uint32_t tr = task_record(task);
@@ -855,17 +853,23 @@ struct TensorMap::Impl {
       if (t.readers != kNil) entries[t.readers].tile_prev = n;
       t.readers = n;
     } else {
-      entries[n] = Entry{ti, kNil, tr, kNil, head, kNil, true, true};
+      Entry& e = entries[n];  // (a tile's writer has no reader links: slot, tile_prev unused)
+      e.lane = ti;
+      e.task_rec = tr;
+      e.task_prev = kNil;
+      e.task_next = head;
+      e.write = true;
+      e.on_tile = true;
     }
     if (head != kNil) entries[head].task_prev = n;
     tasks[tr].head = n;
-    ++live;
+    --room;
     if (write) {
       // After linking the new entry, so that its task record stays.
       if (t.writer != kNil) drop_entry(t.writer);
       for (uint32_t r = t.readers; r != kNil;) {
         const uint32_t next = entries[r].slot;
-        add_dep(tasks[entries[r].task_rec].task, task, deps, deps_before);
+        add_dep(tasks[entries[r].task_rec].task, task, deps);
         drop_entry(r);
         r = next;
       }
@@ -904,7 +908,7 @@ struct TensorMap::Impl {
   }
 
   // What conflicts() finds in a grid buffer: the probe against each tile.
-  void grid_conflicts(uint32_t gi, bool write, std::vector<uint64_t>& deps, size_t deps_before) {
+  void grid_conflicts(uint32_t gi, bool write, std::vector<uint64_t>& deps) {
     constexpr uint64_t kNoTask = ~uint64_t{0};
     const Grid& gr = grids[gi];
     uint32_t ti = kNil;
@@ -914,10 +918,10 @@ struct TensorMap::Impl {
     for (uint32_t x = ti != kNil ? ti : gr.tiles; x != kNil; x = ti != kNil ? kNil : tile_next[x]) {
       const Tile& t = tiles[x];
       if (ti == kNil && !relate(probe, tile_geometry(gi, t.lo, tile_scratch)).overlap) continue;
-      if (t.writer != kNil) add_dep(t.writer_task, kNoTask, deps, deps_before);
+      if (t.writer != kNil) add_dep(t.writer_task, kNoTask, deps);
       if (write)
         for (uint32_t r = t.readers; r != kNil; r = entries[r].slot)
-          add_dep(tasks[entries[r].task_rec].task, kNoTask, deps, deps_before);
+          add_dep(tasks[entries[r].task_rec].task, kNoTask, deps);
     }
   }
 
@@ -1008,7 +1012,6 @@ struct TensorMap::Impl {
 
   bool access(uint64_t task, const ChipTensor& view, AccessKind kind, std::vector<uint64_t>& deps) {
     const bool write = kind != AccessKind::Read;
-    const size_t deps_before = deps.size();
     const uint64_t addr = view.buffer.addr;
     // A known tile of a grid buffer needs no geometry: a contiguous view is looked up by
     // its byte range (without the grid), another one by its start if it has the shape of
@@ -1028,7 +1031,7 @@ struct TensorMap::Impl {
           grid_shapes[head & ~kGridTag].raw.first_byte(view, elem_size, lo))
         ti = grid_tile(head & ~kGridTag, addr, lo);
     }
-    if (ti != kNil) return grid_access(addr, tiles[ti].grid, ti, task, write, deps, deps_before);
+    if (ti != kNil) return grid_access(addr, tiles[ti].grid, ti, task, write, deps);
     if (contiguous) {
       head = buffer_index.find(addr);
       if (head != FlatIndex::kNone && (head & kGridTag) != 0) {  // its home tile?
@@ -1037,7 +1040,7 @@ struct TensorMap::Impl {
           // Looked up again: filed from now on (may throw, changing nothing).
           tile_index.insert(TaggedIndex::hash(addr, lo), gr.home);
           gr.home_filed = true;
-          return grid_access(addr, head & ~kGridTag, gr.home, task, write, deps, deps_before);
+          return grid_access(addr, head & ~kGridTag, gr.home, task, write, deps);
         }
       }
     }
@@ -1052,25 +1055,26 @@ struct TensorMap::Impl {
       // a known tile of a grid of intervals
       ti = grid_tile(head & ~kGridTag, addr, g.lo);
       if (ti != kNil && tiles[ti].is_dense(g.lo, g.hi))
-        return grid_access(addr, tiles[ti].grid, ti, task, write, deps, deps_before);
+        return grid_access(addr, tiles[ti].grid, ti, task, write, deps);
     }
     if (head != FlatIndex::kNone && (head & kGridTag) != 0) {
       const uint32_t gi = head & ~kGridTag;
       if (has_grid_shape(gi)) {
         ti = grid_tile(gi, addr, probe.lo);
-        if (ti != kNil) return grid_access(addr, gi, ti, task, write, deps, deps_before);
-        if (on_grid_of(gi)) return grid_access(addr, gi, kNil, task, write, deps, deps_before);
+        if (ti != kNil) return grid_access(addr, gi, ti, task, write, deps);
+        if (on_grid_of(gi)) return grid_access(addr, gi, kNil, task, write, deps);
       }
       ungrid(gi);
       head = buffer_index.find(addr);
     } else if (head == FlatIndex::kNone && grids_enabled && grid_shape(g)) {
-      return grid_access(addr, kNil, kNil, task, write, deps, deps_before);
+      return grid_access(addr, kNil, kNil, task, write, deps);
     }
     probe_band = ColumnBand::of(g);
     covered.clear();
+    const size_t deps_before = deps.size();  // (the paths above return)
     LaneWalk walk;
     if (head != FlatIndex::kNone) walk = scan_lanes(head, task, write, deps, deps_before);
-    if (live - covered.size() + 1 > capacity) {
+    if (room + covered.size() == 0) {
       deps.resize(deps_before);
       return false;
     }
@@ -1106,7 +1110,7 @@ struct TensorMap::Impl {
     if (head == FlatIndex::kNone) return;
     const bool write = kind != AccessKind::Read;
     const size_t deps_before = deps.size();
-    if ((head & kGridTag) != 0) return grid_conflicts(head & ~kGridTag, write, deps, deps_before);
+    if ((head & kGridTag) != 0) return grid_conflicts(head & ~kGridTag, write, deps);
     probe_band = ColumnBand::of(probe);
     constexpr uint64_t kNoTask = ~uint64_t{0};  // matches no entry
     scan_lanes(head, kNoTask, write, deps, deps_before);
@@ -1116,7 +1120,7 @@ struct TensorMap::Impl {
   void retire(uint64_t task) {
     const uint32_t t = task_index.find(task);
     if (t == FlatIndex::kNone) return;
-    if (live > kRetireAheadAbove) retire_ahead(task);
+    if (capacity - room > kRetireAheadAbove) retire_ahead(task);
     uint32_t n = tasks[t].head;
     while (n != kNil) {
       const uint32_t next = entries[n].task_next;
@@ -1167,7 +1171,7 @@ struct TensorMap::Impl {
     free_entry = free_lane = free_task = recent_task_rec = free_grid = free_tile = kNil;
     buffer_index.clear();
     task_index.clear();
-    live = 0;
+    room = capacity;
   }
 };
 
@@ -1189,7 +1193,7 @@ void TensorMap::conflicts(const ChipTensor& view, AccessKind kind, std::vector<u
 
 void TensorMap::retire(uint64_t task_id) { impl_->retire(task_id); }
 
-size_t TensorMap::live_entries() const { return impl_->live; }
+size_t TensorMap::live_entries() const { return impl_->capacity - impl_->room; }
 
 size_t TensorMap::capacity() const { return impl_->capacity; }
 

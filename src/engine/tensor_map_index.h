@@ -75,6 +75,13 @@ class FlatIndex {
 
   size_t size() const { return count_; }
 
+  // Calls f(key, value) for every key.
+  template <typename F>
+  void for_each(F&& f) const {
+    for (const Slot& slot : slots_)
+      if (slot.value != kNone) f(slot.key, slot.value);
+  }
+
  private:
   struct Slot {
     uint64_t key;
@@ -187,17 +194,19 @@ class RecentIndex {
 // and retires them in order): each id has one direct slot, at the id modulo the table size
 // (four or more slots per live id), so filing, finding and dropping a task is one load or
 // store, and consecutive tasks share cache lines. An id whose slot another live id holds
-// goes to a hashed overflow index, so any pattern of ids works, at FlatIndex's cost.
+// goes to a hashed overflow index, so any pattern of ids works, at FlatIndex's cost. Each
+// direct slot counts the overflowed ids it would hold (in its padding), so an id whose slot
+// counts none is absent or direct: no probe, however many other ids overflowed.
 class TaskIndex {
  public:
   static constexpr uint32_t kNone = UINT32_MAX;
 
-  TaskIndex() : direct_(kMinSlots, Slot{0, kNone}), mask_(kMinSlots - 1) {}
+  TaskIndex() : direct_(kMinSlots, Slot{0, kNone, 0}), mask_(kMinSlots - 1) {}
 
   uint32_t find(uint64_t key) const {
     const Slot& slot = direct_[key & mask_];
     if (slot.value != kNone && slot.key == key) return slot.value;
-    return overflow_.size() == 0 ? kNone : overflow_.find(key);
+    return slot.spilled == 0 ? kNone : overflow_.find(key);
   }
 
   // The value of `key` if it holds its direct slot, else kNone (a hint: it may overflow).
@@ -207,13 +216,13 @@ class TaskIndex {
   }
 
   // Files `key` with `value` in its direct slot and returns true when that is certain to
-  // be right without a probe or growth: the slot is free, no key has overflowed (so `key`
-  // is absent) and there is room. Otherwise changes nothing and returns false.
+  // be right without a probe or growth: the slot is free, no overflowed key belongs to it
+  // (so `key` is absent) and there is room. Otherwise changes nothing and returns false.
   bool try_insert_direct(uint64_t key, uint32_t value) {
     Slot& slot = direct_[key & mask_];
-    if (slot.value != kNone || overflow_.size() != 0 || (count_ + 1) * 4 > direct_.size())
-      return false;
-    slot = Slot{key, value};
+    if (slot.value != kNone || slot.spilled != 0 || (count_ + 1) * 4 > direct_.size()) return false;
+    slot.key = key;
+    slot.value = value;
     ++count_;
     return true;
   }
@@ -223,14 +232,17 @@ class TaskIndex {
     if ((count_ + 1) * 4 > direct_.size()) grow();
     Slot& slot = direct_[key & mask_];
     if (slot.value != kNone && slot.key == key) return slot.value;
-    if (overflow_.size() != 0) {
+    if (slot.spilled != 0) {
       const uint32_t found = overflow_.find(key);
       if (found != kNone) return found;
     }
-    if (slot.value == kNone)
-      slot = Slot{key, value};
-    else
-      overflow_.insert(key, value);
+    if (slot.value == kNone) {
+      slot.key = key;
+      slot.value = value;
+    } else {
+      overflow_.insert(key, value);  // (first: it may throw)
+      ++slot.spilled;
+    }
     ++count_;
     return kNone;
   }
@@ -244,15 +256,17 @@ class TaskIndex {
     if (slot.value != kNone && slot.key == key) {
       slot.value = kNone;
       --count_;
-    } else if (overflow_.size() != 0) {
+    } else if (slot.spilled != 0) {
       const size_t before = overflow_.size();
       overflow_.erase(key);  // one probe; a no-op when absent
-      count_ -= before - overflow_.size();
+      const size_t gone = before - overflow_.size();
+      count_ -= gone;
+      slot.spilled -= static_cast<uint32_t>(gone);
     }
   }
 
   void clear() {
-    for (Slot& slot : direct_) slot.value = kNone;
+    for (Slot& slot : direct_) slot = Slot{0, kNone, 0};
     overflow_.clear();
     count_ = 0;
   }
@@ -264,17 +278,23 @@ class TaskIndex {
   struct Slot {
     uint64_t key;
     uint32_t value;
+    uint32_t spilled;  // overflowed keys whose direct slot this is (in the padding)
   };
+  static_assert(sizeof(Slot) == 16);
   static constexpr size_t kMinSlots = 64;
 
   // Twice the direct slots: ids apart modulo n are apart modulo 2n, so every direct id
-  // keeps a slot of its own (overflowed ids stay where they are). May throw
-  // std::bad_alloc, changing nothing.
+  // keeps a slot of its own (overflowed ids stay where they are, counted by their new
+  // slots). May throw std::bad_alloc, changing nothing.
   void grow() {
-    std::vector<Slot> fresh(direct_.size() * 2, Slot{0, kNone});
+    std::vector<Slot> fresh(direct_.size() * 2, Slot{0, kNone, 0});
     const size_t mask = fresh.size() - 1;
     for (const Slot& slot : direct_)
-      if (slot.value != kNone) fresh[slot.key & mask] = slot;
+      if (slot.value != kNone) {
+        fresh[slot.key & mask].key = slot.key;
+        fresh[slot.key & mask].value = slot.value;
+      }
+    overflow_.for_each([&](uint64_t key, uint32_t) { ++fresh[key & mask].spilled; });
     direct_.swap(fresh);
     mask_ = mask;
   }
@@ -293,10 +313,10 @@ class TaggedIndex {
  public:
   static constexpr uint32_t kNone = UINT32_MAX;
 
-  // The 32-bit hash of a pair of keys.
+  // The 32-bit hash of a buffer address and a byte offset in it: of their sum, the byte's
+  // own address (one multiply on the lookup path), which only aliasing buffers share.
   static uint32_t hash(uint64_t a, int64_t b) {
-    const uint64_t mixed = a ^ (static_cast<uint64_t>(b) * 0xC2B2AE3D27D4EB4Full);
-    return static_cast<uint32_t>((mixed * 0x9E3779B97F4A7C15ull) >> 32);
+    return static_cast<uint32_t>(((a + static_cast<uint64_t>(b)) * 0x9E3779B97F4A7C15ull) >> 32);
   }
 
   TaggedIndex() { reset_slots(kMinSlots); }

@@ -93,6 +93,52 @@ void refuse_setting(py::handle cls, const std::string& name, py::handle prop) {
                   prop.attr("fget"), setter, prop.attr("fdel"), prop.attr("__doc__")));
 }
 
+// A misspelt attribute, read or set, is a SimplerAttributeError listing the public ones
+// (Python's plain AttributeError before). Python probes dunders (numpy's __array__, ...):
+// those stay a plain AttributeError, cheap. CallConfig defines its own pair.
+void refuse_unknown_attributes(py::handle cls) {
+  const py::dict own = cls.attr("__dict__");
+  if (own.contains("__getattr__") || own.contains("__setattr__")) return;
+  const std::string name = py::str(cls.attr("__name__"));
+  std::string listed;
+  for (py::handle attr : py::module_::import("builtins").attr("dir")(cls)) {
+    const std::string a = py::str(attr);
+    if (a[0] != '_') listed += (listed.empty() ? "" : ", ") + a;
+  }
+  const auto refuse = [name, listed](py::handle attr) {
+    const std::string a = py::str(attr);
+    if (a.rfind("__", 0) == 0) {
+      PyErr_Format(PyExc_AttributeError, "'%s' object has no attribute '%s'", name.c_str(),
+                   a.c_str());
+      throw py::error_already_set();
+    }
+    throw py::attribute_error(name + " has no attribute '" + a + "' (attributes: " + listed + ")");
+  };
+  py::setattr(cls, "__getattr__",
+              py::cpp_function(
+                  [refuse](py::handle, py::handle attr) -> py::object {
+                    refuse(attr);  // throws
+                    return {};
+                  },
+                  py::is_method(cls)));
+  py::setattr(
+      cls, "__setattr__",
+      py::cpp_function(
+          [refuse](py::handle self, py::handle attr, py::handle value) {
+            if (PyObject_GenericSetAttr(self.ptr(), attr.ptr(), value.ptr()) == 0) return;
+            if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
+              throw py::error_already_set();
+            }
+            const py::error_already_set error;  // taken before HasAttr clears it
+            // A known attribute's own refusal (a setter's) stands.
+            if (PyObject_HasAttr(reinterpret_cast<PyObject*>(Py_TYPE(self.ptr())), attr.ptr())) {
+              throw error;
+            }
+            refuse(attr);
+          },
+          py::is_method(cls)));
+}
+
 }  // namespace
 
 void translate_call_mismatches(py::handle cls, const char* no_constructor) {
@@ -114,6 +160,7 @@ void translate_call_mismatches(py::handle cls, const char* no_constructor) {
                   ? member.attr("__func__")
                   : py::reinterpret_borrow<py::object>(member));
   }
+  refuse_unknown_attributes(cls);
   // No py::init: __init__ is the slot wrapper of pybind11's "No constructor defined!".
   const bool has_init =
       members.contains("__init__") && PyInstanceMethod_Check(members["__init__"].ptr());

@@ -15,6 +15,7 @@
 #include "image_digest.h"
 #include "image_format.h"
 #include "simpler/task/task_interface.h"
+#include "support/counted.h"
 
 namespace simpler {
 namespace {
@@ -42,12 +43,12 @@ std::string check_section(const Section& s, uint64_t header_size, uint64_t size)
   if (s.offset % image::kAlign != 0) return where + " is not 8-byte aligned";
   if (s.offset < header_size) return where + " lies inside the header";
   if (s.offset > size) {
-    return where + " is past the end of the image (" + std::to_string(size) + " bytes)";
+    return where + " is past the end of the image (" + support::counted(size, "byte") + ")";
   }
   if (s.length > size - s.offset) {
     return s.name + ": length " + std::to_string(s.length) + " at offset " +
-           std::to_string(s.offset) + " runs past the end of the image (" + std::to_string(size) +
-           " bytes)";
+           std::to_string(s.offset) + " runs past the end of the image (" +
+           support::counted(size, "byte") + ")";
   }
   return {};
 }
@@ -79,7 +80,7 @@ std::string check_header(const Image& img, uint32_t magic, size_t header_plain, 
                          const char* kind, size_t* header_size) {
   if (img.data == nullptr && img.size != 0) return "image: null pointer with a nonzero size";
   auto truncated = [&](size_t needed) {
-    return "truncated: " + std::to_string(img.size) + " bytes, the " + kind + " header needs " +
+    return "truncated: " + support::counted(img.size, "byte") + ", the " + kind + " header needs " +
            std::to_string(needed);
   };
   if (img.size < image::kTotalSizeAt) return truncated(header_plain);
@@ -98,7 +99,7 @@ std::string check_header(const Image& img, uint32_t magic, size_t header_plain, 
   if (img.size < *header_size) return truncated(*header_size);
   const uint64_t total = img.u64(image::kTotalSizeAt);
   if (total != img.size) {
-    return "total_size: the header says " + std::to_string(total) + " bytes but the image is " +
+    return "total_size: the header says " + support::counted(total, "byte") + " but the image is " +
            std::to_string(img.size) + " (truncated or trailing bytes)";
   }
   return {};

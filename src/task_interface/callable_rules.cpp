@@ -3,6 +3,7 @@
 
 #include "image_format.h"
 #include "simpler/abi/chip_types.h"
+#include "support/counted.h"
 
 namespace simpler::detail {
 
@@ -43,7 +44,7 @@ std::string check_arg_types(std::span<const uint8_t> directions,
                             std::span<const uint8_t> arg_types) {
   if (arg_types.empty()) return {};
   if (arg_types.size() != directions.size() * image::kArgTypeSize) {
-    return "arg_types: " + std::to_string(arg_types.size()) + " bytes, expected " +
+    return "arg_types: " + support::counted(arg_types.size(), "byte") + ", expected " +
            std::to_string(directions.size() * image::kArgTypeSize) + " (2 per signature entry)";
   }
   for (size_t i = 0; i < directions.size(); ++i) {

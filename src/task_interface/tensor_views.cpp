@@ -3,6 +3,7 @@
 
 #include "checked_math.h"
 #include "simpler/task/task_interface.h"
+#include "support/counted.h"
 
 namespace simpler {
 namespace {
@@ -63,7 +64,8 @@ ChipTensor make_tensor(uint64_t addr, std::span<const int64_t> shape, DataType d
   if (!nbytes) throw TaskInterfaceError("shape: the byte size overflows 64 bits");
   if (buffer_bytes != 0 && buffer_bytes < *nbytes) {
     throw TaskInterfaceError("buffer_bytes: " + std::to_string(buffer_bytes) +
-                             " is smaller than the tensor (" + std::to_string(*nbytes) + " bytes)");
+                             " is smaller than the tensor (" + support::counted(*nbytes, "byte") +
+                             ")");
   }
   t.buffer.size = buffer_bytes != 0 ? buffer_bytes : *nbytes;
   validate_tensor(t);

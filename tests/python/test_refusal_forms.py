@@ -124,6 +124,8 @@ def test_counts_read_as_written(compiler):
         with pytest.raises(SignatureMismatchError, match=r"takes 1 argument, 2 given"):
             w.run(h, np.zeros(4, np.float32), np.zeros(4, np.float32))
     assert "signature=1 arg, binary=1 byte)" in repr(CoreCallable.build([D.IN], b"k"))
+    with pytest.raises(SimplerValueError, match=r"truncated: 1 byte, the ChipCallable header"):
+        ChipCallable.from_bytes(b"x")
 
 
 def test_value_types_pickle_and_copy():
@@ -139,7 +141,7 @@ def test_handles_of_this_process_refuse_pickling_typed(add_scalar_callable):
         h = w.register(add_scalar_callable)
         x = np.zeros(4, np.float32)
         run = w.submit(h, x, np.zeros_like(x), 1.0)
-        for handle in (run, h, ChipWorker()):
+        for handle in (run, h, ChipWorker(), simpler.KernelCompiler()):
             with pytest.raises(SimplerTypeError, match="cannot be pickled"):
                 pickle.dumps(handle)
         run.wait()
@@ -150,3 +152,44 @@ def test_a_scalar_arg_spec_has_no_rank():
     with pytest.raises(SimplerValueError, match=r"^rank: 2 given for a SCALAR"):
         ArgSpec(D.SCALAR, F32, 2)
     assert ArgSpec(D.SCALAR, F32).rank == 0
+
+
+def test_make_tensor_arg_refuses_a_bool_size_and_names_itself_for_a_torch_tensor():
+    with Worker() as w:
+        w.init()
+        buf = w.create_buffer(16)
+        with pytest.raises(SimplerTypeError, match=r"^Worker\.make_tensor_arg: shape must be a "
+                                                   r"sequence of ints, got \(True,\)"):
+            w.make_tensor_arg(buf, shape=(True,), dtype=F32)  # it made a 1-element tensor
+        assert w.make_tensor_arg(buf, shape=(np.int64(4),), dtype=F32).shape == (4,)
+        torch = pytest.importorskip("torch")
+        with pytest.raises(SimplerTypeError, match=r"^Worker\.make_tensor_arg: the array's dtype "
+                                                   r"torch\.float32 is not a numpy dtype"):
+            w.make_tensor_arg(torch.zeros(4))
+
+
+@pytest.mark.parametrize("make", [
+    lambda flag: Worker(enable_sdma=flag),
+    lambda flag: Worker(level=3, device_ids=[0], enable_sdma=flag),
+])
+def test_enable_sdma_is_a_flag_not_any_truthy_value(make):
+    # "no" read as True (and level 3 took anything until init); CallConfig's flags refuse the same.
+    for flag in ("no", 1, None):
+        with pytest.raises(SimplerTypeError, match=r"enable_sdma must be True or False, got"):
+            make(flag)
+    make(np.bool_(False))
+
+
+def test_a_misspelt_attribute_of_a_native_object_lists_the_attributes():
+    # docs/diagnostics.md: reading or setting a field an object does not have is a
+    # SimplerAttributeError listing the fields (CallConfig only, before; the others said
+    # Python's plain "'...ChipStorageTaskArgs' object has no attribute ...").
+    args = ChipStorageTaskArgs()
+    with pytest.raises(SimplerAttributeError, match=r"^ChipStorageTaskArgs has no attribute "
+                                                    r"'tensorcount' \(attributes: .*tensor_count"):
+        args.tensorcount
+    bins = simpler.find_build("a2a3sim", "tensormap_and_ringbuffer")
+    with pytest.raises(SimplerAttributeError, match=r"^RuntimeBins has no attribute 'platfrom'"):
+        bins.platfrom = "a2a3sim"
+    assert not hasattr(args, "tensorcount") and not hasattr(args, "__array__")
+    assert bins.platform == "a2a3sim"

@@ -147,8 +147,9 @@ TEST(TaskIndex, AnyIdsAnswerLikeAMap) {
 }
 
 // try_insert_direct files a key only where that is certain to be right without a probe
-// (its direct slot free, no key overflowed, no growth needed), and find_direct sees only
-// direct slots: the tensor map's inline filing of a new task relies on both.
+// (its direct slot free, no overflowed key counted by that slot, no growth needed), and
+// find_direct sees only direct slots: the tensor map's inline filing of a new task relies
+// on both.
 TEST(TaskIndex, DirectFilingOnlyWhenCertain) {
   TaskIndex index;  // 64 direct slots: room for 16 ids
   EXPECT_TRUE(index.try_insert_direct(5, 50));
@@ -159,13 +160,21 @@ TEST(TaskIndex, DirectFilingOnlyWhenCertain) {
   EXPECT_EQ(index.find(5), 50u);
   EXPECT_EQ(index.find(5 + 64), TaskIndex::kNone);
   EXPECT_EQ(index.find_direct(6), TaskIndex::kNone);
-  // An overflowed id: no direct filing until it is gone (the probe would be needed).
+  // An overflowed id: no direct filing in its slot until it is gone (the probe would be
+  // needed), even once the slot's own id is gone; other slots file directly.
   index.insert(5 + 64, 53);
   ASSERT_EQ(index.overflowed(), 1u);
   EXPECT_EQ(index.find_direct(5 + 64), TaskIndex::kNone);
-  EXPECT_FALSE(index.try_insert_direct(7, 70));
-  index.erase(5 + 64);
+  index.erase(5);
+  EXPECT_EQ(index.find(5 + 64), 53u);
+  EXPECT_FALSE(index.try_insert_direct(5 + 64, 54));  // present, overflowed: must not file
+  EXPECT_FALSE(index.try_insert_direct(5 + 128, 55));
   EXPECT_TRUE(index.try_insert_direct(7, 70));
+  index.erase(5 + 64);
+  EXPECT_EQ(index.overflowed(), 0u);
+  EXPECT_TRUE(index.try_insert_direct(5 + 128, 55));
+  index.erase(5 + 128);
+  EXPECT_TRUE(index.try_insert_direct(5, 50));
   // Full enough to grow: refused, and nothing changed.
   for (uint64_t id = 8; index.size() < 16; ++id) ASSERT_TRUE(index.try_insert_direct(id, 1));
   EXPECT_FALSE(index.try_insert_direct(40, 2));
@@ -175,6 +184,45 @@ TEST(TaskIndex, DirectFilingOnlyWhenCertain) {
   EXPECT_EQ(index.find(40), 2u);
   EXPECT_EQ(index.find(5), 50u);
   EXPECT_EQ(index.find(7), 70u);
+}
+
+// The per-slot counts of overflowed ids through growth, erases and direct filing: ids from
+// a few residues (most collide, many overflow) filed by try_insert_direct where it accepts
+// and find_or_insert otherwise, as the tensor map files tasks, against a map.
+TEST(TaskIndex, OverflowCountsKeepDirectFilingExact) {
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    TaskIndex index;
+    std::mt19937_64 rng(seed);
+    std::unordered_map<uint64_t, uint32_t> ref;
+    for (uint32_t step = 0; step < 40000; ++step) {
+      // Ids k * 64 + r for 6 residues r: 64-slot windows collide until the table is large.
+      const uint64_t key = (rng() % (step < 20000 ? 400 : 60)) * 64 + rng() % 6 + seed * 1000;
+      const auto it = ref.find(key);
+      switch (rng() % 3) {
+        case 0:
+          if (index.try_insert_direct(key, step)) {
+            ASSERT_TRUE(it == ref.end()) << step;  // never a second copy of a present id
+            ref[key] = step;
+          } else {
+            ASSERT_EQ(index.find_or_insert(key, step),
+                      it == ref.end() ? TaskIndex::kNone : it->second);
+            if (it == ref.end()) ref[key] = step;
+          }
+          break;
+        case 1:
+          index.erase(key);
+          if (it != ref.end()) ref.erase(it);
+          break;
+        default:
+          ASSERT_EQ(index.find(key), it == ref.end() ? TaskIndex::kNone : it->second) << step;
+      }
+      ASSERT_EQ(index.size(), ref.size()) << step;
+    }
+    for (const auto& [key, value] : ref) ASSERT_EQ(index.find(key), value);
+    for (const auto& [key, value] : ref) index.erase(key);
+    EXPECT_EQ(index.size(), 0u);
+    EXPECT_EQ(index.overflowed(), 0u);
+  }
 }
 
 }  // namespace

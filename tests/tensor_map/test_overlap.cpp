@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <bitset>
+#include <cstdint>
+#include <iterator>
 #include <random>
 #include <vector>
 
@@ -85,6 +87,49 @@ TEST(ViewGeometry, TileFastPathMatchesTheGeneralPath) {
         ASSERT_EQ(a.coords[k], b.coords[k]);
       }
     }
+  }
+}
+
+// contiguous_bytes takes a 1-D slice without overflow checks while its start and extent
+// are below 2^59: the answer (and bytes) must be those of the general rule, which the same
+// slice as a 2-D view {1, n} takes, on both sides of every overflow boundary.
+TEST(ViewGeometry, SliceFastPathMatchesTheGeneralRule) {
+  const int64_t big[] = {0,
+                         1,
+                         5,
+                         (int64_t{1} << 59) - 2,
+                         (int64_t{1} << 59) - 1,
+                         int64_t{1} << 59,
+                         (int64_t{1} << 60) - 1,
+                         int64_t{1} << 60,
+                         INT64_MAX / 8,
+                         INT64_MAX / 8 + 1,
+                         INT64_MAX / 2,
+                         INT64_MAX,
+                         -1,
+                         -4096,
+                         INT64_MIN};
+  const uint32_t dtypes[] = {CHIP_DT_INT8, CHIP_DT_FLOAT16, CHIP_DT_FLOAT32, CHIP_DT_INT64};
+  const int64_t strides[] = {1, 0, 2, -1};
+  std::mt19937_64 rng(12);
+  for (int i = 0; i < 40000; ++i) {
+    const int64_t start =
+        i % 2 == 0 ? big[rng() % std::size(big)] : static_cast<int64_t>(rng() % 100000) - 50;
+    const int64_t n = i % 3 == 0 ? big[rng() % std::size(big)] : static_cast<int64_t>(rng() % 4);
+    const int64_t stride = strides[rng() % std::size(strides)];
+    const uint32_t dtype = dtypes[rng() % std::size(dtypes)];
+    const uint32_t es = chip_dtype_size(dtype);
+    const ChipTensor one = make_view(0, 0, start, {n}, {stride}, dtype);
+    const ChipTensor two = make_view(0, 0, start, {1, n}, {7, stride}, dtype);
+    int64_t lo1 = -1, hi1 = -1, lo2 = -1, hi2 = -1;
+    const bool c1 = contiguous_bytes(one, es, lo1, hi1);
+    const bool c2 = contiguous_bytes(two, es, lo2, hi2);
+    SCOPED_TRACE(::testing::Message()
+                 << "start " << start << " n " << n << " stride " << stride << " es " << es);
+    ASSERT_EQ(c1, c2);
+    if (!c1) continue;
+    ASSERT_EQ(lo1, lo2);
+    ASSERT_EQ(hi1, hi2);
   }
 }
 

@@ -28,6 +28,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from simpler._counted import counted
+from simpler._ints import require_bool
 from simpler._process_local import ProcessLocal
 from simpler.errors import (SimplerRuntimeError, SimplerTypeError, SimplerValueError,
                             WorkerTimeoutError)
@@ -111,6 +112,7 @@ class HostWorker(Worker):
                  enable_sdma: bool = False, lib_dir: Any = None) -> None:
         api = f"Worker(level={level})"
         check_mode(level, execution_mode, platform, runtime)
+        require_bool(enable_sdma, f"{api}: enable_sdma")
         if device_id is not None:
             raise SimplerValueError(f"{api}: takes device_ids=[...] (one chip worker per id), "
                                     "not device_id")

@@ -34,6 +34,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from simpler._ints import require_bool
 from simpler._typed_call import typed_call, typed_methods
 from simpler.errors import (PTO_RUNTIME_ERR_TIMEOUT, ChipWorkerError, RuntimeBuildNotFoundError,
                             SimplerRuntimeError, SimplerTypeError, SimplerValueError,
@@ -638,7 +639,8 @@ class MpiWorker(HostWorker):
             raise SimplerValueError(f"{api}: heartbeat ({heartbeat} s) must be at most half of "
                                     f"rank_timeout ({rank_timeout} s); a rank silent for rank_timeout "
                                     "is declared dead")
-        _require_bool(mpi_collectives, f"{api}: mpi_collectives")
+        require_bool(mpi_collectives, f"{api}: mpi_collectives")
+        require_bool(enable_sdma, f"{api}: enable_sdma")
         ids = validate_device_ids(device_ids, platform, api)
         MPI = _mpi()
         if comm is not None and not isinstance(comm, MPI.Intracomm):
@@ -686,7 +688,7 @@ class MpiWorker(HostWorker):
 
     @mpi_collectives.setter
     def mpi_collectives(self, value: bool) -> None:
-        self._mpi_collectives = _require_bool(value, "Worker(level=4).mpi_collectives")
+        self._mpi_collectives = require_bool(value, "Worker(level=4).mpi_collectives")
         if self._transport is not None and hasattr(self._transport, "mpi_collectives"):
             self._transport.mpi_collectives = self._mpi_collectives
 
@@ -936,10 +938,3 @@ class MpiWorker(HostWorker):
     def __repr__(self) -> str:
         return (f"<simpler.Worker level=4 rank={self._rank}/{self._size} "
                 f"chips/rank={self._local.device_ids} state={self._state}>")
-
-
-def _require_bool(value: Any, what: str) -> bool:
-    """True or False (numpy's too); a string such as "no" would otherwise read as True."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise SimplerTypeError(f"{what} must be True or False, got {value!r}")
-    return bool(value)

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "link.h"
+#include "support/counted.h"
 
 namespace py = pybind11;
 using simpler::mpi::Call;
@@ -63,8 +64,8 @@ Result finish(Call& call, Outcome outcome, const std::optional<Span>& inline_int
     if (bytes.size() == inline_into->size) {
       std::memcpy(inline_into->data, bytes.data(), bytes.size());
     } else {
-      payload = "inline reply of " + std::to_string(bytes.size()) + " bytes, expected " +
-                std::to_string(inline_into->size);
+      payload = "inline reply of " + simpler::support::counted(bytes.size(), "byte") +
+                ", expected " + std::to_string(inline_into->size);
       return {2, 0, 0, py::bytes(), payload};
     }
   } else {
