@@ -112,15 +112,15 @@ def _sim_error(api: str, status: str) -> SimError:
     return SimError(f"{api} failed: {status} ({code}): {status_meaning(code)}", code)
 
 
-def _device(value: Any, api: str) -> int:
-    device = _int(value, "device")
+def _device(value: Any, api: str, public: str) -> int:
+    device = _int(value, f"{public}: device")
     if not -_I32 <= device < _I32:
         raise _sim_error(f"{api}({device})", "SIM_ERR_INVALID_DEVICE")
     return device
 
 
-def _address(value: Any, name: str, api: str) -> int:
-    ptr = _int(value, name)
+def _address(value: Any, name: str, api: str, public: str = "") -> int:
+    ptr = _int(value, f"{public}: {name}" if public else name)
     if not 0 <= ptr < _ADDRESS_LIMIT:
         raise _sim_error(f"{api} ({name} {ptr})", "SIM_ERR_INVALID_POINTER")
     return ptr
@@ -133,8 +133,8 @@ def _size(value: Any, name: str = "nbytes") -> int:
     return size
 
 
-def _optional_size(value: Any) -> Optional[int]:
-    return None if value is None else _size(value)
+def _optional_size(value: Any, name: str = "nbytes") -> Optional[int]:
+    return None if value is None else _size(value, name)
 
 
 def _checked_again(call: Callable[[], None], *checks: Callable[[], Any]) -> None:
@@ -191,7 +191,7 @@ def configure(*, device_count: Optional[int] = None, clusters_per_device: Option
 def _count(value: Any, name: str, low: int = 1, high: int = 64) -> int:
     """A configuration number in the driver's documented range (docs/sim-driver.md), checked
     here so the error names the field and the range."""
-    count = _int(value, name)
+    count = _int(value, f"sim.configure: {name}")
     if not low <= count <= high:
         raise SimplerValueError(f"sim.configure: {name} must be in {low}..{high}, got {count}")
     return count
@@ -204,7 +204,7 @@ def device_count() -> int:
 
 def set_device(device: int) -> None:
     """Make `device` the current device of the calling thread."""
-    _sim.set_device(_device(device, "sim_set_device"))
+    _sim.set_device(_device(device, "sim_set_device", "sim.set_device"))
 
 
 def get_device() -> Optional[int]:
@@ -214,12 +214,13 @@ def get_device() -> Optional[int]:
 
 def device_topology(device: int) -> Topology:
     """Clusters and cores of `device`."""
-    return Topology(**_sim.device_topology(_device(device, "sim_device_topology")))
+    return Topology(**_sim.device_topology(_device(device, "sim_device_topology",
+                                                   "sim.device_topology")))
 
 
 def device_reset(device: int) -> None:
     """Wait for the device's streams, destroy them and free all its memory."""
-    _sim.device_reset(_device(device, "sim_device_reset"))
+    _sim.device_reset(_device(device, "sim_device_reset", "sim.device_reset"))
 
 
 # ---- memory (synchronous) --------------------------------------------------------------
@@ -232,38 +233,43 @@ def mem_get_info() -> tuple[int, int]:
 
 def malloc(nbytes: int) -> int:
     """Allocate `nbytes` (> 0) on the current device; returns the device pointer (1024-aligned)."""
-    return _sim.malloc(_size(nbytes))
+    return _sim.malloc(_size(nbytes, "sim.malloc: nbytes"))
 
 
 def free(ptr: int) -> None:
     """Free the allocation starting exactly at `ptr` (any device)."""
-    _sim.free(_address(ptr, "ptr", "sim_free"))
+    _sim.free(_address(ptr, "ptr", "sim_free", "sim.free"))
 
 
 def memset(ptr: int, value: int, nbytes: int) -> None:
     """Set `nbytes` of device memory at `ptr` to the byte `value`."""
-    _sim.memset(_address(ptr, "ptr", "sim_memset"), _check_byte_value(value), _size(nbytes))
+    _sim.memset(_address(ptr, "ptr", "sim_memset", "sim.memset"), _check_byte_value(value),
+                _size(nbytes, "sim.memset: nbytes"))
 
 
 def memcpy_htod(dst_ptr: int, src: Any, nbytes: Optional[int] = None) -> None:
     """Copy a host buffer (all of it, or its first `nbytes`) to device memory at `dst_ptr`."""
-    _sim.memcpy_htod(_address(dst_ptr, "dst_ptr", "sim_memcpy"), src, _optional_size(nbytes))
+    _sim.memcpy_htod(_address(dst_ptr, "dst_ptr", "sim_memcpy", "sim.memcpy_htod"), src,
+                     _optional_size(nbytes, "sim.memcpy_htod: nbytes"))
 
 
 def memcpy_dtoh(dst: Any, src_ptr: int, nbytes: Optional[int] = None) -> None:
     """Fill a writable host buffer (all of it, or its first `nbytes`) from device memory."""
-    _sim.memcpy_dtoh(dst, _address(src_ptr, "src_ptr", "sim_memcpy"), _optional_size(nbytes))
+    _sim.memcpy_dtoh(dst, _address(src_ptr, "src_ptr", "sim_memcpy", "sim.memcpy_dtoh"),
+                     _optional_size(nbytes, "sim.memcpy_dtoh: nbytes"))
 
 
 def memcpy_dtod(dst_ptr: int, src_ptr: int, nbytes: int) -> None:
     """Copy `nbytes` between device allocations (possibly on different devices)."""
-    _sim.memcpy_dtod(_address(dst_ptr, "dst_ptr", "sim_memcpy"),
-                     _address(src_ptr, "src_ptr", "sim_memcpy"), _size(nbytes))
+    _sim.memcpy_dtod(_address(dst_ptr, "dst_ptr", "sim_memcpy", "sim.memcpy_dtod"),
+                     _address(src_ptr, "src_ptr", "sim_memcpy", "sim.memcpy_dtod"),
+                     _size(nbytes, "sim.memcpy_dtod: nbytes"))
 
 
 def pointer_device(ptr: int, nbytes: int = 1) -> int:
     """The device owning [ptr, ptr+nbytes) inside one live allocation."""
-    return _sim.pointer_device(_address(ptr, "ptr", "sim_pointer_device"), _size(nbytes))
+    return _sim.pointer_device(_address(ptr, "ptr", "sim_pointer_device", "sim.pointer_device"),
+                               _size(nbytes, "sim.pointer_device: nbytes"))
 
 
 # ---- streams and events ----------------------------------------------------------------

@@ -22,14 +22,17 @@ inline uint32_t chip_dtype_size(uint32_t dtype) {
   return dtype < CHIP_DT_COUNT ? kSizes[dtype] : 0;
 }
 
-// A row-major contiguous view (a whole tensor, a block of full rows; every extent >= 1)
-// of elements of `elem_size` bytes (not 0) touches exactly the bytes [lo, hi): true and
-// sets them, as describe_view would; false for any other view (or int64 overflow).
+// A row-major contiguous view (a whole tensor, a block of full rows; every extent >= 1) of
+// elements of `elem_size` bytes (a chip_dtype_size: 1 to 8) touches exactly the bytes
+// [lo, hi): true and sets them, as describe_view would; false for any other view (or int64
+// overflow).
 inline bool contiguous_bytes(const ChipTensor& view, uint32_t elem_size, int64_t& lo, int64_t& hi) {
-  if (view.ndims == 1) {  // a slice: start and extent below 2^59 cannot overflow (elem_size <= 8)
+  // A slice with start < 2^59 and 1 <= extent <= 2^59 ends below 2^60 elements: with at most
+  // 8 bytes each, no product overflows, so the checks below are skipped.
+  if (view.ndims == 1) {
     const uint64_t start = static_cast<uint64_t>(view.start_offset);
     const uint64_t n = static_cast<uint64_t>(view.shapes[0]);
-    if (((start | n) >> 59) == 0 && n != 0 && (n == 1 || view.strides[0] == 1)) {
+    if ((((n - 1) | start) >> 59) == 0 && (n == 1 || view.strides[0] == 1)) {  // (n - 1 wraps at 0)
       lo = static_cast<int64_t>(start * elem_size);
       hi = static_cast<int64_t>((start + n) * elem_size);
       return true;

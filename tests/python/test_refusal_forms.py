@@ -193,3 +193,18 @@ def test_a_misspelt_attribute_of_a_native_object_lists_the_attributes():
         bins.platfrom = "a2a3sim"
     assert not hasattr(args, "tensorcount") and not hasattr(args, "__array__")
     assert bins.platform == "a2a3sim"
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: sim.malloc(True), r"sim\.malloc: nbytes must be an int, got bool"),
+    (lambda: sim.malloc(-1), r"sim\.malloc: nbytes must be in 0\.\.2\*\*63-1, got -1"),
+    (lambda: sim.set_device("0"), r"sim\.set_device: device must be an int, got str"),
+    (lambda: sim.device_topology(1.0), r"sim\.device_topology: device must be an int, got float"),
+    (lambda: sim.free("0x10"), r"sim\.free: ptr must be an int, got str"),
+    (lambda: sim.memcpy_dtod(0, 0, None), r"sim\.memcpy_dtod: nbytes must be an int, got NoneType"),
+    (lambda: sim.configure(device_count=True), r"sim\.configure: device_count must be an int, got bool"),
+])
+def test_sim_refusals_name_the_function(call, message):
+    # They named the parameter only ("nbytes must be an int, got bool").
+    with pytest.raises((SimplerTypeError, SimplerValueError), match="^" + message):
+        call()
