@@ -64,41 +64,8 @@ uint32_t claim_block(ChipState& chip, TaskSlot& task) {
   return block;
 }
 
-void run_block(ChipState& chip, TaskSlot& task, uint32_t block_idx, uint32_t core_type,
-               uint32_t core_id, uint32_t lane, const SimplerClusterOps* cluster) {
-  // After an error the remaining tasks of that run are skipped (other runs go on).
-  if (task.run->status.failed()) return;
-  int32_t fault = 0;
-  SimplerKernelContext context{};
-  context.block_idx = block_idx;
-  context.block_num = task.block_num;
-  context.core_type = core_type;
-  context.core_id = core_id;
-  context.fault = &fault;
-  context.cluster = cluster;
-  int64_t argv[1 + CHIP_MAX_SIGNATURE];  // argv[0] = &context, the kernel sees argv + 1
-  argv[0] = static_cast<int64_t>(reinterpret_cast<intptr_t>(&context));
-  // A plain loop: a task has a handful of arguments, fewer than a memcpy call costs.
-  const int64_t* const args = task.args;
-  for (uint32_t i = 0, n = task.arg_count; i < n; ++i) argv[1 + i] = args[i];
-  RunObserver* observer = chip.observer.load(std::memory_order_relaxed);
-  const bool tracked = chip.running.tracking.load(std::memory_order_relaxed);
-  if (tracked)
-    chip.running.enter(core_type, core_id, task.id, task.func_id, block_idx,
-                       support::steady_now_ns());
-  // Built only when observed: an unobserved block pays the pointer check alone.
-  const auto view = [&] {
-    return BlockView{task.id - task.run->first_id, task.func_id, block_idx, core_type, core_id};
-  };
-  if (observer != nullptr) [[unlikely]]
-    observer->on_entry(lane, view());
-  FaultInfo signal;
-  const simpler_kernel_entry_fn entry = task.entry;
-  int64_t* const kernel_args = &argv[1];
-  const bool returned = guarded_call([&] { entry(kernel_args); }, &signal);
-  if (observer != nullptr) [[unlikely]]
-    observer->on_exit(lane, view());
-  if (tracked) chip.running.leave(core_type, core_id);
+void report_block_fault(ChipState& chip, TaskSlot& task, uint32_t block_idx, uint32_t core_type,
+                        uint32_t core_id, bool returned, const FaultInfo& signal, int32_t fault) {
   if (!returned) {
     chip.poisoned.store(true, std::memory_order_release);
     const std::string message = "kernel func_id " + std::to_string(task.func_id) +

@@ -62,7 +62,11 @@ void on_signal(int signo, siginfo_t* info, void* context) {
     frame->info.code = info->si_code;
     frame->info.address = reinterpret_cast<uintptr_t>(info->si_addr);
     frame->mask = static_cast<const ucontext_t*>(context)->uc_sigmask;
+#if SIMPLER_FAULT_FRAME_BUILTIN
+    __builtin_longjmp(frame->env, 1);  // leaves the alternate stack with sp
+#else
     siglongjmp(frame->env, 1);
+#endif
   }
   chain(signo, info, context);
 }

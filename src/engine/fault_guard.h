@@ -5,7 +5,12 @@
 // guarded_call(fn, &fault) runs fn with a recovery point on the calling thread. While fn
 // runs, a SIGSEGV / SIGBUS / SIGFPE / SIGILL raised by the CPU on this thread, or a signal
 // this thread raised on itself (abort(), a failed assert(): SIGABRT), jumps back into
-// guarded_call (siglongjmp), which returns false with the signal and faulting address.
+// guarded_call, which returns false with the signal and faulting address. The jump needs
+// only the callee-saved registers, sp and pc of guarded_call's frame: on x86-64 it is
+// GCC's __builtin_setjmp / __builtin_longjmp (a few stores, no call: a kernel block is
+// guarded every time it runs); the signal mask is put back by recovered() after the jump,
+// so nothing else is saved. Under ASan / TSan, and on other architectures, sigsetjmp with
+// no mask (the sanitizers intercept it to unwind their own shadow stacks).
 //
 // The handlers are installed once per process, on first use, chained to what was
 // installed before; each guarded thread gets its own alternate signal stack (so a stack
@@ -38,9 +43,19 @@ struct FaultInfo {
 // "SIGSEGV (invalid memory access) at address 0x0"
 std::string describe_fault(const FaultInfo& fault);
 
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#define SIMPLER_FAULT_FRAME_BUILTIN 1  // __builtin_setjmp (see the top of this file)
+#else
+#define SIMPLER_FAULT_FRAME_BUILTIN 0
+#endif
+
 namespace fault_guard_detail {
 struct Frame {
+#if SIMPLER_FAULT_FRAME_BUILTIN
+  void* env[5];  // __builtin_setjmp's buffer: frame pointer, resume address, stack pointer(s)
+#else
   sigjmp_buf env;
+#endif
   FaultInfo info;
   sigset_t mask;  // the signal mask of the code the fault interrupted (ucontext_t::uc_sigmask)
   Frame* previous;
@@ -64,8 +79,8 @@ inline void prepare_thread() {
     prepare_thread_once();
 }
 // After a recovery: restores the signal mask the faulting code ran with. The jump out of
-// the handler leaves the handler's mask in place (sigsetjmp(env, 0) saves no mask, so a
-// guarded call costs no system call): the fault's own signal, and every signal where a
+// the handler leaves the handler's mask in place (neither jump saves a mask, so a guarded
+// call costs no system call): the fault's own signal, and every signal where a
 // handler was installed with a full sa_mask (ThreadSanitizer installs all of them so).
 // Left blocked, the next fault of that kind on this thread would end the process.
 void recovered(const Frame& frame);
@@ -81,7 +96,11 @@ bool guarded_call(Fn&& fn, FaultInfo* fault) {
   Frame*& top = t_frame;  // this thread's slot, computed once
   Frame frame;
   frame.previous = top;
+#if SIMPLER_FAULT_FRAME_BUILTIN
+  if (__builtin_setjmp(frame.env) != 0) {
+#else
   if (sigsetjmp(frame.env, 0) != 0) {
+#endif
     top = frame.previous;
     *fault = frame.info;
     fault_guard_detail::recovered(frame);

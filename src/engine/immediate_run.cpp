@@ -20,7 +20,8 @@ namespace {
 constexpr int kCatchUpBlocks = 2;
 }  // namespace
 
-bool Orchestrator::immediate_allowed(const SimplerTaskDesc* d) {
+// Inline in run_immediately (its only caller): the common answers cost no call.
+[[gnu::always_inline]] inline bool Orchestrator::immediate_allowed(const SimplerTaskDesc* d) {
   // The run's mode allows it (begin_run); no open scope (its tasks are pinned, and a
   // scope larger than the window is a ring deadlock, whatever ran when); one block of one
   // core (SPMD and cluster tasks use the queue); no OUT_ALLOC (heap ring).
@@ -31,6 +32,10 @@ bool Orchestrator::immediate_allowed(const SimplerTaskDesc* d) {
     if (d->tensors[i].mode == SIMPLER_TENSOR_OUT_ALLOC) return false;
   }
   if (tail_ == head_ || (reclaim_front(), tail_ == head_)) return take_released_here();
+  return catch_up();
+}
+
+bool Orchestrator::catch_up() {
   // A chain that took the queued path once (behind an SPMD task, or while a scheduler
   // worked) stays one task behind: its latest task held by the guard, that task's producer
   // queued. When this thread would run them anyway (work-first), it catches up here: the

@@ -125,12 +125,12 @@ class Orchestrator {
   };
   static constexpr uint64_t kOpen = ~uint64_t{0};
 
-  // Every check of a submitted task; false: the run failed with a typed message.
-  bool validate_task(const SimplerTaskDesc* desc) {
-    return task_quick_ok(desc) || check_task(desc);
-  }
-  bool task_quick_ok(const SimplerTaskDesc* desc);  // the common case, no message
-  bool check_task(const SimplerTaskDesc* desc);     // all checks, naming what is wrong
+  // Every check of a submitted task; false: the run failed with a typed message. Defined
+  // in orchestrator.cpp with task_quick_ok's body inlined (submit's only frame).
+  bool validate_task(const SimplerTaskDesc* desc);
+  bool task_quick_ok(const SimplerTaskDesc* desc);    // the common case, no message
+  bool quick_ok_inline(const SimplerTaskDesc* desc);  // task_quick_ok's body
+  bool check_task(const SimplerTaskDesc* desc);       // all checks, naming what is wrong
   // `t` passes the quick checks (device_tensor_quick_ok, a known allocation): kept in
   // views_ under `key` (ViewCache::key) for the next task; false: the slow path.
   bool keep_view(const ChipTensor& t, uint32_t key);
@@ -174,7 +174,14 @@ class Orchestrator {
   // runs at once on this thread, with no slot, arena, tensor-map entry, edge or release.
   // False when it may not (the caller takes the queued path), or could not start.
   bool run_immediately(const SimplerTaskDesc* desc, SimplerTaskResult* result);
+  // submit() after validation when the task does not run at once: the window slot, arena
+  // copy, inference and edges. Its own function, out of line, so that the immediate path
+  // does not set up its frame.
+  [[gnu::noinline]] int submit_queued(const SimplerTaskDesc* desc, SimplerTaskResult* result);
   bool immediate_allowed(const SimplerTaskDesc* desc);
+  // immediate_allowed with tasks in flight: a chain one task behind catches up (runs its
+  // held task's queued producer, then the held task) when work-first would run them here.
+  [[gnu::noinline]] bool catch_up();
   // The run's mode allows it and no scope is open (its tasks are pinned): checked inline
   // at the submit, so a scoped task pays no call for the immediate path.
   bool immediate_possible() const { return immediate_mode_ && scopes_.empty(); }

@@ -27,7 +27,17 @@ class ViewCache {
  public:
   void clear() {
     // An entry of rank 0 matches nothing (hit).
-    for (uint32_t i = 0; i < kSets * kWays; ++i) entries_[i].ndims = 0;
+    for (uint32_t i = 0; i < kSets * kWays; ++i) store_->entries[i].ndims = 0;
+  }
+
+  // `t`, tensor `arg` of a task of kernel `func_id`, is a view that passes both checks.
+  // The entry this position hit last is tried first (a chain, a decode step's kernels
+  // repeat their views per position), the hashed set only when it does not match; either
+  // way an entry matches exactly its own views, so the slot only saves the hash.
+  bool hit(const ChipTensor& t, int32_t func_id, uint32_t arg) {
+    Store& store = *store_;
+    const uint32_t at = position(func_id, arg);
+    return matches(store.entries[store.last[at]], t) || hit_in_set(t, func_id, arg, at);
   }
 
   // The set for view `t`, tensor `arg` of a task of kernel `func_id`: chosen by what an
@@ -42,9 +52,9 @@ class ViewCache {
     return static_cast<uint32_t>((h * 0x9E3779B97F4A7C15ULL) >> 59);  // the top 5 bits
   }
 
-  // `t`, passed under `key`, is a view that passes both checks.
+  // `t`, passed under `key`, is a view that passes both checks (the hashed set only).
   bool hit(const ChipTensor& t, uint32_t key) const {
-    const Entry* set = &entries_[(key & (kSets - 1)) * kWays];
+    const Entry* set = &store_->entries[(key & (kSets - 1)) * kWays];
     for (uint32_t w = 0; w < kWays; ++w) {
       if (matches(set[w], t)) return true;
     }
@@ -70,7 +80,7 @@ class ViewCache {
     const uint64_t lowest = begin != 0 ? begin : 1;
     if (span >= elements || end - begin < t.buffer.size || end - t.buffer.size < lowest) return;
     const uint32_t set = key & (kSets - 1);
-    Entry& e = entries_[set * kWays + next_[set]];
+    Entry& e = store_->entries[set * kWays + next_[set]];
     next_[set] = static_cast<uint8_t>((next_[set] + 1) & (kWays - 1));
     e.lowest = lowest;
     e.addr_room = end - t.buffer.size - lowest;
@@ -89,6 +99,8 @@ class ViewCache {
   // 32 sets of 4 (≈ 26 KiB): a decoder layer's recurring views, with room to spare.
   static constexpr uint32_t kSets = 32;  // key() returns 5 bits
   static constexpr uint32_t kWays = 4;
+  static constexpr uint32_t kPositions = 256;  // per-position slots, by kernel and argument
+  static_assert(kSets * kWays <= 256, "a slot is a uint8_t entry index");
   struct Entry {
     uint64_t lowest = 0;     // buffer addresses from here
     uint64_t addr_room = 0;  // ... to lowest + addr_room (the buffer ends inside the allocation)
@@ -119,9 +131,31 @@ class ViewCache {
     return true;
   }
 
+  // hit()'s second try, out of line: the slot's check stays short enough to keep the
+  // validation loop's values in registers.
+  [[gnu::noinline]] bool hit_in_set(const ChipTensor& t, int32_t func_id, uint32_t arg,
+                                    uint32_t at) {
+    Entry* const set = &store_->entries[(key(t, func_id, arg) & (kSets - 1)) * kWays];
+    for (uint32_t w = 0; w < kWays; ++w) {
+      if (matches(set[w], t)) {
+        store_->last[at] = static_cast<uint8_t>(&set[w] - store_->entries);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  static uint32_t position(int32_t func_id, uint32_t arg) {
+    return (static_cast<uint32_t>(func_id) * CHIP_MAX_TENSOR_ARGS + arg) & (kPositions - 1);
+  }
+
+  struct Store {
+    Entry entries[kSets * kWays];
+    uint8_t last[kPositions] = {};  // per position: the entry it hit last (any, at first)
+  };
   // On the heap: 26 KiB inside the orchestrator would push its other members apart
   // (measured: 8 independent chains 15 % slower with the array inline).
-  std::unique_ptr<Entry[]> entries_ = std::make_unique<Entry[]>(kSets * kWays);
+  std::unique_ptr<Store> store_ = std::make_unique<Store>();
   uint8_t next_[kSets] = {};  // each set's oldest way (round robin)
 };
 

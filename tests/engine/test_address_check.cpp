@@ -65,5 +65,27 @@ TEST(ViewCacheWays, OneViewInFourAllocationsStaysInOneSet) {
   EXPECT_FALSE(cache.hit(at(8192 * 7), key));  // never kept
 }
 
+// The per-position slot (the entry a kernel's argument hit last) is tried before the
+// hashed set: it answers exactly as the set does (another view at that position, or the
+// same view after clear(), is not taken from it), and a view kept in the set is found
+// from the slot's position again after the slot pointed elsewhere.
+TEST(ViewCacheSlot, AnswersExactlyAsTheSetDoes) {
+  const ChipTensor a = one_dim_device_floats(8192, 4096);
+  ChipTensor b = a;
+  b.shapes[0] = 512;  // half the buffer: another view of it, not kept
+  ChipTensor c = one_dim_device_floats(16384, 2048);
+  ViewCache cache;
+  cache.add(a, ViewCache::key(a, 3, 1), 8192, 8192 + 4096);
+  cache.add(c, ViewCache::key(c, 3, 1), 16384, 16384 + 2048);
+  EXPECT_TRUE(cache.hit(a, 3, 1));   // from the set, the slot now names a's entry
+  EXPECT_TRUE(cache.hit(a, 3, 1));   // from the slot
+  EXPECT_FALSE(cache.hit(b, 3, 1));  // the slot's entry is a's: b is not a
+  EXPECT_TRUE(cache.hit(c, 3, 1));   // a miss in the slot, a hit in the set
+  EXPECT_TRUE(cache.hit(a, 3, 1));
+  cache.clear();
+  EXPECT_FALSE(cache.hit(a, 3, 1));  // the slot still names a's entry, now empty
+  EXPECT_FALSE(cache.hit(c, 3, 1));
+}
+
 }  // namespace
 }  // namespace simpler::rt::testing
