@@ -20,6 +20,7 @@
 #include "running_blocks.h"
 #include "simpler/abi/chip_types.h"
 #include "simpler/kernel/kernel_abi.h"
+#include "support/clock.h"
 #include "task_slot.h"
 
 namespace simpler::rt {
@@ -36,6 +37,11 @@ inline constexpr uint32_t kCoreFree = 0;
 inline constexpr uint32_t kCoreBusy = 1;
 inline constexpr uint32_t kCoreHeld = 2;          // idle, held for the reserved cluster task
 inline constexpr uint32_t kCoreBusyReserved = 3;  // busy; held for it once released
+
+// An idle scheduler looks for work every few hundred ns while it has a CPU; one that has
+// not looked for this long has lost its CPU (to the thread it yielded to, e.g. the
+// orchestrating one on the same CPU) and no longer holds a hardware thread.
+inline constexpr int64_t kStalledSpinNs = 50'000;
 
 // Cluster (MIX) task state (cluster_dispatch.h).
 struct ClusterPool {
@@ -88,6 +94,8 @@ struct ChipState {
   // Awake schedulers that found nothing to run and spin for work (a subset of `awake`):
   // they run nothing in parallel with the orchestrator until it hands them a block.
   std::atomic<int32_t> idle{0};
+  // When an idle scheduler last looked for work (steady ns; spinners_stalled).
+  alignas(64) std::atomic<int64_t> spin_seen_ns{0};
   // Per core type, indexed by core id: kCoreBusy while a dispatcher (dispatcher.h) runs a
   // block on that core, so no core ever runs two blocks at once (values above).
   std::unique_ptr<std::atomic<uint32_t>[]> core_claimed[kCoreTypeCount];
@@ -136,11 +144,32 @@ struct ChipState {
   }
   bool try_enter_awake() {
     int32_t n = awake.load(std::memory_order_relaxed);
-    while (n < max_awake) {
+    while (room_beside(n)) {
       if (awake.compare_exchange_weak(n, n + 1, std::memory_order_seq_cst)) return true;
     }
     return false;
   }
+  // The idle schedulers spin without a CPU: none has looked for work for kStalledSpinNs.
+  // They count as awake but run nothing, so they must not keep released work from a
+  // parked scheduler (the fused prefill ran serially behind such a spinner: every
+  // release found the budget full and woke nobody). One stamp for all: a spinner that just
+  // parked hides a stalled one for up to kStalledSpinNs (a later release sees it).
+  bool spinners_stalled(int64_t now_ns) const {
+    return idle.load(std::memory_order_relaxed) > 0 &&
+           now_ns - spin_seen_ns.load(std::memory_order_relaxed) >= kStalledSpinNs;
+  }
+  // An idle scheduler is looking for work (it has a CPU).
+  void spinner_looks(int64_t now_ns) { spin_seen_ns.store(now_ns, std::memory_order_relaxed); }
+  // Whether one more scheduler may be awake beside `n`: within the budget, or in place of a
+  // stalled spinner (at most one each; a spinner back on its CPU over the budget leaves
+  // at its first idle moment, leave_if_over_budget).
+  bool room_beside(int32_t n) const {
+    const int32_t limit = max_awake.load();
+    if (n < limit) return true;
+    return n < limit + idle.load(std::memory_order_relaxed) &&
+           spinners_stalled(support::steady_now_ns());
+  }
+  bool awake_room() const { return room_beside(awake_schedulers()); }
   void leave_awake() { awake.fetch_sub(1, std::memory_order_seq_cst); }
   // Leaves when more schedulers are awake than the budget allows (one at a time: two
   // over-budget schedulers going idle together do not both leave).
@@ -161,7 +190,7 @@ struct ChipState {
   // awake budget has room (a scheduler woken beyond it would go straight back to sleep;
   // the awake ones re-check the queues before they park).
   void wake_schedulers(int count) {
-    if (awake_schedulers() < max_awake) scheduler_parker.notify(count);
+    if (awake_room()) scheduler_parker.notify(count);
   }
   void orchestrator_returns() { max_awake.store(awake_orchestrating, std::memory_order_relaxed); }
   // `wake` false: the orchestrating thread comes back at once (the next pipelined run);

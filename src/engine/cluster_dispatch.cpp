@@ -78,7 +78,7 @@ void rejoin_awake(ChipState& chip) {
       chip.awake.fetch_add(1, std::memory_order_seq_cst);
       return;
     }
-    if (chip.awake_schedulers() < chip.max_awake.load(std::memory_order_relaxed)) {
+    if (chip.awake_room()) {
       chip.scheduler_parker.cancel_wait();
     } else {
       chip.scheduler_parker.wait(ticket);

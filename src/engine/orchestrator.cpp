@@ -659,7 +659,7 @@ void Orchestrator::run_ready_inline() {
 }
 
 bool Orchestrator::call_scheduler() {
-  if (chip_.awake_schedulers() >= chip_.max_awake.load(std::memory_order_relaxed)) return false;
+  if (!chip_.awake_room()) return false;
   // A woken scheduler takes tens of µs to start here: one wake-up per such interval, not a
   // system call per submit until it shows up.
   const int64_t now = support::steady_now_ns();

@@ -5,6 +5,7 @@
 
 #include "backoff.h"
 #include "engine_defaults.h"
+#include "support/clock.h"
 
 namespace simpler::rt {
 namespace {
@@ -48,6 +49,9 @@ bool Scheduler::dispatch_until_idle() {
       }
       continue;
     }
+    // Looking for work, with a CPU: stamped before it counts as idle, so that a spinner
+    // that just began does not read as stalled (ChipState::spinners_stalled).
+    chip_.spinner_looks(support::steady_now_ns());
     if (!idle) {
       // Spinning, not working: the orchestrator does not count on this thread for short
       // blocks (Orchestrator::inline_now).
@@ -68,8 +72,7 @@ bool Scheduler::dispatch_until_idle() {
 void Scheduler::park() {
   const uint32_t ticket = chip_.scheduler_parker.prepare_wait();
   // Work nobody awake will take: do not sleep on it (the publisher saw us as awake).
-  if (chip_.shutdown.load(std::memory_order_acquire) ||
-      (chip_.has_ready() && chip_.awake_schedulers() < chip_.max_awake)) {
+  if (chip_.shutdown.load(std::memory_order_acquire) || (chip_.has_ready() && chip_.awake_room())) {
     chip_.scheduler_parker.cancel_wait();
     return;
   }
