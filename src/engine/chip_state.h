@@ -96,6 +96,9 @@ struct ChipState {
   std::atomic<int32_t> idle{0};
   // When an idle scheduler last looked for work (steady ns; spinners_stalled).
   alignas(64) std::atomic<int64_t> spin_seen_ns{0};
+  // When the orchestrating thread, waiting for a task, last looked for work; 0 while it
+  // does not wait (it orchestrates, runs a block, or is parked: orchestrator_stalled).
+  alignas(64) std::atomic<int64_t> orchestrator_seen_ns{0};
   // Per core type, indexed by core id: kCoreBusy while a dispatcher (dispatcher.h) runs a
   // block on that core, so no core ever runs two blocks at once (values above).
   std::unique_ptr<std::atomic<uint32_t>[]> core_claimed[kCoreTypeCount];
@@ -160,14 +163,29 @@ struct ChipState {
   }
   // An idle scheduler is looking for work (it has a CPU).
   void spinner_looks(int64_t now_ns) { spin_seen_ns.store(now_ns, std::memory_order_relaxed); }
+  // The same for the orchestrating thread while it waits for a task: the budget counts it
+  // as the hardware thread that runs kernels beside the schedulers, but waiting it runs
+  // only what it finds. One that lost its CPU (it yielded to a scheduler on the same CPU)
+  // found nothing for milliseconds while a single scheduler ran the ready matmuls one by
+  // one (the fused prefill's slow mode, docs/performance.md section 7).
+  void orchestrator_looks(int64_t now_ns) {
+    orchestrator_seen_ns.store(now_ns, std::memory_order_relaxed);
+  }
+  void orchestrator_not_waiting() { orchestrator_seen_ns.store(0, std::memory_order_relaxed); }
+  bool orchestrator_stalled(int64_t now_ns) const {
+    const int64_t seen = orchestrator_seen_ns.load(std::memory_order_relaxed);
+    return seen != 0 && now_ns - seen >= kStalledSpinNs;
+  }
   // Whether one more scheduler may be awake beside `n`: within the budget, or in place of a
-  // stalled spinner (at most one each; a spinner back on its CPU over the budget leaves
-  // at its first idle moment, leave_if_over_budget).
+  // stalled spinner or a stalled waiting orchestrator (at most one each; a spinner back on
+  // its CPU over the budget leaves at its first idle moment, leave_if_over_budget).
   bool room_beside(int32_t n) const {
     const int32_t limit = max_awake.load();
     if (n < limit) return true;
-    return n < limit + idle.load(std::memory_order_relaxed) &&
-           spinners_stalled(support::steady_now_ns());
+    const int64_t now = support::steady_now_ns();
+    const int32_t in_place = (spinners_stalled(now) ? idle.load(std::memory_order_relaxed) : 0) +
+                             (orchestrator_stalled(now) ? 1 : 0);
+    return n < limit + in_place;
   }
   bool awake_room() const { return room_beside(awake_schedulers()); }
   void leave_awake() { awake.fetch_sub(1, std::memory_order_seq_cst); }

@@ -846,6 +846,7 @@ bool Orchestrator::help_once() {
   }
   // Waiting: a cluster task's parts run here too (as fibers, mostly), not on a helper
   // that would first have to wake up while this thread spins.
+  chip_.orchestrator_not_waiting();  // a long block here must not read as a stall
   if (!inline_sense_.run([this] { return dispatcher_.run_one(/*waiting=*/true); })) return false;
   if (options_.watchdog != nullptr) options_.watchdog->poll();
   bump_progress();
@@ -859,6 +860,12 @@ void Orchestrator::wait_for_completion(uint64_t id, bool stop_on_error) {
     return slot.done_id.load(std::memory_order_acquire) == id ||
            (stop_on_error && run_->status.failed());
   };
+  // Stamps while it looks for work and finds none (ChipState::orchestrator_stalled); not
+  // waiting once it returns, runs a block or parks.
+  struct NotWaitingOnReturn {
+    ChipState& chip;
+    ~NotWaitingOnReturn() { chip.orchestrator_not_waiting(); }
+  } not_waiting_on_return{chip_};
   for (;;) {
     Backoff backoff(kOrchestratorSpinBudget);
     for (;;) {
@@ -867,6 +874,7 @@ void Orchestrator::wait_for_completion(uint64_t id, bool stop_on_error) {
         backoff = Backoff(kOrchestratorSpinBudget);  // ran a block: a fresh spin budget
         continue;
       }
+      chip_.orchestrator_looks(support::steady_now_ns());
       if (!backoff.spin()) break;
     }
     if (chip_.has_ready()) {
@@ -885,6 +893,7 @@ void Orchestrator::wait_for_completion(uint64_t id, bool stop_on_error) {
     }
     // Parked, this thread runs no kernels: its hardware thread is one more scheduler's
     // meanwhile (a task completing now may release more work than one scheduler runs).
+    chip_.orchestrator_not_waiting();  // the raised budget counts it already
     chip_.max_awake.store(chip_.awake_unattended, std::memory_order_relaxed);
     if (options_.watchdog != nullptr) {
       chip_.orchestrator_parker.wait(ticket, options_.watchdog->slice().count());
