@@ -63,7 +63,8 @@ class InlineSense {
       last_ran_ = ran_;
       // Spans expected at half the bound.
       const int64_t next = kStreakSpanNs / 2 / (average > 0 ? average : 1);
-      streak_left_ = static_cast<uint32_t>(std::clamp<int64_t>(next, kSampleEvery, kStreakMaxBlocks));
+      streak_left_ =
+          static_cast<uint32_t>(std::clamp<int64_t>(next, kSampleEvery, kStreakMaxBlocks));
       const bool ran = run_block();
       ran_ += ran ? 1 : 0;
       return ran;
