@@ -245,11 +245,15 @@ int ProgramMode::run_job(void* p) {
   // run's job can start orchestrating; the callback completes it when its tasks finished
   // (it keeps the run alive until then).
   RunDone on_done = [keep = shared](int status, const std::string& message) {
-    std::lock_guard<std::mutex> lock(keep->mutex);
-    keep->status = status;
-    keep->error = message;
-    keep->completed = true;
-    keep->settle();
+    bool notify = false;
+    {
+      std::lock_guard<std::mutex> lock(keep->mutex);
+      keep->status = status;
+      keep->error = message;
+      keep->completed = true;
+      notify = keep->settle();
+    }
+    if (notify) keep->finished.notify_all();  // `keep` holds the run
   };
   bool deferred = false;
   const bool next_follows =
@@ -269,8 +273,8 @@ int ProgramMode::run_job(void* p) {
 
 void ProgramMode::finish_job(void* p) {
   std::unique_ptr<JobHandle> handle(static_cast<JobHandle*>(p));
-  ProgramRun& run = *handle->run;
-  std::lock_guard<std::mutex> lock(run.mutex);
+  ProgramRun& run = *handle->run;  // `handle` holds the run until the notify below
+  std::unique_lock<std::mutex> lock(run.mutex);
   if (!run.executed) {
     handle->owner->jobs_queued_.fetch_sub(1, std::memory_order_acq_rel);  // never started
     // Only the driver fails our jobs (they return 0): the stream is sticky from now on.
@@ -280,7 +284,9 @@ void ProgramMode::finish_job(void* p) {
     run.completed = true;
   }
   run.job_finished = true;
-  run.settle();
+  const bool notify = run.settle();
+  lock.unlock();
+  if (notify) run.finished.notify_all();
 }
 
 void ProgramMode::renew_stream_after_error() {

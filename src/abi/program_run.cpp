@@ -15,10 +15,10 @@ bool ProgramRun::wait_done(int64_t timeout_us) {
   return finished.wait_for(lock, std::chrono::microseconds(timeout_us), [&] { return done; });
 }
 
-void ProgramRun::settle() {
-  if (done || !completed || !job_finished) return;
+bool ProgramRun::settle() {
+  if (done || !completed || !job_finished) return false;
   done = true;
-  finished.notify_all();
+  return true;
 }
 
 }  // namespace simpler::rt::host

@@ -41,8 +41,11 @@ struct ProgramRun {
 
   // Blocks until done or the timeout (< 0: forever). True when done.
   bool wait_done(int64_t timeout_us);
-  // `mutex` held: done once both the status is final and the job's cleanup ran.
-  void settle();
+  // `mutex` held: done once both the status is final and the job's cleanup ran. True when
+  // this call made it done: the caller then calls `finished.notify_all()` after unlocking
+  // (a waiter woken under the lock would block on it at once and be woken a second time,
+  // each wake-up taking the CPU of the orchestrating thread that completed the run).
+  [[nodiscard]] bool settle();
 };
 
 }  // namespace simpler::rt::host
