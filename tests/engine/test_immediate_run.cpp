@@ -68,13 +68,7 @@ void crash_kernel(int64_t* args) {
 
 int submit(const SimplerOrchApi* api, int32_t func, uint32_t blocks = 1,
            uint64_t* task_id = nullptr) {
-  SimplerTaskDesc d{};
-  d.func_id = func;
-  d.core_type = SIMPLER_CORE_AIV;
-  d.block_num = blocks;
-  d.tensor_count = 1;
-  d.tensors[0].tensor = g_x;
-  d.tensors[0].mode = SIMPLER_TENSOR_INOUT;
+  SimplerTaskDesc d = testing::inout_task(func, g_x, blocks);
   SimplerTaskResult r{};
   const int rc = api->submit(api->rt, &d, &r);
   g_submit_rc.push_back(rc);

@@ -22,6 +22,19 @@ inline OrchestratorSizes small_orchestrator_sizes(DeviceBuffer& heap) {
   return sizes;
 }
 
+// A task of `blocks` AIV blocks of kernel `func` with one INOUT tensor, the shape every
+// direct-orchestrator test submits.
+inline SimplerTaskDesc inout_task(int32_t func, const ChipTensor& x, uint32_t blocks = 1) {
+  SimplerTaskDesc d{};
+  d.func_id = func;
+  d.core_type = SIMPLER_CORE_AIV;
+  d.block_num = blocks;
+  d.tensor_count = 1;
+  d.tensors[0].tensor = x;
+  d.tensors[0].mode = SIMPLER_TENSOR_INOUT;
+  return d;
+}
+
 // An orchestrator the test drives on a chip of two clusters with a `window`-slot task
 // window and no scheduler threads: every block runs on the test's thread. `x_`: 16
 // float32 zeros on the device for the kernels.

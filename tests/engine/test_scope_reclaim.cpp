@@ -57,13 +57,7 @@ class OrchestratorScopeReclaim : public testing::DirectOrchestratorTest {
 namespace {
 
 int orchestration(const ChipStorageTaskArgs* /*args*/, const SimplerOrchApi* api) {
-  SimplerTaskDesc d{};
-  d.func_id = kAdd;
-  d.core_type = SIMPLER_CORE_AIV;
-  d.block_num = 1;
-  d.tensor_count = 1;
-  d.tensors[0].tensor = g_x;
-  d.tensors[0].mode = SIMPLER_TENSOR_INOUT;
+  const SimplerTaskDesc d = testing::inout_task(kAdd, g_x);
   SimplerTaskResult r{};
   for (int s = 0; s < kScopes; ++s) {
     if (int rc = api->scope_begin(api->rt)) return rc;

@@ -16,7 +16,6 @@
 #include "engine/chip_state.h"
 #include "engine/orchestrator.h"
 #include "engine/run_track.h"
-#include "engine/scheduler.h"
 #include "engine_test_support.h"
 #include "eventually.h"
 #include "simpler/abi/status.h"
@@ -51,33 +50,8 @@ TEST(StalledOrchestrator, AStalledWaitingOrchestratorLeavesOnePlace) {
   EXPECT_FALSE(chip.room_beside(2)) << "one place in its stead, not one per release";
 }
 
-TEST(StalledOrchestrator, AReleaseWakesAParkedSchedulerInPlaceOfAStalledOrchestrator) {
-  ChipState chip;
-  for (auto& queue : chip.ready) queue.reset(8);
-  chip.init_cores(1);
-  chip.max_awake = 1;
-  chip.awake = 1;  // one scheduler awake and busy elsewhere (it never runs here)
-  RunTrack run;
-  run.first_id = 1;
-  TaskSlot task;
-  task.entry = note_kernel;
-  task.core_type = SIMPLER_CORE_AIC;
-  task.id = 1;
-  task.run = &run;
-  g_ran = false;
-  Scheduler scheduler(chip, 1, 0, kSchedulerSpinBudget);
-  std::thread thread([&] { scheduler.run(); });
-  ASSERT_TRUE(eventually([&] { return chip.scheduler_parker.has_waiters_after_publish(); }));
-  // The orchestrating thread waits but has not looked for work for a second.
-  chip.orchestrator_seen_ns = support::steady_now_ns() - 1'000'000'000;
-  ASSERT_TRUE(chip.ready[SIMPLER_CORE_AIC].push(&task));
-  chip.wake_schedulers(1);
-  EXPECT_TRUE(eventually([] { return g_ran.load(); }))
-      << "ready work waited behind an orchestrator that never looked for it";
-  chip.shutdown.store(true, std::memory_order_release);
-  chip.scheduler_parker.notify_all();
-  thread.join();
-}
+// The wake-up itself, with a scheduler thread:
+// StalledSpinnerTest.AReleaseWakesAParkedSchedulerInPlaceOfAStalledOrchestrator.
 
 }  // namespace
 
@@ -94,13 +68,7 @@ class StalledOrchestratorWait : public DirectOrchestratorTest {
     g_x = x_->tensor({16});
   }
   static int orchestration(const ChipStorageTaskArgs* /*args*/, const SimplerOrchApi* api) {
-    SimplerTaskDesc d{};
-    d.func_id = 1;
-    d.core_type = SIMPLER_CORE_AIV;
-    d.block_num = 1;
-    d.tensor_count = 1;
-    d.tensors[0].tensor = g_x;
-    d.tensors[0].mode = SIMPLER_TENSOR_INOUT;
+    const SimplerTaskDesc d = inout_task(1, g_x);
     SimplerTaskResult r{};
     return api->submit(api->rt, &d, &r);
   }

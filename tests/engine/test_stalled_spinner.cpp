@@ -93,6 +93,21 @@ TEST_F(StalledSpinnerTest, AReleaseWakesAParkedSchedulerInPlaceOfASpinnerWithout
   EXPECT_TRUE(eventually([&] { return task_.done_id.load() == 1; }));
 }
 
+// The same for the orchestrating thread waiting without a CPU (test_stalled_orchestrator.cpp):
+// the one awake scheduler works elsewhere, and the orchestrator has not looked for a second.
+TEST_F(StalledSpinnerTest, AReleaseWakesAParkedSchedulerInPlaceOfAStalledOrchestrator) {
+  chip_.awake = 1;
+  start();
+  ASSERT_TRUE(eventually([&] { return chip_.scheduler_parker.has_waiters_after_publish(); }));
+  chip_.orchestrator_seen_ns = support::steady_now_ns() - 1'000'000'000;
+  ASSERT_TRUE(chip_.ready[SIMPLER_CORE_AIC].push(&task_));
+  chip_.wake_schedulers(1);
+  EXPECT_TRUE(eventually([] { return g_running.load(); }))
+      << "ready work waited behind an orchestrator that never looked for it";
+  g_go = true;
+  EXPECT_TRUE(eventually([&] { return task_.done_id.load() == 1; }));
+}
+
 TEST_F(StalledSpinnerTest, ASpinnerThatLooksForWorkKeepsTheBudget) {
   // Judged at fixed times: the clock moves on while the test runs.
   other_spinner(0);
