@@ -59,27 +59,28 @@ bool Orchestrator::catch_up() {
 bool Orchestrator::run_immediately(const SimplerTaskDesc* d, SimplerTaskResult* result) {
   if (!immediate_allowed(d)) return false;
   // The kernel gets its own copy of the descriptors, as from the arena: what it does to
-  // them never reaches the caller's desc.
+  // them never reaches the caller's desc. Its argument vector is built here, where the
+  // block runs it (argv[0]: the block's context), and again for every task: the kernel
+  // may have written to it.
   const uint32_t tc = d->tensor_count;
+  int64_t* const argv = immediate_argv_;
   for (uint32_t i = 0; i < tc; ++i) {
     immediate_tensors_[i] = d->tensors[i].tensor;
-    immediate_argv_[i] = static_cast<int64_t>(reinterpret_cast<intptr_t>(&immediate_tensors_[i]));
+    argv[1 + i] = static_cast<int64_t>(reinterpret_cast<intptr_t>(&immediate_tensors_[i]));
   }
   if (d->scalar_count != 0) {
-    std::memcpy(immediate_argv_ + tc, d->scalars, d->scalar_count * sizeof(uint64_t));
+    std::memcpy(argv + 1 + tc, d->scalars, d->scalar_count * sizeof(uint64_t));
   }
   const uint64_t id = head_;
-  TaskSlot& task = immediate_;
+  TaskSlot& task = immediate_;  // task.args: unused (argv); block_num: 1 (the constructor)
   task.entry = program_->kernels[d->func_id].entry;
-  task.args = immediate_argv_;
   task.arg_count = tc + d->scalar_count;
-  task.block_num = 1;
   task.core_type = d->core_type;
   task.func_id = d->func_id;
   task.id = id;
   task.run = run_;
   const bool keep = !inline_sense_.shared_blocks();  // nothing is queued: nothing in flight
-  if (!inline_sense_.run([&] { return dispatcher_.run_alone(task, keep); })) {
+  if (!inline_sense_.run([&] { return dispatcher_.run_alone(task, argv, keep); })) {
     task.id = 0;  // not run (no idle core): the queued path takes this id
     return false;
   }

@@ -224,7 +224,7 @@ class Orchestrator {
   bool immediate_mode_ = false;   // this run may take the immediate path (set by begin_run)
   TaskSlot immediate_;            // the task run_immediately runs (never in the window)
   ChipTensor immediate_tensors_[CHIP_MAX_TENSOR_ARGS];  // its descriptors: the kernel's copy
-  int64_t immediate_argv_[CHIP_MAX_SIGNATURE];
+  int64_t immediate_argv_[1 + CHIP_MAX_SIGNATURE];  // [0]: the block's context, then its args
   uint64_t last_wake_head_ = 0;  // head_ when a submit last woke a parked scheduler
   int64_t called_ns_ = 0;        // when call_scheduler last woke one
 
