@@ -9,6 +9,7 @@
 #include "backoff.h"
 #include "engine_defaults.h"
 #include "fault_guard.h"
+#include "immediate_run.h"
 #include "simpler/abi/status.h"
 #include "simpler/sim/sim_driver.h"
 #include "simpler/task/task_interface.h"
@@ -374,7 +375,7 @@ int Orchestrator::fail(int32_t code, const std::string& message) {
 
 bool Orchestrator::task_quick_ok(const SimplerTaskDesc* d) { return quick_ok_inline(d); }
 
-bool Orchestrator::validate_task(const SimplerTaskDesc* d) {
+[[gnu::always_inline]] inline bool Orchestrator::validate_task(const SimplerTaskDesc* d) {
   return quick_ok_inline(d) || check_task(d);
 }
 

@@ -125,12 +125,12 @@ class Orchestrator {
   };
   static constexpr uint64_t kOpen = ~uint64_t{0};
 
-  // Every check of a submitted task; false: the run failed with a typed message. Defined
-  // in orchestrator.cpp with task_quick_ok's body inlined (submit's only frame).
+  // Every check of a submitted task; false: the run failed with a typed message. Inline
+  // in submit with task_quick_ok's body (submit is the only frame an immediate task sets up).
   bool validate_task(const SimplerTaskDesc* desc);
   bool task_quick_ok(const SimplerTaskDesc* desc);    // the common case, no message
   bool quick_ok_inline(const SimplerTaskDesc* desc);  // task_quick_ok's body
-  bool check_task(const SimplerTaskDesc* desc);       // all checks, naming what is wrong
+  [[gnu::noinline]] bool check_task(const SimplerTaskDesc* desc);  // all checks, naming what is wrong
   // `t` passes the quick checks (device_tensor_quick_ok, a known allocation): kept in
   // views_ under `key` (ViewCache::key) for the next task; false: the slow path.
   bool keep_view(const ChipTensor& t, uint32_t key);
