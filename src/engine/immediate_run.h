@@ -26,8 +26,11 @@ namespace simpler::rt {
   if (d->block_num != 1 || d->core_type > SIMPLER_CORE_AIV) {
     return false;
   }
-  for (uint32_t i = 0; i < d->tensor_count; ++i) {
-    if (d->tensors[i].mode == SIMPLER_TENSOR_OUT_ALLOC) return false;
+  // Only a kernel with an OUT tensor may get one (k.out_alloc, a per-kernel constant).
+  if (program_->kernels[d->func_id].out_alloc) {
+    for (uint32_t i = 0; i < d->tensor_count; ++i) {
+      if (d->tensors[i].mode == SIMPLER_TENSOR_OUT_ALLOC) return false;
+    }
   }
   if (tail_ == head_ || (reclaim_front(), tail_ == head_)) {
     // take_released_here's common answer, inline: short blocks and no scheduler running

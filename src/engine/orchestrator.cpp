@@ -30,20 +30,6 @@ AccessKind access_kind(uint32_t mode) {
   }
 }
 
-// May a task pass a tensor in `mode` where the kernel signature says `direction`?
-bool mode_fits(uint32_t mode, uint8_t direction) {
-  switch (direction) {
-    case CHIP_ARG_IN:
-      return mode == SIMPLER_TENSOR_IN || mode == SIMPLER_TENSOR_NODEP;
-    case CHIP_ARG_OUT:
-      return mode != SIMPLER_TENSOR_IN;
-    case CHIP_ARG_INOUT:
-      return mode == SIMPLER_TENSOR_INOUT || mode == SIMPLER_TENSOR_NODEP;
-    default:
-      return false;
-  }
-}
-
 std::string dtype_text(uint32_t dtype) {
   return is_valid_data_type(dtype) ? data_type_name(static_cast<DataType>(dtype))
                                    : "invalid (" + std::to_string(dtype) + ")";
@@ -362,7 +348,8 @@ int Orchestrator::fail(int32_t code, const std::string& message) {
   }
   for (uint32_t i = 0; i < d->tensor_count; ++i) {
     const SimplerTaskTensor& a = d->tensors[i];
-    if (a.mode > SIMPLER_TENSOR_NODEP || !mode_fits(a.mode, k.directions[i]) ||
+    // k.modes[i]: mode_fits for this position, bit per mode (LoadedKernel::seal).
+    if (a.mode > SIMPLER_TENSOR_NODEP || ((k.modes[i] >> a.mode) & 1u) == 0 ||
         (k.dtypes[i] != LoadedKernel::kAnyDtype && a.tensor.dtype != k.dtypes[i]) ||
         (k.ranks[i] != 0 && a.tensor.ndims != k.ranks[i]) ||
         (a.mode == SIMPLER_TENSOR_OUT_ALLOC ? !out_alloc_shape_ok(a.tensor)
