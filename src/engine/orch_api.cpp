@@ -1,11 +1,13 @@
 // The SimplerOrchApi table and the orchestration services besides submit: scopes,
 // intermediate tensors, explicit dependencies, small value reads/writes, fatal, log.
+// (submit itself is inline in its entry here: submit_path.h.)
 #include <cstdio>
 #include <cstring>
 #include <exception>
 
 #include "engine_defaults.h"
 #include "orchestrator.h"
+#include "submit_path.h"
 #include "simpler/abi/status.h"
 #include "simpler/log/log.h"
 #include "tensor_shape.h"

@@ -100,7 +100,7 @@ class Orchestrator {
   int64_t orchestration_start_ns() const { return orchestration_start_ns_; }  // steady clock
 
   // ---- SimplerOrchApi (orch_api.cpp wires the C table to these) ----
-  int submit(const SimplerTaskDesc* desc, SimplerTaskResult* result);
+  int submit(const SimplerTaskDesc* desc, SimplerTaskResult* result);  // submit_path.h: inline
   int scope_begin();
   int scope_end();
   int alloc_tensor(uint32_t ndims, const int64_t* shapes, uint32_t dtype, ChipTensor* out);
