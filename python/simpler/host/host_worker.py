@@ -343,7 +343,7 @@ class HostWorker(Worker):
         try:
             orchestration(orch, args)
         except BaseException as error:
-            run.finish()
+            run.finish(orchestration_failed=True)
             raise error
         finally:
             self._orchestrating = None
