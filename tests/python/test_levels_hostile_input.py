@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from simpler import Worker, sim
-from simpler.errors import SimplerError, SimplerRuntimeError, SimplerTypeError, SimplerValueError
+from simpler.errors import (SimplerAttributeError, SimplerError, SimplerRuntimeError, SimplerTypeError,
+                            SimplerValueError)
 
 PYTHON_DIR = str(pathlib.Path(__file__).resolve().parents[2] / "python")
 
@@ -433,3 +434,11 @@ def test_task_numbers_of_the_orch_are_ints_not_bools(w2, add_scalar_callable):
     finally:
         w2.unregister(add)
     assert seen == [([1], 0)]
+
+
+def test_device_id_of_a_multi_chip_worker_is_a_typed_refusal(w2):
+    # docs/api.md: every exception is a SimplerError; it was Python's bare AttributeError.
+    with pytest.raises(SimplerAttributeError, match=r"has several chips: use device_ids") as err:
+        w2.device_id  # noqa: B018
+    assert err.value.code is not None
+    assert not hasattr(w2, "device_id") and w2.device_ids == [0, 1]
