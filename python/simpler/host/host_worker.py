@@ -474,7 +474,8 @@ class HostRunHandle(RunHandle):
         if timeout is not None and float(timeout) >= threading.TIMEOUT_MAX:
             timeout = None    # inf: forever (Event.wait raises OverflowError beyond TIMEOUT_MAX)
         if not self._finished.wait(timeout):
-            raise WorkerTimeoutError(f"host run not finished after {timeout} s (still running)")
+            raise WorkerTimeoutError(f"HostRunHandle.wait: the host run did not finish within {timeout} s; "
+                                     "it keeps running (wait again, or wait(None) for no bound)")
         if self._error is not None:
             raise self._error
 
