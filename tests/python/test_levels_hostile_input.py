@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from simpler import Worker, sim
-from simpler.errors import SimplerError, SimplerRuntimeError, SimplerTypeError, SimplerValueError
+from simpler.errors import (SimplerAttributeError, SimplerError, SimplerRuntimeError, SimplerTypeError,
+                            SimplerValueError)
 
 PYTHON_DIR = str(pathlib.Path(__file__).resolve().parents[2] / "python")
 
@@ -382,3 +383,62 @@ def test_a_call_that_does_not_fit_a_level3_method_is_a_typed_error(w2, call, api
     assert isinstance(err.value, TypeError)
     assert err.value.code is not None
     assert w2.state == "READY"
+
+
+def test_a_run_whose_orchestration_raises_copies_nothing_back(w2, add_scalar_callable):
+    # docs/api.md, concepts.md: outputs come back only if the run succeeded. The tasks the
+    # orchestration submitted before it raised used to be copied back into the host arrays.
+    add = w2.register(add_scalar_callable)
+    try:
+        x = np.arange(64, dtype=np.float32)
+        y = np.zeros_like(x)
+
+        def orchestration(orch, args):
+            orch.submit(add, x, y, 1.0, chip=0)
+            raise KeyError("the orchestration's own bug")
+
+        w2.run(lambda o, a: o.submit(add, x, y, 1.0, chip=0))
+        np.testing.assert_array_equal(y, x + 1)
+        y[:] = 0
+        held = w2.committed_device_memory()                  # the chips' own, once warm
+        with pytest.raises(KeyError, match="own bug"):
+            w2.run(orchestration)
+        assert not y.any()                                   # nothing copied back
+        assert w2.committed_device_memory() == held          # the run's buffers are freed
+        w2.run(lambda o, a: o.submit(add, x, y, 2.0, chip=0))    # the worker stays usable
+        np.testing.assert_array_equal(y, x + 2)
+    finally:
+        w2.unregister(add)
+
+
+def test_task_numbers_of_the_orch_are_ints_not_bools(w2, add_scalar_callable):
+    # docs/api.md: numpy integers are ints, bool and numpy.bool_ are not (True named task #1).
+    add = w2.register(add_scalar_callable)
+    x, y = np.ones(8, np.float32), np.zeros(8, np.float32)
+    seen = []
+
+    def orchestration(orch, args):
+        first = orch.submit(add, x, y, 1.0, chip=0)
+        second = orch.submit(add, y, y, 1.0, chip=1)
+        seen.append((orch.dependencies(np.int64(second)), orch.chip_of(np.int32(first))))
+        for bad in (True, np.bool_(True), "1", 1.0):
+            for api in (orch.dependencies, orch.chip_of):
+                with pytest.raises(SimplerTypeError, match="a task number is the int submit "
+                                                           "returned"):
+                    api(bad)
+        with pytest.raises(SimplerValueError, match="no task #3 in this run"):
+            orch.chip_of(3)
+
+    try:
+        w2.run(orchestration)
+    finally:
+        w2.unregister(add)
+    assert seen == [([1], 0)]
+
+
+def test_device_id_of_a_multi_chip_worker_is_a_typed_refusal(w2):
+    # docs/api.md: every exception is a SimplerError; it was Python's bare AttributeError.
+    with pytest.raises(SimplerAttributeError, match=r"has several chips: use device_ids") as err:
+        w2.device_id  # noqa: B018
+    assert err.value.code is not None
+    assert not hasattr(w2, "device_id") and w2.device_ids == [0, 1]

@@ -30,8 +30,8 @@ import numpy as np
 from simpler._counted import counted
 from simpler._ints import require_bool
 from simpler._process_local import ProcessLocal
-from simpler.errors import (SimplerRuntimeError, SimplerTypeError, SimplerValueError,
-                            WorkerTimeoutError)
+from simpler.errors import (SimplerAttributeError, SimplerRuntimeError, SimplerTypeError,
+                            SimplerValueError, WorkerTimeoutError)
 from simpler._typed_call import typed_call, typed_methods
 from simpler.host.errors import ChipGroupError
 from simpler.host.orchestrator import HostOrchestrator, HostRun
@@ -149,7 +149,7 @@ class HostWorker(Worker):
 
     @property
     def device_id(self) -> Any:
-        raise AttributeError(f"Worker(level={self._level}) has several chips: use device_ids")
+        raise SimplerAttributeError(f"Worker(level={self._level}) has several chips: use device_ids")
 
     @property
     def execution_mode(self) -> str:
@@ -343,7 +343,7 @@ class HostWorker(Worker):
         try:
             orchestration(orch, args)
         except BaseException as error:
-            run.finish()
+            run.finish(orchestration_failed=True)
             raise error
         finally:
             self._orchestrating = None
@@ -474,7 +474,8 @@ class HostRunHandle(RunHandle):
         if timeout is not None and float(timeout) >= threading.TIMEOUT_MAX:
             timeout = None    # inf: forever (Event.wait raises OverflowError beyond TIMEOUT_MAX)
         if not self._finished.wait(timeout):
-            raise WorkerTimeoutError(f"host run not finished after {timeout} s (still running)")
+            raise WorkerTimeoutError(f"HostRunHandle.wait: the host run did not finish within {timeout} s; "
+                                     "it keeps running (wait again, or wait(None) for no bound)")
         if self._error is not None:
             raise self._error
 

@@ -910,6 +910,11 @@ class MpiWorker(HostWorker):
         self._require_orchestrator(api)
         super()._require_ready(api)
 
+    def committed_device_memory(self, device_id: Any = None) -> int:
+        # A memory call (docs/api.md): on another rank it indexed rank 0's chip list.
+        self._require_orchestrator("committed_device_memory")
+        return super().committed_device_memory(device_id)
+
     def register(self, chip_callable: Any) -> CallableHandle:
         """On rank 0: registers on every rank's chips. On other ranks: a no-op handle (rank 0
         ships the images), so SPMD-style scripts may register on every rank."""
