@@ -41,7 +41,8 @@ namespace simpler::rt {
   return catch_up();
 }
 
-[[gnu::always_inline]] inline bool Orchestrator::run_immediately(const SimplerTaskDesc* d, SimplerTaskResult* result) {
+[[gnu::always_inline]] inline bool Orchestrator::run_immediately(const SimplerTaskDesc* d,
+                                                                 SimplerTaskResult* result) {
   if (!immediate_allowed(d)) return false;
   // The kernel gets its own copy of the descriptors, as from the arena: what it does to
   // them never reaches the caller's desc. Its argument vector is built here, where the

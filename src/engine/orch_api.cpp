@@ -7,9 +7,9 @@
 
 #include "engine_defaults.h"
 #include "orchestrator.h"
-#include "submit_path.h"
 #include "simpler/abi/status.h"
 #include "simpler/log/log.h"
+#include "submit_path.h"
 #include "tensor_shape.h"
 
 namespace simpler::rt {

@@ -9,10 +9,10 @@
 #include "backoff.h"
 #include "engine_defaults.h"
 #include "fault_guard.h"
-#include "submit_path.h"
 #include "simpler/abi/status.h"
 #include "simpler/sim/sim_driver.h"
 #include "simpler/task/task_interface.h"
+#include "submit_path.h"
 #include "support/clock.h"
 #include "tensor_shape.h"
 
@@ -333,7 +333,6 @@ int Orchestrator::fail(int32_t code, const std::string& message) {
 
 bool Orchestrator::task_quick_ok(const SimplerTaskDesc* d) { return quick_ok_inline(d); }
 
-
 bool Orchestrator::check_task(const SimplerTaskDesc* d) {
   if (d == nullptr) return fail(SIMPLER_CHIP_ERR_INVALID_ARGS, "submit: desc is null"), false;
   if (d->func_id < 0 || d->func_id > CHIP_MAX_FUNC_ID ||
@@ -440,7 +439,6 @@ bool Orchestrator::keep_view(const ChipTensor& t, uint32_t key) {
   views_.add(t, key, r->begin, r->end);
   return true;
 }
-
 
 int Orchestrator::submit_queued(const SimplerTaskDesc* desc, SimplerTaskResult* result) {
   const LoadedKernel& kernel = program_->kernels[desc->func_id];

@@ -44,7 +44,8 @@ namespace simpler::rt {
   return quick_ok_inline(d) || check_task(d);
 }
 
-[[gnu::always_inline]] inline int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result) {
+[[gnu::always_inline]] inline int Orchestrator::submit(const SimplerTaskDesc* desc,
+                                                       SimplerTaskResult* result) {
   if (int code = status()) return code;
   bump_progress();
   if (!validate_task(desc)) return status();

@@ -20,8 +20,8 @@ namespace simpler::rt {
 
 namespace {
 
-constexpr int32_t kAdd = 1;    // INOUT x: x[0] += 1
-constexpr int32_t kCrash = 2;  // INOUT x: null dereference
+constexpr int32_t kAdd = 1;       // INOUT x: x[0] += 1
+constexpr int32_t kCrash = 2;     // INOUT x: null dereference
 constexpr int32_t kScribble = 3;  // INOUT x: x[0] += 1, then overwrites its argv and descriptor
 constexpr uint64_t kWindow = 16;
 

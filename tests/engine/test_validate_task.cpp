@@ -203,7 +203,8 @@ TEST(LoadedKernelSeal, ModesAndOutAllocFollowTheSignature) {
       EXPECT_EQ(k.out_alloc, has_out) << count << " tensors, pick " << pick;
       for (uint32_t i = 0; i < CHIP_MAX_TENSOR_ARGS; ++i) {
         for (uint32_t mode = 0; mode < 8; ++mode) {
-          const bool fits = i < count && mode <= SIMPLER_TENSOR_NODEP && mode_fits(mode, k.directions[i]);
+          const bool fits =
+              i < count && mode <= SIMPLER_TENSOR_NODEP && mode_fits(mode, k.directions[i]);
           EXPECT_EQ(((k.modes[i] >> mode) & 1u) != 0, fits) << "tensor " << i << " mode " << mode;
         }
       }
