@@ -442,3 +442,51 @@ def test_device_id_of_a_multi_chip_worker_is_a_typed_refusal(w2):
         w2.device_id  # noqa: B018
     assert err.value.code is not None
     assert not hasattr(w2, "device_id") and w2.device_ids == [0, 1]
+
+
+def test_close_completes_the_runs_started_and_refuses_new_ones():
+    # docs/api.md: close() completes the runs in flight, then closes every chip. A submit
+    # (or run) that came while close() waited for them was accepted and then ran on closed
+    # chips: ChipTaskError 'list index out of range', or it raced close for the chips.
+    w = Worker(level=3, device_ids=[2, 3])          # the module's w2 holds chips 0 and 1
+    ready, go, gate = threading.Event(), threading.Event(), threading.Event()
+
+    def owner():                                    # close() runs on the thread that init()'d
+        try:
+            w.init()
+        finally:
+            ready.set()
+        go.wait(60)
+        w.close()
+
+    closer = threading.Thread(target=owner)
+    closer.start()
+    assert ready.wait(60) and w.state == "READY"
+    xs = [np.ones(16, np.float32), np.ones(16, np.float32)]
+    first = w.submit(lambda o, a: (gate.wait(60), o.all_reduce(xs)))
+    go.set()
+    deadline = time.monotonic() + 30
+    while not w._lifecycle.locked() and time.monotonic() < deadline:   # close() has begun
+        time.sleep(0.01)
+    time.sleep(0.2)                                 # ... and waits for the first run
+    with pytest.raises(SimplerRuntimeError, match=r"submit: close\(\) was called"):
+        w.submit(lambda o, a: o.all_reduce([np.ones(4, np.float32)] * 2))
+    outcome = []
+
+    def late_run():
+        try:
+            w.run(lambda o, a: o.all_reduce([np.ones(4, np.float32), np.ones(4, np.float32)]))
+            outcome.append(None)
+        except BaseException as error:  # noqa: BLE001 - checked below
+            outcome.append(error)
+
+    runner = threading.Thread(target=late_run)
+    runner.start()
+    time.sleep(0.1)
+    gate.set()
+    closer.join(60)
+    runner.join(60)
+    first.wait(30)                                  # the run already started completed
+    np.testing.assert_array_equal(xs[0], np.full(16, 2, np.float32))
+    assert isinstance(outcome[0], SimplerRuntimeError), outcome
+    assert w.state == "CLOSED"

@@ -825,6 +825,7 @@ class MpiWorker(HostWorker):
             if self._state in ("NEW", "FAILED", "CLOSED"):
                 self._state = "CLOSED" if self._state != "FAILED" else "FAILED"
                 return
+            self._begin_close()
             if self._rank == 0:
                 self._close_orchestrator()
             else:
