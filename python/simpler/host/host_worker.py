@@ -261,6 +261,14 @@ class HostWorker(Worker):
     # ---- callables ----------------------------------------------------------------------
     def register(self, chip_callable: Any) -> CallableHandle:
         """Registers a ChipCallable on every chip (before or after init)."""
+        self._check_registrable(chip_callable)
+        key = next(self._keys)
+        if self._state == "READY":
+            self._transport.register(key, chip_callable.bytes())
+        self._callables[key] = chip_callable
+        return CallableHandle(key, chip_callable)
+
+    def _check_registrable(self, chip_callable: Any) -> None:
         from simpler.task_interface import ChipCallable
         if not isinstance(chip_callable, ChipCallable):
             raise SimplerTypeError("Worker.register: expected a ChipCallable, got "
@@ -268,11 +276,6 @@ class HostWorker(Worker):
         if self._state in ("CLOSED", "FAILED"):
             raise SimplerRuntimeError(f"Worker(level={self._level}).register: the worker is "
                                       f"{self._state}")
-        key = next(self._keys)
-        if self._state == "READY":
-            self._transport.register(key, chip_callable.bytes())
-        self._callables[key] = chip_callable
-        return CallableHandle(key, chip_callable)
 
     def unregister(self, handle: Any) -> None:
         """Removes a callable from every chip; refused while a host run is in flight (its

@@ -918,7 +918,9 @@ class MpiWorker(HostWorker):
 
     def register(self, chip_callable: Any) -> CallableHandle:
         """On rank 0: registers on every rank's chips. On other ranks: a no-op handle (rank 0
-        ships the images), so SPMD-style scripts may register on every rank."""
+        ships the images), so SPMD-style scripts may register on every rank. Every rank
+        checks the argument: one script then fails the same way on every rank."""
+        self._check_registrable(chip_callable)
         if self._rank != 0:
             return CallableHandle(0, chip_callable)
         return super().register(chip_callable)
