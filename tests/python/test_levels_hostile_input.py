@@ -161,6 +161,15 @@ def test_level4_options_are_checked_before_mpi():
         Worker(level=4, device_ids=[0], rank_timeout=1.0, heartbeat=3.0)
 
 
+def test_level4_times_take_numpy_numbers_but_not_bools():
+    # docs/api.md: numpy numbers are numbers; np.float32(4) was 'not a positive number'.
+    w = Worker(level=4, device_ids=[0], rank_timeout=np.float32(4), heartbeat=np.float16(0.5))
+    assert w.rank_timeout == 4.0 and type(w.rank_timeout) is float
+    for name, flag in (("rank_timeout", True), ("heartbeat", np.bool_(True))):
+        with pytest.raises(SimplerValueError, match=f"{name} must be a positive number of seconds"):
+            Worker(level=4, device_ids=[0], **{name: flag})
+
+
 @pytest.mark.parametrize("field, value, bounds", [
     ("device_count", 0, "1..64"), ("device_count", 65, "1..64"),
     ("clusters_per_device", 0, "1..64"), ("aicpu_threads", 1000, "1..64"),

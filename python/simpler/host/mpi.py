@@ -26,6 +26,7 @@ Requires MPI_THREAD_MULTIPLE (Open MPI from Debian provides it).
 from __future__ import annotations
 
 import atexit
+import numbers
 import pickle
 import queue
 import threading
@@ -34,7 +35,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from simpler._ints import require_bool
+from simpler._ints import is_bool, require_bool
 from simpler._typed_call import typed_call, typed_methods
 from simpler.errors import (PTO_RUNTIME_ERR_TIMEOUT, ChipWorkerError, RuntimeBuildNotFoundError,
                             SimplerRuntimeError, SimplerTypeError, SimplerValueError,
@@ -630,8 +631,8 @@ class MpiWorker(HostWorker):
         for name, value in (("rank_timeout", rank_timeout), ("heartbeat", heartbeat)):
             if value is None and name == "heartbeat":
                 continue
-            if (isinstance(value, bool) or not isinstance(value, (int, float))
-                    or not 0 < value < float("inf")):
+            # numpy numbers are numbers (np.float32(5)); a bool is not a number of seconds.
+            if is_bool(value) or not isinstance(value, numbers.Real) or not 0 < value < float("inf"):
                 raise SimplerValueError(f"{api}: {name} must be a positive number of seconds, "
                                         f"got {value!r}")
         if heartbeat is not None and heartbeat > rank_timeout / 2:
