@@ -161,6 +161,15 @@ def test_level4_options_are_checked_before_mpi():
         Worker(level=4, device_ids=[0], rank_timeout=1.0, heartbeat=3.0)
 
 
+def test_level4_times_take_numpy_numbers_but_not_bools():
+    # docs/api.md: numpy numbers are numbers; np.float32(4) was 'not a positive number'.
+    w = Worker(level=4, device_ids=[0], rank_timeout=np.float32(4), heartbeat=np.float16(0.5))
+    assert w.rank_timeout == 4.0 and type(w.rank_timeout) is float
+    for name, flag in (("rank_timeout", True), ("heartbeat", np.bool_(True))):
+        with pytest.raises(SimplerValueError, match=f"{name} must be a positive number of seconds"):
+            Worker(level=4, device_ids=[0], **{name: flag})
+
+
 @pytest.mark.parametrize("field, value, bounds", [
     ("device_count", 0, "1..64"), ("device_count", 65, "1..64"),
     ("clusters_per_device", 0, "1..64"), ("aicpu_threads", 1000, "1..64"),
@@ -442,3 +451,51 @@ def test_device_id_of_a_multi_chip_worker_is_a_typed_refusal(w2):
         w2.device_id  # noqa: B018
     assert err.value.code is not None
     assert not hasattr(w2, "device_id") and w2.device_ids == [0, 1]
+
+
+def test_close_completes_the_runs_started_and_refuses_new_ones():
+    # docs/api.md: close() completes the runs in flight, then closes every chip. A submit
+    # (or run) that came while close() waited for them was accepted and then ran on closed
+    # chips: ChipTaskError 'list index out of range', or it raced close for the chips.
+    w = Worker(level=3, device_ids=[2, 3])          # the module's w2 holds chips 0 and 1
+    ready, go, gate = threading.Event(), threading.Event(), threading.Event()
+
+    def owner():                                    # close() runs on the thread that init()'d
+        try:
+            w.init()
+        finally:
+            ready.set()
+        go.wait(60)
+        w.close()
+
+    closer = threading.Thread(target=owner)
+    closer.start()
+    assert ready.wait(60) and w.state == "READY"
+    xs = [np.ones(16, np.float32), np.ones(16, np.float32)]
+    first = w.submit(lambda o, a: (gate.wait(60), o.all_reduce(xs)))
+    go.set()
+    deadline = time.monotonic() + 30
+    while not w._lifecycle.locked() and time.monotonic() < deadline:   # close() has begun
+        time.sleep(0.01)
+    time.sleep(0.2)                                 # ... and waits for the first run
+    with pytest.raises(SimplerRuntimeError, match=r"submit: close\(\) was called"):
+        w.submit(lambda o, a: o.all_reduce([np.ones(4, np.float32)] * 2))
+    outcome = []
+
+    def late_run():
+        try:
+            w.run(lambda o, a: o.all_reduce([np.ones(4, np.float32), np.ones(4, np.float32)]))
+            outcome.append(None)
+        except BaseException as error:  # noqa: BLE001 - checked below
+            outcome.append(error)
+
+    runner = threading.Thread(target=late_run)
+    runner.start()
+    time.sleep(0.1)
+    gate.set()
+    closer.join(60)
+    runner.join(60)
+    first.wait(30)                                  # the run already started completed
+    np.testing.assert_array_equal(xs[0], np.full(16, 2, np.float32))
+    assert isinstance(outcome[0], SimplerRuntimeError), outcome
+    assert w.state == "CLOSED"

@@ -130,6 +130,8 @@ class HostWorker(Worker):
         self._run_lock = threading.Lock()
         self._lifecycle = threading.Lock()
         self._in_flight: List["HostRunHandle"] = []
+        self._closing = False   # close() began: no new run may start (it would find no chips)
+        self._admit = threading.Lock()   # a submit is in _in_flight before close() looks, or refused
         self._last_run: Optional[HostRun] = None
         self._reduce_ready = False
         self._totals: Dict[int, int] = {}
@@ -229,6 +231,7 @@ class HostWorker(Worker):
             if self._state in ("NEW", "FAILED", "CLOSED"):
                 self._state = "CLOSED" if self._state != "FAILED" else "FAILED"
                 return
+            self._begin_close()
             for run in list(self._in_flight):
                 run._join()
             with self._run_lock:          # a run() on another thread finishes first
@@ -242,14 +245,30 @@ class HostWorker(Worker):
                     + " (the chips not named are down; call close() again to retry the others)", named)
             self._state = "CLOSED"
 
+    def _begin_close(self) -> None:
+        with self._admit:
+            self._closing = True
+
     def _require_ready(self, api: str) -> None:
         if self._state != "READY":
             raise SimplerRuntimeError(f"Worker(level={self._level}).{api}: the worker is {self._state}; "
                                       "call init() first (and not after close())")
+        if self._closing:
+            raise SimplerRuntimeError(f"Worker(level={self._level}).{api}: close() was called (it "
+                                      "completes the runs already started, then closes every chip); "
+                                      "start no new work")
 
     # ---- callables ----------------------------------------------------------------------
     def register(self, chip_callable: Any) -> CallableHandle:
         """Registers a ChipCallable on every chip (before or after init)."""
+        self._check_registrable(chip_callable)
+        key = next(self._keys)
+        if self._state == "READY":
+            self._transport.register(key, chip_callable.bytes())
+        self._callables[key] = chip_callable
+        return CallableHandle(key, chip_callable)
+
+    def _check_registrable(self, chip_callable: Any) -> None:
         from simpler.task_interface import ChipCallable
         if not isinstance(chip_callable, ChipCallable):
             raise SimplerTypeError("Worker.register: expected a ChipCallable, got "
@@ -257,11 +276,6 @@ class HostWorker(Worker):
         if self._state in ("CLOSED", "FAILED"):
             raise SimplerRuntimeError(f"Worker(level={self._level}).register: the worker is "
                                       f"{self._state}")
-        key = next(self._keys)
-        if self._state == "READY":
-            self._transport.register(key, chip_callable.bytes())
-        self._callables[key] = chip_callable
-        return CallableHandle(key, chip_callable)
 
     def unregister(self, handle: Any) -> None:
         """Removes a callable from every chip; refused while a host run is in flight (its
@@ -319,10 +333,11 @@ class HostWorker(Worker):
         """Starts :meth:`run` on a background thread and returns a RunHandle at once."""
         self._check_orchestration(fn, config)
         self._refuse_inside_orchestration("submit")
-        self._require_ready("submit")
-        handle = HostRunHandle(self, fn, args, config)
-        self._in_flight.append(handle)
-        handle._start()
+        with self._admit:
+            self._require_ready("submit")
+            handle = HostRunHandle(self, fn, args, config)
+            self._in_flight.append(handle)
+            handle._start()
         return handle
 
     def _check_orchestration(self, orchestration: Any, config: Any) -> None:
