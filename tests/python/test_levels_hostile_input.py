@@ -499,3 +499,35 @@ def test_close_completes_the_runs_started_and_refuses_new_ones():
     np.testing.assert_array_equal(xs[0], np.full(16, 2, np.float32))
     assert isinstance(outcome[0], SimplerRuntimeError), outcome
     assert w.state == "CLOSED"
+
+
+def test_close_with_a_task_that_never_returns_is_bounded(wait_flag_callable):
+    # docs/api.md: close() waits at most close_grace for the runs, then the chips' close
+    # abandons a stuck one. It joined the run without a bound: a kernel that never returned
+    # (no watchdog) hung close() forever, close_grace notwithstanding.
+    from simpler.host import ChipTaskError
+    from simpler.errors import PTO_RUNTIME_ERR_TIMEOUT
+    w = Worker(level=3, device_ids=[2, 3])          # the module's w2 holds chips 0 and 1
+    w.close_grace = 0.5
+    flag, out = np.zeros(1, np.int32), np.zeros(1, np.int32)   # the flag is never set
+    state = {}
+
+    def owner():                                    # close() runs on the thread that init()'d
+        w.init()
+        handle = w.register(wait_flag_callable)
+        state["run"] = w.submit(lambda o, a: o.submit(handle, flag, out, chip=2))
+        time.sleep(0.3)                             # the kernel is waiting
+        started = time.monotonic()
+        w.close()
+        state["close_s"] = time.monotonic() - started
+
+    closer = threading.Thread(target=owner, daemon=True)
+    closer.start()
+    closer.join(60)
+    assert not closer.is_alive(), "close() hung on a run that never returns"
+    # About 2 x close_grace; the kernel itself gives up only after ~20 s (what old close()
+    # waited for: it had no bound of its own).
+    assert state["close_s"] < 10 and w.state == "CLOSED"
+    with pytest.raises(ChipTaskError, match="abandoned") as err:
+        state["run"].wait(30)
+    assert err.value.code == PTO_RUNTIME_ERR_TIMEOUT

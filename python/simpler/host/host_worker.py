@@ -20,10 +20,12 @@ The chips are driven through a ChipTransport (simpler.host.transport); level 4
 from __future__ import annotations
 
 import collections
+import contextlib
 import itertools
 import numbers
 import threading
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+import time
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -232,9 +234,7 @@ class HostWorker(Worker):
                 self._state = "CLOSED" if self._state != "FAILED" else "FAILED"
                 return
             self._begin_close()
-            for run in list(self._in_flight):
-                run._join()
-            with self._run_lock:          # a run() on another thread finishes first
+            with self._runs_finished():   # a run() on another thread finishes first
                 failures = self._transport.close()
             self._reduce_ready = False
             if failures:
@@ -244,6 +244,21 @@ class HostWorker(Worker):
                     + "; ".join(f"{_chip_name(c)}: {e}" for c, e in named.items())
                     + " (the chips not named are down; call close() again to retry the others)", named)
             self._state = "CLOSED"
+
+    @contextlib.contextmanager
+    def _runs_finished(self) -> Iterator[None]:
+        """Waits for the runs in flight (submitted or run() on another thread) for at most
+        close_grace; a run still stuck then (a kernel that never returns, no watchdog) is
+        left to the chips' close, which abandons its context after the same grace."""
+        deadline = time.monotonic() + self._close_grace
+        for run in list(self._in_flight):
+            run._join(max(0.0, deadline - time.monotonic()))
+        locked = self._run_lock.acquire(timeout=max(0.0, deadline - time.monotonic()))
+        try:
+            yield
+        finally:
+            if locked:
+                self._run_lock.release()
 
     def _begin_close(self) -> None:
         with self._admit:
@@ -475,8 +490,8 @@ class HostRunHandle(RunHandle):
             except ValueError:
                 pass
 
-    def _join(self) -> None:
-        self._thread.join()
+    def _join(self, timeout: Optional[float] = None) -> None:
+        self._thread.join(timeout)
 
     @property
     def done(self) -> bool:

@@ -835,10 +835,8 @@ class MpiWorker(HostWorker):
     def _close_orchestrator(self) -> None:
         link = self._link
         assert link is not None
-        for run in list(self._in_flight):
-            run._join()
-        self._run_lock.acquire()          # a run() on another thread finishes first
-        self._run_lock.release()
+        with self._runs_finished():       # within close_grace, as at level 3
+            pass
         reports: Dict[int, Any] = {}
         arrived = threading.Event()
 
