@@ -134,6 +134,19 @@ TEST_P(ClusterTest, AWriteJustPastTheClusterBufferIsATypedFaultNotCorruption) {
   }
 }
 
+TEST_P(ClusterTest, AFlagOutOfRangeEndsTheRunWithANamedErrorAndTheEngineKeepsWorking) {
+  auto program = load(test_programs::cluster());
+  auto e = engine();
+  DeviceBuffer x(64 * 4), y(64 * 4);
+  std::string error;
+  EXPECT_EQ(run(*e, *program, make_args({x.tensor({64}), y.tensor({64})}, {1, 6}), &error),
+            SIMPLER_CHIP_ERR_KERNEL_FAULT);
+  EXPECT_NE(error.find("set flag 16, out of range (flags 0..15)"), std::string::npos) << error;
+  ASSERT_EQ(run(*e, *program, make_args({x.tensor({64}), y.tensor({64})}, {1, 0}), &error),
+            SIMPLER_OK)
+      << error;
+}
+
 TEST_P(ClusterTest, ClusterTasksAmongAStreamOfSingleCoreTasks) {
   auto program = load(test_programs::cluster_stream());
   auto e = engine();
