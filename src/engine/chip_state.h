@@ -54,8 +54,8 @@ struct ClusterPool {
   TaskSlot* task = nullptr;
   std::unique_ptr<uint32_t[]> chosen;
   std::atomic<int32_t> missing{0};
-  std::atomic<uint64_t> completed{0};   // cluster tasks finished (watchdog progress)
-  std::unique_ptr<ClusterSync[]> sync;  // per cluster: one cluster task at a time
+  std::atomic<uint64_t> completed{0};       // cluster tasks finished (watchdog progress)
+  std::unique_ptr<ClusterSync[]> sync;      // per cluster: one cluster task at a time
   std::unique_ptr<ClusterBuffers> buffers;  // created lazily
   std::mutex buffers_mutex;
   std::unique_ptr<ClusterCrew> crew;
