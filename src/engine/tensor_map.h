@@ -32,7 +32,7 @@ enum class AccessKind : uint8_t { Read, Write, ReadWrite };
 
 class TensorMap {
  public:
-  // Throws std::invalid_argument when capacity exceeds 2^32 - 2 entries. Memory grows
+  // Throws std::invalid_argument when capacity exceeds 2^29 - 1 entries. Memory grows
   // with use up to `capacity` entries and is then reused (no allocation per access in
   // steady state); growth may throw std::bad_alloc, leaving the map consistent.
   explicit TensorMap(size_t capacity);
