@@ -103,7 +103,6 @@ constexpr uint8_t kFullLine = 0xF;
 struct ChainLinks {
   uint32_t first;  // the task's first line, the one the task index names
   uint32_t prev;   // in the first line: the task's last line (where entries are added)
-  uint32_t live;   // in the first line: the task's live entries over all its lines
 };
 
 // A growable array of scan records in 16 bytes (a std::vector takes 24), so that a Lane
@@ -494,11 +493,12 @@ struct TensorMap::Impl {
   }
 
   // Frees the task's lines, its first line first (the next task takes it).
-  void release_task(uint32_t first) {
+  inline __attribute__((always_inline)) void release_task(uint32_t first) {
     if (first == recent_line) recent_line = kNil;
     task_index.erase(lines[first].task);
     uint32_t last = first;
-    while (lines[last].next != kNil) last = lines[last].next;
+    if (lines[first].chained != 0)
+      while (lines[last].next != kNil) last = lines[last].next;
     lines[last].next = free_line;
     free_line = first;
   }
@@ -523,23 +523,23 @@ struct TensorMap::Impl {
     lines[l].chained = 1;
     if (lines[first].chained == 0) {
       lines[first].chained = 1;
-      chains[first] = ChainLinks{first, l, static_cast<uint32_t>(__builtin_popcount(lines[first].live))};
+      chains[first] = ChainLinks{first, l};
     } else {
       chains[first].prev = l;
     }
-    chains[l] = ChainLinks{first, last, 0};
+    chains[l] = ChainLinks{first, last};
     lines[last].next = l;
     return l;
   }
 
   // Marks entry `n` (from take_entry) live with its kind.
-  inline __attribute__((always_inline)) void link_entry(uint32_t n, bool write, bool on_tile) {
+  template <bool kOnTile>
+  inline __attribute__((always_inline)) void link_entry(uint32_t n, bool write) {
     TaskLine& line = lines[n >> 2];
-    const uint8_t bit = static_cast<uint8_t>(1u << (n & 3));
-    line.live |= bit;
+    const uint32_t bit = 1u << (n & 3);
+    line.live = static_cast<uint8_t>(line.live | bit);
     line.write = static_cast<uint8_t>(write ? line.write | bit : line.write & ~bit);
-    line.on_tile = static_cast<uint8_t>(on_tile ? line.on_tile | bit : line.on_tile & ~bit);
-    if (line.chained != 0) ++chains[chains[n >> 2].first].live;
+    line.on_tile = static_cast<uint8_t>(kOnTile ? line.on_tile | bit : line.on_tile & ~bit);
     --room;
   }
 
@@ -578,7 +578,7 @@ struct TensorMap::Impl {
     }
     lane_of(n) = b;
     slot_of(n) = slot;
-    link_entry(n, write, /*on_tile=*/false);
+    link_entry</*kOnTile=*/false>(n, write);
   }
 
   // Swap-removes the entry's scan record (or takes it off its tile).
@@ -611,18 +611,21 @@ struct TensorMap::Impl {
     TaskLine& line = lines[l];
     line.live = static_cast<uint8_t>(line.live & ~(1u << (n & 3)));
     ++room;
+    if (line.live != 0) return;
     if (line.chained != 0)
-      drop_from_chain(l);
-    else if (line.live == 0)
+      line_emptied(l);
+    else
       release_task(l);
   }
 
-  // drop_from_task of a chained task's entry on line `l`: an emptied line other than the
-  // first leaves the chain.
-  __attribute__((noinline)) void drop_from_chain(uint32_t l) {
+  // Line `l` of a chained task has no live entry left: the task goes when its other lines
+  // have none either, else the line leaves the chain (unless it is the first).
+  __attribute__((noinline)) void line_emptied(uint32_t l) {
     const uint32_t first = chains[l].first;
-    if (--chains[first].live == 0) return release_task(first);
-    if (l == first || lines[l].live != 0) return;
+    bool live = false;
+    for (uint32_t x = first; x != kNil; x = lines[x].next) live |= lines[x].live != 0;
+    if (!live) return release_task(first);
+    if (l == first) return;
     const uint32_t prev = chains[l].prev;
     const uint32_t next = lines[l].next;
     lines[prev].next = next;
@@ -925,7 +928,7 @@ struct TensorMap::Impl {
       if (t.readers != kNil) prev_of(t.readers) = n;
       t.readers = n;
     }  // (a tile's writer has no reader links: slot, tile_prev unused)
-    link_entry(n, write, /*on_tile=*/true);
+    link_entry</*kOnTile=*/true>(n, write);
     if (write) {
       // After linking the new entry, so that its task record stays.
       if (t.writer != kNil) drop_from_task(t.writer);
