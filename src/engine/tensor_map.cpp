@@ -503,14 +503,25 @@ struct TensorMap::Impl {
     free_line = first;
   }
 
-  // A free entry number on task line `first`'s last line (a new line when that is
-  // full); may throw, linking nothing. The caller links the entry (link_entry).
-  inline __attribute__((always_inline)) uint32_t take_entry(uint32_t first, bool needs_geometry) {
+  // A new entry of the task at line `first`, live with its kind, on the task's last line
+  // (a new line when that is full). May throw std::bad_alloc before changing anything
+  // but the task's lines (a new empty one is harmless); the caller fills in the fields
+  // without allocating.
+  template <bool kOnTile>
+  inline __attribute__((always_inline)) uint32_t file_entry(uint32_t first, bool write,
+                                                            bool needs_geometry) {
     uint32_t l = lines[first].chained ? chains[first].prev : first;
     if (lines[l].live == kFullLine) l = add_line(first, l);
-    const uint32_t n = 4 * l + static_cast<uint32_t>(__builtin_ctz(~lines[l].live & kFullLine));
-    if (needs_geometry && geometry.size() <= n) geometry.resize(4 * lines.size());
-    return n;
+    if (needs_geometry && geometry.size() < 4 * lines.size()) geometry.resize(4 * lines.size());
+    TaskLine& line = lines[l];
+    const uint32_t live = line.live;
+    const uint32_t i = static_cast<uint32_t>(__builtin_ctz(~live & kFullLine));
+    const uint32_t bit = 1u << i;
+    line.live = static_cast<uint8_t>(live | bit);
+    line.write = static_cast<uint8_t>(write ? line.write | bit : line.write & ~bit);
+    line.on_tile = static_cast<uint8_t>(kOnTile ? line.on_tile | bit : line.on_tile & ~bit);
+    --room;
+    return 4 * l + i;
   }
 
   // Chains a new line after `last`, the last line of the task at line `first`.
@@ -532,17 +543,6 @@ struct TensorMap::Impl {
     return l;
   }
 
-  // Marks entry `n` (from take_entry) live with its kind.
-  template <bool kOnTile>
-  inline __attribute__((always_inline)) void link_entry(uint32_t n, bool write) {
-    TaskLine& line = lines[n >> 2];
-    const uint32_t bit = 1u << (n & 3);
-    line.live = static_cast<uint8_t>(line.live | bit);
-    line.write = static_cast<uint8_t>(write ? line.write | bit : line.write & ~bit);
-    line.on_tile = static_cast<uint8_t>(kOnTile ? line.on_tile | bit : line.on_tile & ~bit);
-    --room;
-  }
-
   // Every allocation happens before the first link is made, so a throw leaves the map
   // consistent (at worst with an empty buffer or task record, which is harmless).
   // `twin` is a covered writer of the same lane with the same byte range whose scan slot
@@ -554,7 +554,7 @@ struct TensorMap::Impl {
     const uint32_t t = task_record(task);
     RecordArray& scan = lanes[b].scan(write);
     if (twin == kNil && scan.full()) scan.grow();
-    const uint32_t n = take_entry(t, !g.dense);
+    const uint32_t n = file_entry</*kOnTile=*/false>(t, write, !g.dense);
     const uint32_t slot = twin != kNil ? slot_of(twin) : static_cast<uint32_t>(scan.size());
     // Field by field: a temporary record would be stored in pieces and reloaded whole,
     // which stalls store forwarding.
@@ -578,7 +578,6 @@ struct TensorMap::Impl {
     }
     lane_of(n) = b;
     slot_of(n) = slot;
-    link_entry</*kOnTile=*/false>(n, write);
   }
 
   // Swap-removes the entry's scan record (or takes it off its tile).
@@ -918,7 +917,7 @@ struct TensorMap::Impl {
     const uint32_t tr = task_record(task);
     if (gi == kNil) gi = open_grid(addr);
     if (ti == kNil) ti = open_tile(gi, addr, probe.lo);
-    const uint32_t n = take_entry(tr, false);
+    const uint32_t n = file_entry</*kOnTile=*/true>(tr, write, false);
     Tile& t = tiles[ti];
     if (t.empty()) ++grids[gi].live_tiles;
     lane_of(n) = ti;
@@ -928,7 +927,6 @@ struct TensorMap::Impl {
       if (t.readers != kNil) prev_of(t.readers) = n;
       t.readers = n;
     }  // (a tile's writer has no reader links: slot, tile_prev unused)
-    link_entry</*kOnTile=*/true>(n, write);
     if (write) {
       // After linking the new entry, so that its task record stays.
       if (t.writer != kNil) drop_from_task(t.writer);
@@ -1179,12 +1177,13 @@ struct TensorMap::Impl {
     if (t == FlatIndex::kNone) return;
     if (capacity - room > kRetireAheadAbove) retire_ahead(task);
     for (uint32_t l = t; l != kNil; l = lines[l].next) {
+      const uint32_t on_tile = lines[l].on_tile;
       for (uint32_t live = lines[l].live; live != 0; live &= live - 1) {
-        const uint32_t n = 4 * l + static_cast<uint32_t>(__builtin_ctz(live));
-        if (is_on_tile(n))  // (the call below would check it; this saves the call)
-          unlink_from_tile(n, /*release_empty_buffer=*/true);
+        const uint32_t i = static_cast<uint32_t>(__builtin_ctz(live));
+        if ((on_tile >> i) & 1)  // (the call below would check it; this saves the call)
+          unlink_from_tile(4 * l + i, /*release_empty_buffer=*/true);
         else
-          unlink_from_buffer(n, /*release_empty_buffer=*/true);
+          unlink_from_buffer(4 * l + i, /*release_empty_buffer=*/true);
         ++room;
       }
     }
