@@ -86,18 +86,20 @@ static_assert(sizeof(ScanRecord) == 48);
 // ScanRecord sits (or, in a grid buffer, its tile and its place on the tile's readers).
 struct alignas(64) TaskLine {
   uint64_t task;
-  uint32_t next;     // the task's next line, or kNil; the free-list link of a free line
-  uint8_t live;      // bit i: entry i holds an access
-  uint8_t write;     // bit i: which of the lane's arrays holds the ScanRecord; a tile's writer
-  uint8_t on_tile;   // bit i: entry i is on a tile
-  uint8_t chained;   // the task has (or had) more than one line: see ChainLinks
+  uint32_t next;   // the task's next line, or kNil; the free-list link of a free line
+  uint32_t flags;  // kLive << i: entry i holds an access; kWrite << i: it is a write
+                   // (which of the lane's arrays holds the ScanRecord; a tile's writer);
+                   // kOnTile << i: on a tile. kChained: see ChainLinks.
   uint32_t lane[4];  // Lane number; Tile number when on_tile
   uint32_t slot[4];  // index in that lane's readers or writers array; on a tile, a
                      // reader's next reader
   uint32_t tile_prev[4];  // on a tile, a reader's previous reader
 };
 static_assert(sizeof(TaskLine) == 64);
-constexpr uint8_t kFullLine = 0xF;
+constexpr uint32_t kLive = 1, kWrite = 1u << 8, kOnTile = 1u << 16, kChained = 1u << 24;
+constexpr uint32_t kLiveBits = 0xF;  // a full line
+// The bits of entry i, all clear while it is free (a drop clears them).
+constexpr uint32_t kEntryBits = kLive | kWrite | kOnTile;
 
 // The lines of a task with more than four entries, by line (only a chained line's is set).
 struct ChainLinks {
@@ -314,7 +316,7 @@ struct TensorMap::Impl {
                                   " exceeds the maximum of " + std::to_string(kMaxCapacity) +
                                   " entries; use a smaller tensormap_capacity");
     const size_t reserve = cap < kInitialReserve ? cap : kInitialReserve;
-    lines.reserve(reserve / 4);
+    lines.reserve(reserve);
     covered.reserve(64);
   }
 
@@ -443,8 +445,8 @@ struct TensorMap::Impl {
   uint32_t& lane_of(uint32_t n) { return lines[n >> 2].lane[n & 3]; }
   uint32_t& slot_of(uint32_t n) { return lines[n >> 2].slot[n & 3]; }
   uint32_t& prev_of(uint32_t n) { return lines[n >> 2].tile_prev[n & 3]; }
-  bool is_write(uint32_t n) const { return ((lines[n >> 2].write >> (n & 3)) & 1) != 0; }
-  bool is_on_tile(uint32_t n) const { return ((lines[n >> 2].on_tile >> (n & 3)) & 1) != 0; }
+  bool is_write(uint32_t n) const { return (lines[n >> 2].flags & (kWrite << (n & 3))) != 0; }
+  bool is_on_tile(uint32_t n) const { return (lines[n >> 2].flags & (kOnTile << (n & 3))) != 0; }
   uint64_t task_of(uint32_t n) const { return lines[n >> 2].task; }
 
   // The first line of `task`, found or filed.
@@ -468,8 +470,7 @@ struct TensorMap::Impl {
     TaskLine& line = lines[l];
     line.task = task;
     line.next = kNil;
-    line.live = 0;
-    line.chained = 0;
+    line.flags = 0;
   }
 
   // The record of `task`, found or filed (one probe).
@@ -486,7 +487,6 @@ struct TensorMap::Impl {
   // A free line on the free list; may throw, changing nothing.
   void reserve_line() {
     if (free_line != kNil) return;
-    ranges.reserve_nodes(4 * (lines.size() + 1));  // a tree node per entry number
     lines.emplace_back();
     lines.back().next = kNil;
     free_line = static_cast<uint32_t>(lines.size() - 1);
@@ -497,7 +497,7 @@ struct TensorMap::Impl {
     if (first == recent_line) recent_line = kNil;
     task_index.erase(lines[first].task);
     uint32_t last = first;
-    if (lines[first].chained != 0)
+    if ((lines[first].flags & kChained) != 0)
       while (lines[last].next != kNil) last = lines[last].next;
     lines[last].next = free_line;
     free_line = first;
@@ -507,19 +507,16 @@ struct TensorMap::Impl {
   // (a new line when that is full). May throw std::bad_alloc before changing anything
   // but the task's lines (a new empty one is harmless); the caller fills in the fields
   // without allocating.
-  template <bool kOnTile>
+  template <bool kTile>
   inline __attribute__((always_inline)) uint32_t file_entry(uint32_t first, bool write,
                                                             bool needs_geometry) {
-    uint32_t l = lines[first].chained ? chains[first].prev : first;
-    if (lines[l].live == kFullLine) l = add_line(first, l);
+    uint32_t l = (lines[first].flags & kChained) != 0 ? chains[first].prev : first;
+    if ((lines[l].flags & kLiveBits) == kLiveBits) l = add_line(first, l);
     if (needs_geometry && geometry.size() < 4 * lines.size()) geometry.resize(4 * lines.size());
     TaskLine& line = lines[l];
-    const uint32_t live = line.live;
-    const uint32_t i = static_cast<uint32_t>(__builtin_ctz(~live & kFullLine));
-    const uint32_t bit = 1u << i;
-    line.live = static_cast<uint8_t>(live | bit);
-    line.write = static_cast<uint8_t>(write ? line.write | bit : line.write & ~bit);
-    line.on_tile = static_cast<uint8_t>(kOnTile ? line.on_tile | bit : line.on_tile & ~bit);
+    const uint32_t flags = line.flags;
+    const uint32_t i = static_cast<uint32_t>(__builtin_ctz(~flags & kLiveBits));
+    line.flags = flags | (((kTile ? kLive | kOnTile : kLive) | (write ? kWrite : 0)) << i);
     --room;
     return 4 * l + i;
   }
@@ -531,9 +528,9 @@ struct TensorMap::Impl {
     const uint32_t l = free_line;
     free_line = lines[l].next;
     start_line(l, lines[first].task);
-    lines[l].chained = 1;
-    if (lines[first].chained == 0) {
-      lines[first].chained = 1;
+    lines[l].flags = kChained;
+    if ((lines[first].flags & kChained) == 0) {
+      lines[first].flags |= kChained;
       chains[first] = ChainLinks{first, l};
     } else {
       chains[first].prev = l;
@@ -554,7 +551,9 @@ struct TensorMap::Impl {
     const uint32_t t = task_record(task);
     RecordArray& scan = lanes[b].scan(write);
     if (twin == kNil && scan.full()) scan.grow();
-    const uint32_t n = file_entry</*kOnTile=*/false>(t, write, !g.dense);
+    // A tree node per entry number, the new line's included (nodes only trees use).
+    if (built_index(b, write) != nullptr) ranges.reserve_nodes(4 * (lines.size() + 1));
+    const uint32_t n = file_entry</*kTile=*/false>(t, write, !g.dense);
     const uint32_t slot = twin != kNil ? slot_of(twin) : static_cast<uint32_t>(scan.size());
     // Field by field: a temporary record would be stored in pieces and reloaded whole,
     // which stalls store forwarding.
@@ -608,10 +607,10 @@ struct TensorMap::Impl {
   inline __attribute__((always_inline)) void drop_from_task(uint32_t n) {
     const uint32_t l = n >> 2;
     TaskLine& line = lines[l];
-    line.live = static_cast<uint8_t>(line.live & ~(1u << (n & 3)));
+    line.flags &= ~(kEntryBits << (n & 3));
     ++room;
-    if (line.live != 0) return;
-    if (line.chained != 0)
+    if ((line.flags & kLiveBits) != 0) return;
+    if ((line.flags & kChained) != 0)
       line_emptied(l);
     else
       release_task(l);
@@ -622,7 +621,7 @@ struct TensorMap::Impl {
   __attribute__((noinline)) void line_emptied(uint32_t l) {
     const uint32_t first = chains[l].first;
     bool live = false;
-    for (uint32_t x = first; x != kNil; x = lines[x].next) live |= lines[x].live != 0;
+    for (uint32_t x = first; x != kNil; x = lines[x].next) live |= (lines[x].flags & kLiveBits) != 0;
     if (!live) return release_task(first);
     if (l == first) return;
     const uint32_t prev = chains[l].prev;
@@ -687,6 +686,7 @@ struct TensorMap::Impl {
     if (records.size() * 4 >= index_above) {
       SetIndex& index = set_index[2 * b + writers];
       if (!index.built && records.size() > index_above) {
+        ranges.reserve_nodes(4 * lines.size());  // a node per entry number (may throw)
         for (const ScanRecord& r : records) ranges.insert(index.root, r.entry, r.lo, r.hi);
         index.built = true;
       }
@@ -917,7 +917,7 @@ struct TensorMap::Impl {
     const uint32_t tr = task_record(task);
     if (gi == kNil) gi = open_grid(addr);
     if (ti == kNil) ti = open_tile(gi, addr, probe.lo);
-    const uint32_t n = file_entry</*kOnTile=*/true>(tr, write, false);
+    const uint32_t n = file_entry</*kTile=*/true>(tr, write, false);
     Tile& t = tiles[ti];
     if (t.empty()) ++grids[gi].live_tiles;
     lane_of(n) = ti;
@@ -1025,7 +1025,7 @@ struct TensorMap::Impl {
       slot_of(m.entry) = m.slot;
       prev_of(m.entry) = kNil;
       TaskLine& line = lines[m.entry >> 2];
-      line.on_tile = static_cast<uint8_t>(line.on_tile & ~(1u << (m.entry & 3)));
+      line.flags &= ~(kOnTile << (m.entry & 3));
     }
     for (uint32_t x = grids[gi].tiles; x != kNil;) {
       const uint32_t next = tile_next[x];
@@ -1177,10 +1177,10 @@ struct TensorMap::Impl {
     if (t == FlatIndex::kNone) return;
     if (capacity - room > kRetireAheadAbove) retire_ahead(task);
     for (uint32_t l = t; l != kNil; l = lines[l].next) {
-      const uint32_t on_tile = lines[l].on_tile;
-      for (uint32_t live = lines[l].live; live != 0; live &= live - 1) {
+      const uint32_t flags = lines[l].flags;
+      for (uint32_t live = flags & kLiveBits; live != 0; live &= live - 1) {
         const uint32_t i = static_cast<uint32_t>(__builtin_ctz(live));
-        if ((on_tile >> i) & 1)  // (the call below would check it; this saves the call)
+        if ((flags & (kOnTile << i)) != 0)  // (the call below would check it; this saves the call)
           unlink_from_tile(4 * l + i, /*release_empty_buffer=*/true);
         else
           unlink_from_buffer(4 * l + i, /*release_empty_buffer=*/true);
@@ -1204,7 +1204,7 @@ struct TensorMap::Impl {
     const uint32_t r1 = task_index.find_direct(task + 1);
     if (r1 != TaskIndex::kNone) {
       const TaskLine& line = lines[r1];
-      for (uint32_t on = line.live & line.on_tile; on != 0; on &= on - 1)
+      for (uint32_t on = line.flags & (line.flags >> 16) & kLiveBits; on != 0; on &= on - 1)
         prefetch(&tiles[line.lane[__builtin_ctz(on)]]);
     }
   }
