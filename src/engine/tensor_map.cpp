@@ -503,13 +503,14 @@ struct TensorMap::Impl {
     free_line = first;
   }
 
-  // A new entry of the task at line `first`, live with its kind, on the task's last line
-  // (a new line when that is full). May throw std::bad_alloc before changing anything
+  // A new entry of the task at line `first`, live with its kind, lane (or tile) and slot
+  // (or next reader), on the task's last line (a new line when that is full). May throw std::bad_alloc before changing anything
   // but the task's lines (a new empty one is harmless); the caller fills in the fields
   // without allocating.
   template <bool kTile>
   inline __attribute__((always_inline)) uint32_t file_entry(uint32_t first, bool write,
-                                                            bool needs_geometry) {
+                                                            bool needs_geometry, uint32_t lane,
+                                                            uint32_t slot) {
     uint32_t l = (lines[first].flags & kChained) != 0 ? chains[first].prev : first;
     if ((lines[l].flags & kLiveBits) == kLiveBits) l = add_line(first, l);
     if (needs_geometry && geometry.size() < 4 * lines.size()) geometry.resize(4 * lines.size());
@@ -517,6 +518,9 @@ struct TensorMap::Impl {
     const uint32_t flags = line.flags;
     const uint32_t i = static_cast<uint32_t>(__builtin_ctz(~flags & kLiveBits));
     line.flags = flags | (((kTile ? kLive | kOnTile : kLive) | (write ? kWrite : 0)) << i);
+    line.lane[i] = lane;
+    line.slot[i] = slot;
+    line.tile_prev[i] = kNil;
     --room;
     return 4 * l + i;
   }
@@ -553,8 +557,8 @@ struct TensorMap::Impl {
     if (twin == kNil && scan.full()) scan.grow();
     // A tree node per entry number, the new line's included (nodes only trees use).
     if (built_index(b, write) != nullptr) ranges.reserve_nodes(4 * (lines.size() + 1));
-    const uint32_t n = file_entry</*kTile=*/false>(t, write, !g.dense);
     const uint32_t slot = twin != kNil ? slot_of(twin) : static_cast<uint32_t>(scan.size());
+    const uint32_t n = file_entry</*kTile=*/false>(t, write, !g.dense, b, slot);
     // Field by field: a temporary record would be stored in pieces and reloaded whole,
     // which stalls store forwarding.
     ScanRecord& r = twin != kNil ? scan[slot] : scan.append();
@@ -575,8 +579,6 @@ struct TensorMap::Impl {
         note_update(*index, scan.size());
       }
     }
-    lane_of(n) = b;
-    slot_of(n) = slot;
   }
 
   // Swap-removes the entry's scan record (or takes it off its tile).
@@ -873,13 +875,18 @@ struct TensorMap::Impl {
 
   inline __attribute__((always_inline)) void unlink_from_tile(uint32_t n,
                                                               bool release_empty_buffer) {
-    const uint32_t ti = lane_of(n);
+    unlink_from_tile(lines[n >> 2], n & 3, release_empty_buffer);
+  }
+  // The same for entry i of `line` (the caller's loaded line: no address to rebuild).
+  inline __attribute__((always_inline)) void unlink_from_tile(const TaskLine& line, uint32_t i,
+                                                              bool release_empty_buffer) {
+    const uint32_t ti = line.lane[i];
     Tile& t = tiles[ti];
-    if (is_write(n)) {
+    if ((line.flags & (kWrite << i)) != 0) {
       t.writer = kNil;
     } else {
-      const uint32_t prev = prev_of(n);
-      const uint32_t next = slot_of(n);
+      const uint32_t prev = line.tile_prev[i];
+      const uint32_t next = line.slot[i];
       if (prev != kNil)
         slot_of(prev) = next;
       else
@@ -917,16 +924,14 @@ struct TensorMap::Impl {
     const uint32_t tr = task_record(task);
     if (gi == kNil) gi = open_grid(addr);
     if (ti == kNil) ti = open_tile(gi, addr, probe.lo);
-    const uint32_t n = file_entry</*kTile=*/true>(tr, write, false);
     Tile& t = tiles[ti];
+    // (A tile's writer has no reader links: its slot is unused.)
+    const uint32_t n = file_entry</*kTile=*/true>(tr, write, false, ti, t.readers);
     if (t.empty()) ++grids[gi].live_tiles;
-    lane_of(n) = ti;
     if (!write) {
-      slot_of(n) = t.readers;
-      prev_of(n) = kNil;
       if (t.readers != kNil) prev_of(t.readers) = n;
       t.readers = n;
-    }  // (a tile's writer has no reader links: slot, tile_prev unused)
+    }
     if (write) {
       // After linking the new entry, so that its task record stays.
       if (t.writer != kNil) drop_from_task(t.writer);
@@ -1181,7 +1186,7 @@ struct TensorMap::Impl {
       for (uint32_t live = flags & kLiveBits; live != 0; live &= live - 1) {
         const uint32_t i = static_cast<uint32_t>(__builtin_ctz(live));
         if ((flags & (kOnTile << i)) != 0)  // (the call below would check it; this saves the call)
-          unlink_from_tile(4 * l + i, /*release_empty_buffer=*/true);
+          unlink_from_tile(lines[l], i, /*release_empty_buffer=*/true);
         else
           unlink_from_buffer(4 * l + i, /*release_empty_buffer=*/true);
         ++room;
