@@ -511,11 +511,14 @@ struct TensorMap::Impl {
   inline __attribute__((always_inline)) uint32_t file_entry(uint32_t first, bool write,
                                                             bool needs_geometry, uint32_t lane,
                                                             uint32_t slot) {
-    uint32_t l = (lines[first].flags & kChained) != 0 ? chains[first].prev : first;
-    if ((lines[l].flags & kLiveBits) == kLiveBits) l = add_line(first, l);
+    uint32_t l = first;
+    uint32_t flags = lines[first].flags;
+    if (__builtin_expect((flags & kChained) != 0 || (flags & kLiveBits) == kLiveBits, 0)) {
+      l = line_with_room(first);
+      flags = lines[l].flags;
+    }
     if (needs_geometry && geometry.size() < 4 * lines.size()) geometry.resize(4 * lines.size());
     TaskLine& line = lines[l];
-    const uint32_t flags = line.flags;
     const uint32_t i = static_cast<uint32_t>(__builtin_ctz(~flags & kLiveBits));
     line.flags = flags | (((kTile ? kLive | kOnTile : kLive) | (write ? kWrite : 0)) << i);
     line.lane[i] = lane;
@@ -523,6 +526,13 @@ struct TensorMap::Impl {
     line.tile_prev[i] = kNil;
     --room;
     return 4 * l + i;
+  }
+
+  // The last line of the task at line `first` when it has room, else a new one chained
+  // after it; may throw (growth), changing nothing.
+  __attribute__((noinline)) uint32_t line_with_room(uint32_t first) {
+    const uint32_t last = (lines[first].flags & kChained) != 0 ? chains[first].prev : first;
+    return (lines[last].flags & kLiveBits) == kLiveBits ? add_line(first, last) : last;
   }
 
   // Chains a new line after `last`, the last line of the task at line `first`.
