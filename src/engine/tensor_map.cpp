@@ -1212,7 +1212,7 @@ struct TensorMap::Impl {
   // first line. A hint only: tasks retired in another order just find less in the cache.
   // (Measured before lines: prefetching further ahead, or also a reader's list
   // neighbours, was slower.)
-  static constexpr size_t kRetireAheadAbove = 512;
+  static constexpr size_t kRetireAheadAbove = 2048;
   void retire_ahead(uint64_t task) {
     const uint32_t r2 = task_index.find_direct(task + 2);
     if (r2 != TaskIndex::kNone) prefetch(&lines[r2]);
