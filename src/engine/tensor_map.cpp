@@ -873,13 +873,28 @@ struct TensorMap::Impl {
     }
   }
 
+  // close_tiles(gi, true) of a grid whose one tile is `ti`, without the walk.
+  void close_only_tile(uint32_t gi, uint32_t ti) {
+    Grid& gr = grids[gi];
+    unfile_tile(gr, ti);
+    tile_next[ti] = free_tile;
+    free_tile = ti;
+    gr.tile_count = 0;
+    buffer_index.erase(gr.addr);
+    gr.tiles = free_grid;
+    free_grid = gi;
+  }
+
   // Tile `ti` has no entries left.
   void tile_emptied(uint32_t ti) {
     const uint32_t gi = tiles[ti].grid;
     Grid& gr = grids[gi];
-    if (--gr.live_tiles == 0)
-      close_tiles(gi, /*all=*/true);
-    else if (gr.tile_count > 2 * gr.live_tiles + 16)
+    if (--gr.live_tiles == 0) {
+      if (gr.tile_count == 1)
+        close_only_tile(gi, ti);  // (a fresh output's grid, retired)
+      else
+        close_tiles(gi, /*all=*/true);
+    } else if (gr.tile_count > 2 * gr.live_tiles + 16)
       close_tiles(gi, /*all=*/false);
   }
 
