@@ -86,13 +86,13 @@ static_assert(sizeof(ScanRecord) == 48);
 // ScanRecord sits (or, in a grid buffer, its tile and its place on the tile's readers).
 struct alignas(64) TaskLine {
   uint64_t task;
-  uint32_t next;   // the task's next line, or kNil; the free-list link of a free line
-  uint32_t flags;  // kLive << i: entry i holds an access; kWrite << i: it is a write
-                   // (which of the lane's arrays holds the ScanRecord; a tile's writer);
-                   // kOnTile << i: on a tile. kChained: see ChainLinks.
-  uint32_t lane[4];  // Lane number; Tile number when on_tile
-  uint32_t slot[4];  // index in that lane's readers or writers array; on a tile, a
-                     // reader's next reader
+  uint32_t next;          // the task's next line, or kNil; the free-list link of a free line
+  uint32_t flags;         // kLive << i: entry i holds an access; kWrite << i: it is a write
+                          // (which of the lane's arrays holds the ScanRecord; a tile's writer);
+                          // kOnTile << i: on a tile. kChained: see ChainLinks.
+  uint32_t lane[4];       // Lane number; Tile number when on_tile
+  uint32_t slot[4];       // index in that lane's readers or writers array; on a tile, a
+                          // reader's next reader
   uint32_t tile_prev[4];  // on a tile, a reader's previous reader
 };
 static_assert(sizeof(TaskLine) == 64);
@@ -325,8 +325,8 @@ struct TensorMap::Impl {
   bool grids_enabled;
   size_t room = capacity;  // capacity - live entries: one load and test per access
 
-  std::vector<TaskLine> lines;      // the tasks' records and entries (entry n in line n / 4)
-  std::vector<ChainLinks> chains;   // by line; set for the lines of chained tasks
+  std::vector<TaskLine> lines;     // the tasks' records and entries (entry n in line n / 4)
+  std::vector<ChainLinks> chains;  // by line; set for the lines of chained tasks
   uint32_t free_line = kNil;
   std::vector<ViewGeometry> geometry;  // by entry number; written for non-dense views only
 
@@ -504,9 +504,9 @@ struct TensorMap::Impl {
   }
 
   // A new entry of the task at line `first`, live with its kind, lane (or tile) and slot
-  // (or next reader), on the task's last line (a new line when that is full). May throw std::bad_alloc before changing anything
-  // but the task's lines (a new empty one is harmless); the caller fills in the fields
-  // without allocating.
+  // (or next reader), on the task's last line (a new line when that is full). May throw
+  // std::bad_alloc before changing anything but the task's lines (a new empty one is harmless); the
+  // caller fills in the fields without allocating.
   template <bool kTile>
   inline __attribute__((always_inline)) uint32_t file_entry(uint32_t first, bool write,
                                                             bool needs_geometry, uint32_t lane,
@@ -633,7 +633,8 @@ struct TensorMap::Impl {
   __attribute__((noinline)) void line_emptied(uint32_t l) {
     const uint32_t first = chains[l].first;
     bool live = false;
-    for (uint32_t x = first; x != kNil; x = lines[x].next) live |= (lines[x].flags & kLiveBits) != 0;
+    for (uint32_t x = first; x != kNil; x = lines[x].next)
+      live |= (lines[x].flags & kLiveBits) != 0;
     if (!live) return release_task(first);
     if (l == first) return;
     const uint32_t prev = chains[l].prev;
