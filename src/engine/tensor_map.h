@@ -15,7 +15,7 @@
 // int64 overflow) is treated as touching its whole buffer. No edge links accesses whose
 // byte ranges are apart, nor tiles/slices (equal strides and dtype) with disjoint boxes.
 // Implementation: engine/tensor_map.cpp (pools, per-buffer lanes of scan arrays split by
-// column band, per-task lists), engine/overlap.{h,cpp} (view geometry),
+// column band, task lines of a record and its entries), engine/overlap.{h,cpp} (view geometry),
 // engine/tensor_map_index.h (hash index), engine/tensor_map_interval_tree.h (byte-range
 // trees for lanes with many live views).
 #pragma once
