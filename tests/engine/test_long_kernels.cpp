@@ -66,10 +66,6 @@ TEST_F(EngineTest, AChainOfShortTasksComesBackToTheOrchestratingThread) {
   DeviceBuffer y(48 * sizeof(int32_t)), c(2 * sizeof(int32_t));
   constexpr uint64_t kTasks = 20000;
   std::string error;
-  // Known flake, retried once: since the awake budget lets a scheduler in beside a stalled
-  // spinner (chip_state.h room_beside), in 2-7 % of runs the whole chain runs on that
-  // scheduler (closing note of 2026-12-05, not fixed yet). A second such run fails.
-  int retries_left = 1;
   for (int round = 0; round < 3; ++round) {
     c.upload(std::vector<int32_t>{0, 0});
     ASSERT_EQ(
@@ -82,11 +78,6 @@ TEST_F(EngineTest, AChainOfShortTasksComesBackToTheOrchestratingThread) {
     EXPECT_EQ(counts[0], static_cast<int32_t>(kTasks));
     // Room for one preempted sample that reads as a long block (a few hundred tasks go to
     // the scheduler then); a chain left split runs thousands there.
-    if (counts[1] > static_cast<int32_t>(kTasks / 10) && retries_left > 0) {
-      --retries_left;
-      --round;
-      continue;
-    }
     EXPECT_LE(counts[1], static_cast<int32_t>(kTasks / 10))
         << "round " << round << ": " << counts[1] << " chain tasks ran on a scheduler";
   }
