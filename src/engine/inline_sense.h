@@ -52,10 +52,32 @@ class InlineSense {
   // Blocks are long enough that a second thread should run them while this one submits.
   bool shared_blocks() const { return estimate_ >= kSharedBlockNs; }
 
+  // Whether to wait for the producer of the latest task, running on a scheduler, and run
+  // the task here (Orchestrator::submit's take-back): while blocks are shorter than
+  // kTakeBackBlockNs. An estimate at or above it keeps the chain over there, where this
+  // thread samples nothing: one preempted sample (the first of an engine's first run, which
+  // also pays the futex wake-up of the SPMD task's other blocks, read 2.4 ms) kept a
+  // 20,000-task chain of 100 ns blocks on a scheduler for good. So after kStaleRefusals
+  // refusals with no sample in between the estimate is stale: take-back is tried again, and
+  // the next block this thread runs is sampled and stands alone (record).
+  bool take_back() {
+    if (estimate_ < kTakeBackBlockNs) return true;
+    if (held_) return false;
+    if (refusals_ < kStaleRefusals) {
+      ++refusals_;
+      return false;
+    }
+    count_ = 0;  // run() samples the next block
+    return true;
+  }
+  static constexpr uint32_t kStaleRefusals = 256;
+
   // A sample of `ns` (tests; run() records its samples through it).
   void record(int64_t ns) {
     if (held_) return;
-    if (samples_ == 0) last_[0] = last_[1] = last_[2] = ns;  // the first one stands alone
+    // The first one stands alone, and so does the first after a stale estimate.
+    if (samples_ == 0 || refusals_ >= kStaleRefusals) last_[0] = last_[1] = last_[2] = ns;
+    refusals_ = 0;
     last_[samples_++ % 3] = ns;
     estimate_ =
         std::max(std::min(last_[0], last_[1]), std::min(std::max(last_[0], last_[1]), last_[2]));
@@ -77,6 +99,7 @@ class InlineSense {
   uint32_t sample_mask_ = kSampleEvery - 1;
   uint32_t count_ = 0;
   uint32_t samples_ = 0;
+  uint32_t refusals_ = 0;  // take_back() refusals since the last sample
   int64_t last_[3] = {0, 0, 0};
   int64_t estimate_ = 0;
   bool held_ = false;

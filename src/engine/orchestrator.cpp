@@ -568,7 +568,7 @@ int Orchestrator::submit_queued(const SimplerTaskDesc* desc, SimplerTaskResult* 
     // latest task here, so a chain handed over once comes back to this thread instead of
     // staying split between the two (each later task linking an edge to a producer still
     // running over there: 2-3x the per-task cost).
-    const bool take_back = producer_running_elsewhere();
+    const bool take_back = producer_running_elsewhere() && inline_sense_.take_back();
     for (uint32_t i = 0; take_back && i < kTakeBackSpins && producer_running_elsewhere(); ++i)
       cpu_relax();
     if (deferred_->pending.load(std::memory_order_acquire) == 1)
@@ -751,7 +751,7 @@ bool Orchestrator::release_deferred(bool run_here, bool take_back) {
 
 bool Orchestrator::producer_running_elsewhere() const {
   return options_.pipeline_depth == 1 && deferred_->pending.load(std::memory_order_acquire) != 1 &&
-         inline_sense_.block_ns() < kTakeBackBlockNs && chip_.working_schedulers() > 0;
+         chip_.working_schedulers() > 0;
 }
 
 // ---- reclaim and back-pressure -----------------------------------------------------------

@@ -106,6 +106,35 @@ TEST(InlineSenseTest, OneOddSampleDoesNotFlipTheEstimate) {
   EXPECT_TRUE(tiles.shared_blocks());
 }
 
+// A long estimate refuses take-back, and the chain it keeps on a scheduler gives this
+// thread no sample: after kStaleRefusals refusals with no sample between, take-back is tried
+// again, and the next sample stands alone (one preempted first sample kept a 20,000-task
+// chain of 100 ns blocks on a scheduler).
+TEST(InlineSenseTest, AStaleLongEstimateLetsTakeBackTryAgain) {
+  InlineSense sense;
+  for (int i = 0; i < 3; ++i) sense.record(2'400'000);
+  for (uint32_t i = 0; i < InlineSense::kStaleRefusals; ++i) EXPECT_FALSE(sense.take_back());
+  EXPECT_TRUE(sense.take_back());
+  EXPECT_TRUE(sense.take_back()) << "until a sample comes";
+  for (int i = 0; i < 7; ++i) (void)sense.run([] { return true; });  // the next one is sampled
+  EXPECT_NE(sense.block_ns(), 2'400'000) << "the first sample after a stale estimate stands alone";
+  sense.record(150);
+  sense.record(150);
+  EXPECT_TRUE(sense.take_back());
+
+  InlineSense sampled;  // samples in between: the estimate is not stale
+  for (int i = 0; i < 3; ++i) sampled.record(2'400'000);
+  for (int round = 0; round < 3; ++round) {
+    for (uint32_t i = 1; i < InlineSense::kStaleRefusals; ++i) (void)sampled.take_back();
+    sampled.record(2'400'000);
+  }
+  EXPECT_FALSE(sampled.take_back());
+
+  InlineSense held;  // tests that hold the estimate keep it
+  held.hold(2'400'000);
+  for (uint32_t i = 0; i <= 2 * InlineSense::kStaleRefusals; ++i) EXPECT_FALSE(held.take_back());
+}
+
 // Blocks shorter than kTakeBackBlockNs are sampled less often (the clock reads were 10 %
 // of an empty task); one longer sample goes back to the usual rate at once.
 TEST(InlineSenseTest, VeryShortBlocksAreSampledLessOften) {
