@@ -52,16 +52,14 @@ class InlineSense {
   // Blocks are long enough that a second thread should run them while this one submits.
   bool shared_blocks() const { return estimate_ >= kSharedBlockNs; }
 
-  // Whether to wait for the producer of the latest task, running on a scheduler, and run
-  // the task here (Orchestrator::submit's take-back): while blocks are shorter than
-  // kTakeBackBlockNs. An estimate at or above it keeps the chain over there, where this
-  // thread samples nothing: one preempted sample (the first of an engine's first run, which
-  // also pays the futex wake-up of the SPMD task's other blocks, read 2.4 ms) kept a
-  // 20,000-task chain of 100 ns blocks on a scheduler for good. So after kStaleRefusals
-  // refusals with no sample in between the estimate is stale: take-back is tried again, and
-  // the next block this thread runs is sampled and stands alone (record).
-  bool take_back() {
-    if (estimate_ < kTakeBackBlockNs) return true;
+  // A block this thread would have run, were blocks short, goes to a scheduler on the
+  // estimate's word (or a take-back is refused). Only blocks run here are sampled, so an
+  // estimate that sends them all away is never corrected: one preempted first sample
+  // (2.4 ms; it also paid the futex wake-up of an SPMD task's other blocks) kept a
+  // 20,000-task chain of 100 ns blocks on a scheduler. True once the estimate is stale
+  // (kStaleRefusals refusals with no sample between): the caller runs this block here,
+  // and it is sampled, standing alone (record).
+  bool stale_after_refusal() {
     if (held_) return false;
     if (refusals_ < kStaleRefusals) {
       ++refusals_;
@@ -99,7 +97,7 @@ class InlineSense {
   uint32_t sample_mask_ = kSampleEvery - 1;
   uint32_t count_ = 0;
   uint32_t samples_ = 0;
-  uint32_t refusals_ = 0;  // take_back() refusals since the last sample
+  uint32_t refusals_ = 0;  // stale_after_refusal() calls since the last sample
   int64_t last_[3] = {0, 0, 0};
   int64_t estimate_ = 0;
   bool held_ = false;

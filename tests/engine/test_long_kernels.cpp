@@ -106,33 +106,33 @@ TEST(InlineSenseTest, OneOddSampleDoesNotFlipTheEstimate) {
   EXPECT_TRUE(tiles.shared_blocks());
 }
 
-// A long estimate refuses take-back, and the chain it keeps on a scheduler gives this
-// thread no sample: after kStaleRefusals refusals with no sample between, take-back is tried
-// again, and the next sample stands alone (one preempted first sample kept a 20,000-task
-// chain of 100 ns blocks on a scheduler).
-TEST(InlineSenseTest, AStaleLongEstimateLetsTakeBackTryAgain) {
+// A long estimate sends blocks to a scheduler, where this thread samples none: after
+// kStaleRefusals such blocks with no sample between it is stale, the next block runs here
+// and its sample stands alone (one preempted first sample kept a 20,000-task chain of
+// 100 ns blocks on a scheduler).
+TEST(InlineSenseTest, AStaleLongEstimateIsSampledAgain) {
   InlineSense sense;
   for (int i = 0; i < 3; ++i) sense.record(2'400'000);
-  for (uint32_t i = 0; i < InlineSense::kStaleRefusals; ++i) EXPECT_FALSE(sense.take_back());
-  EXPECT_TRUE(sense.take_back());
-  EXPECT_TRUE(sense.take_back()) << "until a sample comes";
-  for (int i = 0; i < 7; ++i) (void)sense.run([] { return true; });  // the next one is sampled
+  for (uint32_t i = 0; i < InlineSense::kStaleRefusals; ++i)
+    EXPECT_FALSE(sense.stale_after_refusal());
+  EXPECT_TRUE(sense.stale_after_refusal());
+  EXPECT_TRUE(sense.stale_after_refusal()) << "until a sample comes";
+  (void)sense.run([] { return true; });  // sampled
   EXPECT_NE(sense.block_ns(), 2'400'000) << "the first sample after a stale estimate stands alone";
-  sense.record(150);
-  sense.record(150);
-  EXPECT_TRUE(sense.take_back());
+  EXPECT_FALSE(sense.stale_after_refusal());
 
   InlineSense sampled;  // samples in between: the estimate is not stale
   for (int i = 0; i < 3; ++i) sampled.record(2'400'000);
   for (int round = 0; round < 3; ++round) {
-    for (uint32_t i = 1; i < InlineSense::kStaleRefusals; ++i) (void)sampled.take_back();
+    for (uint32_t i = 1; i < InlineSense::kStaleRefusals; ++i) (void)sampled.stale_after_refusal();
     sampled.record(2'400'000);
   }
-  EXPECT_FALSE(sampled.take_back());
+  EXPECT_FALSE(sampled.stale_after_refusal());
 
   InlineSense held;  // tests that hold the estimate keep it
   held.hold(2'400'000);
-  for (uint32_t i = 0; i <= 2 * InlineSense::kStaleRefusals; ++i) EXPECT_FALSE(held.take_back());
+  for (uint32_t i = 0; i <= 2 * InlineSense::kStaleRefusals; ++i)
+    EXPECT_FALSE(held.stale_after_refusal());
 }
 
 // Blocks shorter than kTakeBackBlockNs are sampled less often (the clock reads were 10 %
