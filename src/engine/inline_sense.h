@@ -57,28 +57,35 @@ class InlineSense {
   // estimate that sends them all away is never corrected: one preempted first sample
   // (2.4 ms; it also paid the futex wake-up of an SPMD task's other blocks) kept a
   // 20,000-task chain of 100 ns blocks on a scheduler. True once the estimate is stale
-  // (kStaleRefusals refusals with no sample between): the caller runs this block here,
-  // and it is sampled, standing alone (record).
+  // (kStaleRefusals refusals with no sample between) and until it is learnt again: the
+  // caller runs this block here, and the next kRelearnSamples blocks run here are all
+  // sampled, the estimate their median alone (the first may pay cache misses: the chain's
+  // lines are in the scheduler's cache).
   bool stale_after_refusal() {
     if (held_) return false;
-    if (refusals_ < kStaleRefusals) {
-      ++refusals_;
-      return false;
+    if (relearn_ == 0) {
+      if (refusals_ < kStaleRefusals) {
+        ++refusals_;
+        return false;
+      }
+      relearn_ = kRelearnSamples;
+      samples_ = 0;  // the next sample stands alone, the two after it join it
     }
-    count_ = 0;  // run() samples the next block
+    sample_mask_ = 0;  // run() samples every block meanwhile
     return true;
   }
   static constexpr uint32_t kStaleRefusals = 256;
+  static constexpr uint32_t kRelearnSamples = 3;
 
   // A sample of `ns` (tests; run() records its samples through it).
   void record(int64_t ns) {
     if (held_) return;
-    // The first one stands alone, and so does the first after a stale estimate.
-    if (samples_ == 0 || refusals_ >= kStaleRefusals) last_[0] = last_[1] = last_[2] = ns;
-    refusals_ = 0;
+    if (samples_ == 0) last_[0] = last_[1] = last_[2] = ns;  // the first one stands alone
     last_[samples_++ % 3] = ns;
     estimate_ =
         std::max(std::min(last_[0], last_[1]), std::min(std::max(last_[0], last_[1]), last_[2]));
+    if (relearn_ != 0 && --relearn_ != 0) return;  // the mask stays 0
+    refusals_ = 0;
     // One longer sample samples often again: the estimate follows within two more.
     const bool tiny = ns < kTakeBackBlockNs && estimate_ < kTakeBackBlockNs;
     sample_mask_ = (tiny ? kSampleEveryShort : kSampleEvery) - 1;
@@ -98,6 +105,7 @@ class InlineSense {
   uint32_t count_ = 0;
   uint32_t samples_ = 0;
   uint32_t refusals_ = 0;  // stale_after_refusal() calls since the last sample
+  uint32_t relearn_ = 0;   // samples still to take for a stale estimate
   int64_t last_[3] = {0, 0, 0};
   int64_t estimate_ = 0;
   bool held_ = false;

@@ -107,19 +107,23 @@ TEST(InlineSenseTest, OneOddSampleDoesNotFlipTheEstimate) {
 }
 
 // A long estimate sends blocks to a scheduler, where this thread samples none: after
-// kStaleRefusals such blocks with no sample between it is stale, the next block runs here
-// and its sample stands alone (one preempted first sample kept a 20,000-task chain of
-// 100 ns blocks on a scheduler).
-TEST(InlineSenseTest, AStaleLongEstimateIsSampledAgain) {
+// kStaleRefusals such blocks with no sample between it is stale, and the next
+// kRelearnSamples blocks run here are all sampled, their median the estimate (one
+// preempted first sample kept a 20,000-task chain of 100 ns blocks on a scheduler).
+TEST(InlineSenseTest, AStaleLongEstimateIsLearntAgainFromTheNextThreeBlocks) {
   InlineSense sense;
   for (int i = 0; i < 3; ++i) sense.record(2'400'000);
   for (uint32_t i = 0; i < InlineSense::kStaleRefusals; ++i)
     EXPECT_FALSE(sense.stale_after_refusal());
   EXPECT_TRUE(sense.stale_after_refusal());
-  EXPECT_TRUE(sense.stale_after_refusal()) << "until a sample comes";
-  (void)sense.run([] { return true; });  // sampled
-  EXPECT_NE(sense.block_ns(), 2'400'000) << "the first sample after a stale estimate stands alone";
+  EXPECT_EQ(sense.sample_every(), 1u);
+  sense.record(5'000);  // the first block back: cold caches
+  EXPECT_TRUE(sense.stale_after_refusal()) << "one sample does not end the relearning";
+  sense.record(100);
+  sense.record(120);
+  EXPECT_EQ(sense.block_ns(), 120) << "the median of the three, without the old samples";
   EXPECT_FALSE(sense.stale_after_refusal());
+  EXPECT_GT(sense.sample_every(), 1u);
 
   InlineSense sampled;  // samples in between: the estimate is not stale
   for (int i = 0; i < 3; ++i) sampled.record(2'400'000);
