@@ -52,15 +52,13 @@ class InlineSense {
   // Blocks are long enough that a second thread should run them while this one submits.
   bool shared_blocks() const { return estimate_ >= kSharedBlockNs; }
 
-  // A block this thread would have run, were blocks short, goes to a scheduler on the
-  // estimate's word (or a take-back is refused). Only blocks run here are sampled, so an
-  // estimate that sends them all away is never corrected: one preempted first sample
-  // (2.4 ms; it also paid the futex wake-up of an SPMD task's other blocks) kept a
-  // 20,000-task chain of 100 ns blocks on a scheduler. True once the estimate is stale
-  // (kStaleRefusals refusals with no sample between) and until it is learnt again: the
-  // caller runs this block here, and the next kRelearnSamples blocks run here are all
-  // sampled, the estimate their median alone (the first may pay cache misses: the chain's
-  // lines are in the scheduler's cache).
+  // Called when a block goes to a scheduler on the estimate's word (or a take-back is
+  // refused). Only blocks run here are sampled, so such an estimate is never corrected:
+  // one preempted first sample (2.4 ms) kept a chain of 100 ns blocks on a scheduler.
+  // True once the estimate is stale (kStaleRefusals calls with no sample between) and
+  // until relearnt: the caller runs the block here; the next kRelearnSamples blocks run
+  // here are all sampled, the estimate their median alone (the first one back pays for
+  // the chain's cache lines), or the first alone when it is long.
   bool stale_after_refusal() {
     if (held_) return false;
     if (relearn_ == 0) {
@@ -84,7 +82,10 @@ class InlineSense {
     last_[samples_++ % 3] = ns;
     estimate_ =
         std::max(std::min(last_[0], last_[1]), std::min(std::max(last_[0], last_[1]), last_[2]));
-    if (relearn_ != 0 && --relearn_ != 0) return;  // the mask stays 0
+    if (relearn_ != 0) {
+      relearn_ = ns >= kLongBlockNs ? 0 : relearn_ - 1;  // a long kernel runs here once
+      if (relearn_ != 0) return;                         // the mask stays 0
+    }
     refusals_ = 0;
     // One longer sample samples often again: the estimate follows within two more.
     const bool tiny = ns < kTakeBackBlockNs && estimate_ < kTakeBackBlockNs;

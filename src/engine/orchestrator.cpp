@@ -568,9 +568,9 @@ int Orchestrator::submit_queued(const SimplerTaskDesc* desc, SimplerTaskResult* 
     // latest task here, so a chain handed over once comes back to this thread instead of
     // staying split between the two (each later task linking an edge to a producer still
     // running over there: 2-3x the per-task cost).
-    const bool take_back = producer_running_elsewhere() &&
-                           (inline_sense_.block_ns() < kTakeBackBlockNs ||
-                            inline_sense_.stale_after_refusal());
+    const bool take_back =
+        producer_running_elsewhere() &&
+        (inline_sense_.block_ns() < kTakeBackBlockNs || inline_sense_.stale_after_refusal());
     for (uint32_t i = 0; take_back && i < kTakeBackSpins && producer_running_elsewhere(); ++i)
       cpu_relax();
     if (deferred_->pending.load(std::memory_order_acquire) == 1)

@@ -190,8 +190,8 @@ class Orchestrator {
   bool ran_immediately(uint64_t after) const {
     return immediate_.id == after && after + 1 == head_;
   }
-  // The latest task waits for a producer a scheduler runs now (take-back when blocks are
-  // very short: InlineSense::take_back).
+  // The latest task waits for a producer a scheduler runs now (taken back when blocks are
+  // very short, or the estimate is stale: InlineSense::stale_after_refusal).
   bool producer_running_elsewhere() const;
   void finish();
   void release_graph();

@@ -125,6 +125,13 @@ TEST(InlineSenseTest, AStaleLongEstimateIsLearntAgainFromTheNextThreeBlocks) {
   EXPECT_FALSE(sense.stale_after_refusal());
   EXPECT_GT(sense.sample_every(), 1u);
 
+  InlineSense tiles;  // really long blocks: one sample tells, no second one runs here
+  for (int i = 0; i < 3; ++i) tiles.record(2'400'000);
+  for (uint32_t i = 0; i <= InlineSense::kStaleRefusals; ++i) (void)tiles.stale_after_refusal();
+  tiles.record(95'000);
+  EXPECT_EQ(tiles.block_ns(), 95'000);
+  EXPECT_FALSE(tiles.stale_after_refusal());
+
   InlineSense sampled;  // samples in between: the estimate is not stale
   for (int i = 0; i < 3; ++i) sampled.record(2'400'000);
   for (int round = 0; round < 3; ++round) {

@@ -2,7 +2,7 @@
 // back to the orchestrating thread. The block-time estimate decides it, and only blocks
 // this thread runs are sampled, so a long estimate must not keep a chain away for good:
 // one preempted first sample (2.4 ms) kept a 20,000-task chain of 100 ns blocks on a
-// scheduler (docs/performance.md section 1, "Take-back and a stale estimate"): a block
+// scheduler (docs/performance.md section 1, "Take-back and a stale estimate"). Each block
 // sent away on the estimate's word counts towards InlineSense::stale_after_refusal.
 #include <gtest/gtest.h>
 
