@@ -6,13 +6,17 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 name="${1:-kernel_mode}"
 step() { echo "example.sh: $*" >&2; }
-step "1/3 setup: Debian packages and the simpler .pth (installs only what is missing)"
+step "1/3 setup: Debian packages (installs only what is missing)"
 "$here/scripts/setup.sh" >&2
 # Only what an example needs: the Python module (with the sim driver and the worker) and
 # the two runtime builds; no tests, no benchmarks. A first build on a 2-core machine takes
 # about 2 minutes (86 of the project's 228 build steps); later runs take seconds.
+# multi_host also needs simpler._mpi_native, a target of its own (only when CMake found MPI):
+# simpler_python_modules builds every extension of the configuration.
+module=simpler_native
+[ "$name" = "multi_host" ] && module=simpler_python_modules
 step "2/3 build: the Python module and the runtime builds (ninja's [done/total] lines follow)"
-"$here/scripts/build.sh" --target=simpler_native --target=simpler_rt_tensormap_and_ringbuffer \
+"$here/scripts/build.sh" --target="$module" --target=simpler_rt_tensormap_and_ringbuffer \
   --target=simpler_rt_host_build_graph >&2
 step "3/3 run: $name"
 if [ "$name" = "driver_demo" ]; then

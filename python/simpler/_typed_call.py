@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, Callable, Iterable, Optional, TypeVar
 
 from simpler._counted import counted
 
@@ -247,3 +247,15 @@ def native_refusal(owner: type, record: Any, error: BaseException, args: "tuple[
 def _a(noun: str) -> str:
     """"a str", "an int"."""
     return ("an " if noun[:1] in "aeiou" else "a ") + noun
+
+
+class ClassSignature:
+    """A class's ``__signature__`` for ``inspect.signature(cls)`` when its ``__new__`` or
+    ``__init__`` takes ``*args, **kwargs``; ``None`` (inspect reads ``__init__``) for
+    subclasses and instances, which it would otherwise mislabel."""
+
+    def __init__(self, cls: type, signature: inspect.Signature) -> None:
+        self._cls, self._signature = cls, signature
+
+    def __get__(self, obj: Any, cls: Any) -> Optional[inspect.Signature]:
+        return self._signature if obj is None and cls is self._cls else None

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import collections.abc
 import concurrent.futures
+import inspect
 import os
 import time
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ from simpler import _log  # noqa: F401 - native log lines -> logging "simpler"
 from simpler import _native
 from simpler.errors import STATUS_CODES, SimplerError, SimplerTypeError, SimplerValueError
 from simpler._ints import as_int, is_bool
-from simpler._typed_call import typed_call, typed_methods
+from simpler._typed_call import ClassSignature, typed_call, typed_methods
 
 __all__ = ["KernelCompiler", "KernelCompileError", "KernelCacheError", "KernelBinary",
            "kernel_include_dir", "CompileJob", "CompileResult", "compile_many"]
@@ -132,6 +133,16 @@ class KernelCompiler(_native.KernelCompiler):
                      progress: "Optional[ProgressCallback]" = None) -> "List[CompileResult]":
         """Compiles many sources on a thread pool; see :func:`compile_many`."""
         return compile_many(self, jobs, max_workers=max_workers, progress=progress)
+
+
+# inspect.signature(KernelCompiler): the native constructor's (docs/kernels.md), not the
+# (*args, **kwargs) of the __init__ above, which only forwards them.
+_P = inspect.Parameter
+KernelCompiler.__signature__ = ClassSignature(KernelCompiler, inspect.Signature(  # type: ignore[attr-defined]
+    [_P("cache_dir", _P.POSITIONAL_OR_KEYWORD, default=None)]
+    + [_P(name, _P.KEYWORD_ONLY, default=default) for name, default in (
+        ("compiler", None), ("include_dirs", []), ("extra_flags", []), ("use_cache", True),
+        ("timeout_seconds", 0.0))]))
 
 
 kernel_include_dir = _native.kernel_include_dir

@@ -135,6 +135,9 @@ def summarize(path: PathLike, gaps: int = 5) -> TraceSummary:
     if count is None:
         raise SimplerTypeError(f"simpler.trace.summarize: gaps must be an int, "
                                f"got {type(gaps).__name__}")
+    if count < 0:   # a typo, not "none": 0 lists none
+        raise SimplerValueError(f"simpler.trace.summarize: gaps must be >= 0 (how many of the "
+                                f"longest gaps to list), got {count}")
     trace = load(path)
     try:
         return _summarize(trace, count)
@@ -182,7 +185,7 @@ def _summarize(trace: Dict[str, Any], gaps: int) -> TraceSummary:
                                  100.0 * busy / span if span > 0 else 100.0, longest))
     all_gaps.sort(key=lambda g: g.length_ns, reverse=True)
     return TraceSummary(span, len(all_blocks), len({b[2] for b in all_blocks}),
-                        len(flows(trace)), cores, all_gaps[:max(0, gaps)])
+                        len(flows(trace)), cores, all_gaps[:gaps])
 
 
 _typed_functions(globals(), "simpler.trace", ["load", "flows", "summarize"])

@@ -33,7 +33,8 @@ from typing import Any, List, Optional
 from simpler import _native
 from simpler._ints import as_int, is_bool, require_bool, require_int
 from simpler._process_local import ProcessLocal
-from simpler._typed_call import call_form, mismatch, refusal, typed_call, typed_methods
+from simpler._typed_call import (ClassSignature, call_form, mismatch, refusal, typed_call,
+                                 typed_methods)
 from simpler import errors as _errors  # noqa: F401  (the native error translator imports it)
 from simpler.errors import SimplerTypeError, SimplerValueError
 
@@ -473,6 +474,13 @@ class Worker(ProcessLocal):
 _launch_signature = inspect.signature(Worker.kernel_launch)
 Worker.kernel_launch.__signature__ = _launch_signature.replace(  # type: ignore[attr-defined]
     parameters=[p for p in _launch_signature.parameters.values() if p.kind != p.VAR_KEYWORD])
+
+
+# inspect.signature(Worker) is the documented level-2 call (docs/api.md), not __new__'s
+# (level=2, *args, **kwargs), which only hands levels 3 and 4 on.
+_init_signature = inspect.signature(Worker.__init__)
+Worker.__signature__ = ClassSignature(Worker, _init_signature.replace(  # type: ignore[attr-defined]
+    parameters=list(_init_signature.parameters.values())[1:]))
 
 _I32 = 2 ** 31
 # Physical memory: the bound of a host buffer (a larger request is a typo, not a buffer).

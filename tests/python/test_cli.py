@@ -143,3 +143,12 @@ def test_trace_of_a_missing_or_bad_file_is_an_error(tmp_path, capsys):
     bad.write_text("[1, 2")
     assert cli.main(["trace", str(bad)]) == 2
     assert "not valid JSON" in capsys.readouterr().err
+
+
+def test_a_negative_gap_count_is_bad_usage(tmp_path, capsys):
+    # docs/cli.md: a bad option exits 2; --gaps -1 listed no gaps and exited 0.
+    path = tmp_path / "swimlane.json"
+    path.write_text('{"traceEvents": []}')
+    assert cli.main(["trace", "--gaps", "-1", str(path)]) == 2
+    assert "gaps must be >= 0" in capsys.readouterr().err
+    assert cli.main(["trace", "--gaps", "0", str(path)]) == 0

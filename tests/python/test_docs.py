@@ -146,3 +146,19 @@ def test_cpp_example_builds_with_find_package(tmp_path):
                    check=True, capture_output=True, timeout=300)
     subprocess.run(["cmake", "--build", str(out)], check=True, capture_output=True, timeout=300)
     _run_app(out / "app")
+
+
+def test_the_tutorials_run_command_works_from_a_fresh_shell(tmp_path):
+    # docs/tutorial.md says how to run a step; it said a plain `/usr/bin/python3`, which
+    # does not find simpler (nothing is installed into site-packages).
+    text = (ROOT / "docs" / "tutorial.md").read_text()
+    command = re.search(r"run it[^`]*`([^`]*/usr/bin/python3[^`]*)`", " ".join(text.split()))
+    assert command, "docs/tutorial.md no longer says how to run a step"
+    line = command.group(1) if "step.py" in command.group(1) else command.group(1) + " step.py"
+    step = tmp_path / "step.py"
+    step.write_text(next(body for doc, _, info, body, _ in PYTHON
+                         if doc.name == "tutorial.md" and info == "python"))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}   # a fresh shell
+    result = subprocess.run(line.replace("step.py", str(step)), shell=True, cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, f"{line!r} from the checkout:\n{result.stderr[-3000:]}"

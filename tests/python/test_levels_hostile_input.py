@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from simpler import Worker, sim
-from simpler.errors import SimplerError, SimplerRuntimeError, SimplerTypeError, SimplerValueError
+from simpler.errors import (SimplerAttributeError, SimplerError, SimplerRuntimeError, SimplerTypeError,
+                            SimplerValueError)
 
 PYTHON_DIR = str(pathlib.Path(__file__).resolve().parents[2] / "python")
 
@@ -158,6 +159,15 @@ def test_level4_options_are_checked_before_mpi():
     # A heartbeat as long as the timeout declared healthy ranks dead between two beats.
     with pytest.raises(SimplerValueError, match="heartbeat .* at most half of rank_timeout"):
         Worker(level=4, device_ids=[0], rank_timeout=1.0, heartbeat=3.0)
+
+
+def test_level4_times_take_numpy_numbers_but_not_bools():
+    # docs/api.md: numpy numbers are numbers; np.float32(4) was 'not a positive number'.
+    w = Worker(level=4, device_ids=[0], rank_timeout=np.float32(4), heartbeat=np.float16(0.5))
+    assert w.rank_timeout == 4.0 and type(w.rank_timeout) is float
+    for name, flag in (("rank_timeout", True), ("heartbeat", np.bool_(True))):
+        with pytest.raises(SimplerValueError, match=f"{name} must be a positive number of seconds"):
+            Worker(level=4, device_ids=[0], **{name: flag})
 
 
 @pytest.mark.parametrize("field, value, bounds", [
@@ -382,3 +392,142 @@ def test_a_call_that_does_not_fit_a_level3_method_is_a_typed_error(w2, call, api
     assert isinstance(err.value, TypeError)
     assert err.value.code is not None
     assert w2.state == "READY"
+
+
+def test_a_run_whose_orchestration_raises_copies_nothing_back(w2, add_scalar_callable):
+    # docs/api.md, concepts.md: outputs come back only if the run succeeded. The tasks the
+    # orchestration submitted before it raised used to be copied back into the host arrays.
+    add = w2.register(add_scalar_callable)
+    try:
+        x = np.arange(64, dtype=np.float32)
+        y = np.zeros_like(x)
+
+        def orchestration(orch, args):
+            orch.submit(add, x, y, 1.0, chip=0)
+            raise KeyError("the orchestration's own bug")
+
+        w2.run(lambda o, a: o.submit(add, x, y, 1.0, chip=0))
+        np.testing.assert_array_equal(y, x + 1)
+        y[:] = 0
+        held = w2.committed_device_memory()                  # the chips' own, once warm
+        with pytest.raises(KeyError, match="own bug"):
+            w2.run(orchestration)
+        assert not y.any()                                   # nothing copied back
+        assert w2.committed_device_memory() == held          # the run's buffers are freed
+        w2.run(lambda o, a: o.submit(add, x, y, 2.0, chip=0))    # the worker stays usable
+        np.testing.assert_array_equal(y, x + 2)
+    finally:
+        w2.unregister(add)
+
+
+def test_task_numbers_of_the_orch_are_ints_not_bools(w2, add_scalar_callable):
+    # docs/api.md: numpy integers are ints, bool and numpy.bool_ are not (True named task #1).
+    add = w2.register(add_scalar_callable)
+    x, y = np.ones(8, np.float32), np.zeros(8, np.float32)
+    seen = []
+
+    def orchestration(orch, args):
+        first = orch.submit(add, x, y, 1.0, chip=0)
+        second = orch.submit(add, y, y, 1.0, chip=1)
+        seen.append((orch.dependencies(np.int64(second)), orch.chip_of(np.int32(first))))
+        for bad in (True, np.bool_(True), "1", 1.0):
+            for api in (orch.dependencies, orch.chip_of):
+                with pytest.raises(SimplerTypeError, match="a task number is the int submit "
+                                                           "returned"):
+                    api(bad)
+        with pytest.raises(SimplerValueError, match="no task #3 in this run"):
+            orch.chip_of(3)
+
+    try:
+        w2.run(orchestration)
+    finally:
+        w2.unregister(add)
+    assert seen == [([1], 0)]
+
+
+def test_device_id_of_a_multi_chip_worker_is_a_typed_refusal(w2):
+    # docs/api.md: every exception is a SimplerError; it was Python's bare AttributeError.
+    with pytest.raises(SimplerAttributeError, match=r"has several chips: use device_ids") as err:
+        w2.device_id  # noqa: B018
+    assert err.value.code is not None
+    assert not hasattr(w2, "device_id") and w2.device_ids == [0, 1]
+
+
+def test_close_completes_the_runs_started_and_refuses_new_ones():
+    # docs/api.md: close() completes the runs in flight, then closes every chip. A submit
+    # (or run) that came while close() waited for them was accepted and then ran on closed
+    # chips: ChipTaskError 'list index out of range', or it raced close for the chips.
+    w = Worker(level=3, device_ids=[2, 3])          # the module's w2 holds chips 0 and 1
+    ready, go, gate = threading.Event(), threading.Event(), threading.Event()
+
+    def owner():                                    # close() runs on the thread that init()'d
+        try:
+            w.init()
+        finally:
+            ready.set()
+        go.wait(60)
+        w.close()
+
+    closer = threading.Thread(target=owner)
+    closer.start()
+    assert ready.wait(60) and w.state == "READY"
+    xs = [np.ones(16, np.float32), np.ones(16, np.float32)]
+    first = w.submit(lambda o, a: (gate.wait(60), o.all_reduce(xs)))
+    go.set()
+    deadline = time.monotonic() + 30
+    while not w._lifecycle.locked() and time.monotonic() < deadline:   # close() has begun
+        time.sleep(0.01)
+    time.sleep(0.2)                                 # ... and waits for the first run
+    with pytest.raises(SimplerRuntimeError, match=r"submit: close\(\) was called"):
+        w.submit(lambda o, a: o.all_reduce([np.ones(4, np.float32)] * 2))
+    outcome = []
+
+    def late_run():
+        try:
+            w.run(lambda o, a: o.all_reduce([np.ones(4, np.float32), np.ones(4, np.float32)]))
+            outcome.append(None)
+        except BaseException as error:  # noqa: BLE001 - checked below
+            outcome.append(error)
+
+    runner = threading.Thread(target=late_run)
+    runner.start()
+    time.sleep(0.1)
+    gate.set()
+    closer.join(60)
+    runner.join(60)
+    first.wait(30)                                  # the run already started completed
+    np.testing.assert_array_equal(xs[0], np.full(16, 2, np.float32))
+    assert isinstance(outcome[0], SimplerRuntimeError), outcome
+    assert w.state == "CLOSED"
+
+
+def test_close_with_a_task_that_never_returns_is_bounded(wait_flag_callable):
+    # docs/api.md: close() waits at most close_grace for the runs, then the chips' close
+    # abandons a stuck one. It joined the run without a bound: a kernel that never returned
+    # (no watchdog) hung close() forever, close_grace notwithstanding.
+    from simpler.host import ChipTaskError
+    from simpler.errors import PTO_RUNTIME_ERR_TIMEOUT
+    w = Worker(level=3, device_ids=[2, 3])          # the module's w2 holds chips 0 and 1
+    w.close_grace = 0.5
+    flag, out = np.zeros(1, np.int32), np.zeros(1, np.int32)   # the flag is never set
+    state = {}
+
+    def owner():                                    # close() runs on the thread that init()'d
+        w.init()
+        handle = w.register(wait_flag_callable)
+        state["run"] = w.submit(lambda o, a: o.submit(handle, flag, out, chip=2))
+        time.sleep(0.3)                             # the kernel is waiting
+        started = time.monotonic()
+        w.close()
+        state["close_s"] = time.monotonic() - started
+
+    closer = threading.Thread(target=owner, daemon=True)
+    closer.start()
+    closer.join(60)
+    assert not closer.is_alive(), "close() hung on a run that never returns"
+    # About 2 x close_grace; the kernel itself gives up only after ~20 s (what old close()
+    # waited for: it had no bound of its own).
+    assert state["close_s"] < 10 and w.state == "CLOSED"
+    with pytest.raises(ChipTaskError, match="abandoned") as err:
+        state["run"].wait(30)
+    assert err.value.code == PTO_RUNTIME_ERR_TIMEOUT

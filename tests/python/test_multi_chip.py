@@ -183,9 +183,12 @@ def test_an_expired_host_run_wait_is_a_typed_timeout(w3):
     import threading
     release = threading.Event()
     run = w3.submit(lambda o, a: release.wait(30))
-    with pytest.raises(WorkerTimeoutError, match="not finished") as err:
+    with pytest.raises(WorkerTimeoutError, match=r"^HostRunHandle\.wait: .*did not finish") as err:
         run.wait(timeout=0.05)
     assert isinstance(err.value, TimeoutError) and isinstance(err.value, SimplerError)
+    assert "keeps running" in str(err.value)        # says what to do: the run is not cancelled
+    with pytest.raises(WorkerTimeoutError, match="HostRunHandle.wait"):
+        run.wait(0)
     release.set()
     run.wait(timeout=60)
 

@@ -126,3 +126,5 @@ def test_trace_arguments_of_the_wrong_type_are_typed_and_no_descriptor_is_touche
     assert trace.summarize(good, gaps=np.int64(2)).blocks == 0
     with pytest.raises(SimplerTypeError, match="gaps must be an int, got str"):
         trace.summarize(good, gaps="3")
+    with pytest.raises(SimplerValueError, match="gaps must be >= 0"):
+        trace.summarize(good, gaps=-1)                 # it listed none, silently

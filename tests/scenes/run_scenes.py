@@ -20,6 +20,14 @@ def main() -> int:
     parser.add_argument("--scene", action="append", help="only these scenes (repeatable)")
     parser.add_argument("--dtype", action="append", help="only these dtypes (repeatable)")
     options = parser.parse_args()
+    # What would run nothing (or crash on an empty median) is bad usage: exit 2, named.
+    if options.rounds < 1:
+        parser.error(f"--rounds must be at least 1, got {options.rounds}")
+    for given, known in ((options.scene, {s.name for s in SCENES}),
+                         (options.dtype, {d for s in SCENES for d in s.dtypes})):
+        unknown = sorted(set(given or ()) - known)
+        if unknown:
+            parser.error(f"unknown {unknown}; choose from {sorted(known)}")
     failed = 0
     print(f"{'scene':24} {'runtime':7} {'mode':8} {'dtype':9} {'tasks':>6} "
           f"{'median ms/round':>16} {'min ms':>8}  result")

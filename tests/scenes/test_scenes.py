@@ -86,3 +86,20 @@ def test_rounds_option_runs_each_scene_that_often_and_lists_the_times() -> None:
     refused = subprocess.run(command + ["--rounds", "0"], capture_output=True, text=True,
                              env=os.environ, timeout=300)
     assert refused.returncode != 0 and "--rounds must be at least 1" in refused.stdout + refused.stderr
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--rounds", "0"], "--rounds must be at least 1"),
+    (["--scene", "no_such_scene"], "unknown ['no_such_scene']; choose from"),
+    (["--dtype", "float64"], "unknown ['float64']; choose from"),
+])
+def test_run_scenes_refuses_what_would_run_nothing(argv, message) -> None:
+    # docs/model-layers.md: run_scenes.py --rounds N. --rounds 0 ended in a traceback (the
+    # median of no rounds); a misspelt scene or dtype ran nothing and exited 0.
+    import os
+    import subprocess
+    script = pathlib.Path(__file__).resolve().parent / "run_scenes.py"
+    result = subprocess.run([sys.executable, str(script), *argv], capture_output=True, text=True,
+                            timeout=120, env=dict(os.environ))
+    assert result.returncode == 2, result.stdout + result.stderr[-2000:]
+    assert message in result.stderr and "Traceback" not in result.stderr

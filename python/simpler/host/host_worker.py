@@ -20,18 +20,20 @@ The chips are driven through a ChipTransport (simpler.host.transport); level 4
 from __future__ import annotations
 
 import collections
+import contextlib
 import itertools
 import numbers
 import threading
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+import time
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from simpler._counted import counted
 from simpler._ints import require_bool
 from simpler._process_local import ProcessLocal
-from simpler.errors import (SimplerRuntimeError, SimplerTypeError, SimplerValueError,
-                            WorkerTimeoutError)
+from simpler.errors import (SimplerAttributeError, SimplerRuntimeError, SimplerTypeError,
+                            SimplerValueError, WorkerTimeoutError)
 from simpler._typed_call import typed_call, typed_methods
 from simpler.host.errors import ChipGroupError
 from simpler.host.orchestrator import HostOrchestrator, HostRun
@@ -130,6 +132,8 @@ class HostWorker(Worker):
         self._run_lock = threading.Lock()
         self._lifecycle = threading.Lock()
         self._in_flight: List["HostRunHandle"] = []
+        self._closing = False   # close() began: no new run may start (it would find no chips)
+        self._admit = threading.Lock()   # a submit is in _in_flight before close() looks, or refused
         self._last_run: Optional[HostRun] = None
         self._reduce_ready = False
         self._totals: Dict[int, int] = {}
@@ -149,7 +153,7 @@ class HostWorker(Worker):
 
     @property
     def device_id(self) -> Any:
-        raise AttributeError(f"Worker(level={self._level}) has several chips: use device_ids")
+        raise SimplerAttributeError(f"Worker(level={self._level}) has several chips: use device_ids")
 
     @property
     def execution_mode(self) -> str:
@@ -229,9 +233,8 @@ class HostWorker(Worker):
             if self._state in ("NEW", "FAILED", "CLOSED"):
                 self._state = "CLOSED" if self._state != "FAILED" else "FAILED"
                 return
-            for run in list(self._in_flight):
-                run._join()
-            with self._run_lock:          # a run() on another thread finishes first
+            self._begin_close()
+            with self._runs_finished():   # a run() on another thread finishes first
                 failures = self._transport.close()
             self._reduce_ready = False
             if failures:
@@ -242,14 +245,45 @@ class HostWorker(Worker):
                     + " (the chips not named are down; call close() again to retry the others)", named)
             self._state = "CLOSED"
 
+    @contextlib.contextmanager
+    def _runs_finished(self) -> Iterator[None]:
+        """Waits for the runs in flight (submitted or run() on another thread) for at most
+        close_grace; a run still stuck then (a kernel that never returns, no watchdog) is
+        left to the chips' close, which abandons its context after the same grace."""
+        deadline = time.monotonic() + self._close_grace
+        for run in list(self._in_flight):
+            run._join(max(0.0, deadline - time.monotonic()))
+        locked = self._run_lock.acquire(timeout=max(0.0, deadline - time.monotonic()))
+        try:
+            yield
+        finally:
+            if locked:
+                self._run_lock.release()
+
+    def _begin_close(self) -> None:
+        with self._admit:
+            self._closing = True
+
     def _require_ready(self, api: str) -> None:
         if self._state != "READY":
             raise SimplerRuntimeError(f"Worker(level={self._level}).{api}: the worker is {self._state}; "
                                       "call init() first (and not after close())")
+        if self._closing:
+            raise SimplerRuntimeError(f"Worker(level={self._level}).{api}: close() was called (it "
+                                      "completes the runs already started, then closes every chip); "
+                                      "start no new work")
 
     # ---- callables ----------------------------------------------------------------------
     def register(self, chip_callable: Any) -> CallableHandle:
         """Registers a ChipCallable on every chip (before or after init)."""
+        self._check_registrable(chip_callable)
+        key = next(self._keys)
+        if self._state == "READY":
+            self._transport.register(key, chip_callable.bytes())
+        self._callables[key] = chip_callable
+        return CallableHandle(key, chip_callable)
+
+    def _check_registrable(self, chip_callable: Any) -> None:
         from simpler.task_interface import ChipCallable
         if not isinstance(chip_callable, ChipCallable):
             raise SimplerTypeError("Worker.register: expected a ChipCallable, got "
@@ -257,11 +291,6 @@ class HostWorker(Worker):
         if self._state in ("CLOSED", "FAILED"):
             raise SimplerRuntimeError(f"Worker(level={self._level}).register: the worker is "
                                       f"{self._state}")
-        key = next(self._keys)
-        if self._state == "READY":
-            self._transport.register(key, chip_callable.bytes())
-        self._callables[key] = chip_callable
-        return CallableHandle(key, chip_callable)
 
     def unregister(self, handle: Any) -> None:
         """Removes a callable from every chip; refused while a host run is in flight (its
@@ -319,10 +348,11 @@ class HostWorker(Worker):
         """Starts :meth:`run` on a background thread and returns a RunHandle at once."""
         self._check_orchestration(fn, config)
         self._refuse_inside_orchestration("submit")
-        self._require_ready("submit")
-        handle = HostRunHandle(self, fn, args, config)
-        self._in_flight.append(handle)
-        handle._start()
+        with self._admit:
+            self._require_ready("submit")
+            handle = HostRunHandle(self, fn, args, config)
+            self._in_flight.append(handle)
+            handle._start()
         return handle
 
     def _check_orchestration(self, orchestration: Any, config: Any) -> None:
@@ -343,7 +373,7 @@ class HostWorker(Worker):
         try:
             orchestration(orch, args)
         except BaseException as error:
-            run.finish()
+            run.finish(orchestration_failed=True)
             raise error
         finally:
             self._orchestrating = None
@@ -460,8 +490,8 @@ class HostRunHandle(RunHandle):
             except ValueError:
                 pass
 
-    def _join(self) -> None:
-        self._thread.join()
+    def _join(self, timeout: Optional[float] = None) -> None:
+        self._thread.join(timeout)
 
     @property
     def done(self) -> bool:
@@ -474,7 +504,8 @@ class HostRunHandle(RunHandle):
         if timeout is not None and float(timeout) >= threading.TIMEOUT_MAX:
             timeout = None    # inf: forever (Event.wait raises OverflowError beyond TIMEOUT_MAX)
         if not self._finished.wait(timeout):
-            raise WorkerTimeoutError(f"host run not finished after {timeout} s (still running)")
+            raise WorkerTimeoutError(f"HostRunHandle.wait: the host run did not finish within {timeout} s; "
+                                     "it keeps running (wait again, or wait(None) for no bound)")
         if self._error is not None:
             raise self._error
 

@@ -26,6 +26,7 @@ Requires MPI_THREAD_MULTIPLE (Open MPI from Debian provides it).
 from __future__ import annotations
 
 import atexit
+import numbers
 import pickle
 import queue
 import threading
@@ -34,7 +35,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from simpler._ints import require_bool
+from simpler._ints import is_bool, require_bool
 from simpler._typed_call import typed_call, typed_methods
 from simpler.errors import (PTO_RUNTIME_ERR_TIMEOUT, ChipWorkerError, RuntimeBuildNotFoundError,
                             SimplerRuntimeError, SimplerTypeError, SimplerValueError,
@@ -630,8 +631,8 @@ class MpiWorker(HostWorker):
         for name, value in (("rank_timeout", rank_timeout), ("heartbeat", heartbeat)):
             if value is None and name == "heartbeat":
                 continue
-            if (isinstance(value, bool) or not isinstance(value, (int, float))
-                    or not 0 < value < float("inf")):
+            # numpy numbers are numbers (np.float32(5)); a bool is not a number of seconds.
+            if is_bool(value) or not isinstance(value, numbers.Real) or not 0 < value < float("inf"):
                 raise SimplerValueError(f"{api}: {name} must be a positive number of seconds, "
                                         f"got {value!r}")
         if heartbeat is not None and heartbeat > rank_timeout / 2:
@@ -825,6 +826,7 @@ class MpiWorker(HostWorker):
             if self._state in ("NEW", "FAILED", "CLOSED"):
                 self._state = "CLOSED" if self._state != "FAILED" else "FAILED"
                 return
+            self._begin_close()
             if self._rank == 0:
                 self._close_orchestrator()
             else:
@@ -833,10 +835,8 @@ class MpiWorker(HostWorker):
     def _close_orchestrator(self) -> None:
         link = self._link
         assert link is not None
-        for run in list(self._in_flight):
-            run._join()
-        self._run_lock.acquire()          # a run() on another thread finishes first
-        self._run_lock.release()
+        with self._runs_finished():       # within close_grace, as at level 3
+            pass
         reports: Dict[int, Any] = {}
         arrived = threading.Event()
 
@@ -910,9 +910,16 @@ class MpiWorker(HostWorker):
         self._require_orchestrator(api)
         super()._require_ready(api)
 
+    def committed_device_memory(self, device_id: Any = None) -> int:
+        # A memory call (docs/api.md): on another rank it indexed rank 0's chip list.
+        self._require_orchestrator("committed_device_memory")
+        return super().committed_device_memory(device_id)
+
     def register(self, chip_callable: Any) -> CallableHandle:
         """On rank 0: registers on every rank's chips. On other ranks: a no-op handle (rank 0
-        ships the images), so SPMD-style scripts may register on every rank."""
+        ships the images), so SPMD-style scripts may register on every rank. Every rank
+        checks the argument: one script then fails the same way on every rank."""
+        self._check_registrable(chip_callable)
         if self._rank != 0:
             return CallableHandle(0, chip_callable)
         return super().register(chip_callable)

@@ -23,6 +23,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from simpler._ints import as_int
 from simpler._typed_call import typed_call
 from simpler.errors import (ArgumentTypeError, SimplerRuntimeError, SimplerTypeError,
                             SimplerValueError)
@@ -333,9 +334,10 @@ class HostRun:
                 "mpi_collectives": self.mpi_collectives}
 
     # ---- completion -----------------------------------------------------------------------
-    def finish(self) -> Optional[BaseException]:
+    def finish(self, orchestration_failed: bool = False) -> Optional[BaseException]:
         """Waits for every task, copies the latest bytes back to the host (when every task
-        succeeded), frees every device buffer and stops the executors. Returns the first
+        succeeded and the orchestration returned: a failed run copies nothing back, as at
+        level 2), frees every device buffer and stops the executors. Returns the first
         error (by task number), or None."""
         self.finished = True
         for task in self.tasks:
@@ -343,7 +345,7 @@ class HostRun:
         error = next((t.error for t in self.tasks if t.error is not None), None)
         for executor in self.executors:
             executor.stop()
-        if error is None:
+        if error is None and not orchestration_failed:
             try:
                 for lo, hi, buf in self.residency.latest_on_device():
                     self.transport.copy_from(buf.slot, self.host_view(lo, hi), buf.addr(lo))
@@ -482,9 +484,13 @@ class HostOrchestrator:
         return self._owner.device_ids[self._task(task).slots[0]]
 
     def _task(self, number: int) -> _Task:
-        if not isinstance(number, int) or not 1 <= number <= len(self._run.tasks):
-            raise SimplerValueError(f"HostOrchestrator: no task #{number!r} in this run")
-        return self._run.tasks[number - 1]
+        value = as_int(number)    # numpy integers are task numbers; a bool is not (task #1)
+        if value is None:
+            raise SimplerTypeError(f"HostOrchestrator: a task number is the int submit returned, "
+                                   f"got {type(number).__name__}")
+        if not 1 <= value <= len(self._run.tasks):
+            raise SimplerValueError(f"HostOrchestrator: no task #{value} in this run")
+        return self._run.tasks[value - 1]
 
     def _slot(self, chip: Any, api: str) -> Optional[int]:
         if chip is None:

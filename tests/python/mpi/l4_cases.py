@@ -91,6 +91,11 @@ def case_basics():
         run.wait(timeout=120)
     else:
         expect(RuntimeError, lambda: w.run(lambda o, a: None), "only rank 0")
+        for memory_call in (lambda: w.committed_device_memory(), lambda: w.malloc(64, (0, 0)),
+                            lambda: w.device_memory_info((0, 0))):
+            error = expect(RuntimeError, memory_call, "only rank 0")   # not a bare IndexError
+            assert isinstance(error, SimplerError) and error.code, error
+        expect(TypeError, lambda: w.register(5), "expected a ChipCallable")  # as on rank 0
     w.unregister(add)              # every rank: rank 0's removes it everywhere, a no-op elsewhere
     w.close()
     assert w.state == "CLOSED" and free_memory() == before
