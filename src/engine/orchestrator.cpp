@@ -12,6 +12,7 @@
 #include "simpler/abi/status.h"
 #include "simpler/sim/sim_driver.h"
 #include "simpler/task/task_interface.h"
+#include "submit_path.h"
 #include "support/clock.h"
 #include "tensor_shape.h"
 
@@ -26,20 +27,6 @@ AccessKind access_kind(uint32_t mode) {
       return AccessKind::ReadWrite;
     default:
       return AccessKind::Write;  // OUT, OUT_ALLOC
-  }
-}
-
-// May a task pass a tensor in `mode` where the kernel signature says `direction`?
-bool mode_fits(uint32_t mode, uint8_t direction) {
-  switch (direction) {
-    case CHIP_ARG_IN:
-      return mode == SIMPLER_TENSOR_IN || mode == SIMPLER_TENSOR_NODEP;
-    case CHIP_ARG_OUT:
-      return mode != SIMPLER_TENSOR_IN;
-    case CHIP_ARG_INOUT:
-      return mode == SIMPLER_TENSOR_INOUT || mode == SIMPLER_TENSOR_NODEP;
-    default:
-      return false;
   }
 }
 
@@ -97,6 +84,8 @@ Orchestrator::Orchestrator(ChipState& chip, const OrchestratorSizes& sizes)
   blocks_.resize(sizes.heap_bytes / kHeapAlignment + 2);
   scopes_.reserve(kMaxScopeDepth);
   deps_.reserve(4 * CHIP_MAX_TENSOR_ARGS);
+  immediate_.block_num = 1;  // run_immediately sets the per-task fields only
+  immediate_.args = immediate_argv_ + 1;
 }
 
 RunTrack* Orchestrator::begin_run(const LoadedProgram::Impl& program, const RunOptions& options) {
@@ -342,39 +331,7 @@ int Orchestrator::fail(int32_t code, const std::string& message) {
 
 // ---- submit ----------------------------------------------------------------------------
 
-// The common case of check_task in one pass, building no message: true only when every
-// check of check_task passes (each condition below is one of them). A cluster task, and
-// a view this run has not checked yet, go to check_task.
-// Inlined into validate_task (one frame less per task); task_quick_ok is the same body
-// out of line (tests).
-[[gnu::always_inline]] inline bool Orchestrator::quick_ok_inline(const SimplerTaskDesc* d) {
-  if (d == nullptr || d->func_id < 0 || d->func_id > CHIP_MAX_FUNC_ID) return false;
-  const LoadedKernel& k = program_->kernels[d->func_id];
-  if (k.entry == nullptr || d->core_type > SIMPLER_CORE_AIV || d->block_num < 1 ||
-      d->block_num > kMaxBlockNum || d->tensor_count > CHIP_MAX_TENSOR_ARGS ||
-      d->scalar_count > CHIP_MAX_SCALAR_ARGS ||
-      (k.core_type >= 0 && static_cast<uint32_t>(k.core_type) != d->core_type) ||
-      d->tensor_count != k.tensor_count || d->scalar_count != k.scalar_count) {
-    return false;
-  }
-  for (uint32_t i = 0; i < d->tensor_count; ++i) {
-    const SimplerTaskTensor& a = d->tensors[i];
-    if (a.mode > SIMPLER_TENSOR_NODEP || !mode_fits(a.mode, k.directions[i]) ||
-        (k.dtypes[i] != LoadedKernel::kAnyDtype && a.tensor.dtype != k.dtypes[i]) ||
-        (k.ranks[i] != 0 && a.tensor.ndims != k.ranks[i]) ||
-        (a.mode == SIMPLER_TENSOR_OUT_ALLOC ? !out_alloc_shape_ok(a.tensor)
-                                            : !views_.hit(a.tensor, d->func_id, i))) {
-      return false;
-    }
-  }
-  return true;
-}
-
 bool Orchestrator::task_quick_ok(const SimplerTaskDesc* d) { return quick_ok_inline(d); }
-
-bool Orchestrator::validate_task(const SimplerTaskDesc* d) {
-  return quick_ok_inline(d) || check_task(d);
-}
 
 bool Orchestrator::check_task(const SimplerTaskDesc* d) {
   if (d == nullptr) return fail(SIMPLER_CHIP_ERR_INVALID_ARGS, "submit: desc is null"), false;
@@ -483,14 +440,6 @@ bool Orchestrator::keep_view(const ChipTensor& t, uint32_t key) {
   return true;
 }
 
-int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result) {
-  if (int code = status()) return code;
-  bump_progress();
-  if (!validate_task(desc)) return status();
-  if (immediate_possible() && run_immediately(desc, result)) return SIMPLER_OK;
-  return submit_queued(desc, result);
-}
-
 int Orchestrator::submit_queued(const SimplerTaskDesc* desc, SimplerTaskResult* result) {
   const LoadedKernel& kernel = program_->kernels[desc->func_id];
 
@@ -568,7 +517,9 @@ int Orchestrator::submit_queued(const SimplerTaskDesc* desc, SimplerTaskResult* 
     // latest task here, so a chain handed over once comes back to this thread instead of
     // staying split between the two (each later task linking an edge to a producer still
     // running over there: 2-3x the per-task cost).
-    const bool take_back = producer_running_elsewhere();
+    const bool take_back =
+        producer_running_elsewhere() &&
+        (inline_sense_.block_ns() < kTakeBackBlockNs || inline_sense_.stale_after_refusal());
     for (uint32_t i = 0; take_back && i < kTakeBackSpins && producer_running_elsewhere(); ++i)
       cpu_relax();
     if (deferred_->pending.load(std::memory_order_acquire) == 1)
@@ -673,12 +624,14 @@ bool Orchestrator::call_scheduler() {
 bool Orchestrator::take_released_here() {
   if (options_.pipeline_depth > 1) return false;  // run_ready_inline calls a scheduler
   if (!inline_sense_.shared_blocks()) return inline_now();
-  // Long blocks go through the queue (run_ready_inline calls a scheduler for them).
-  if (inline_sense_.long_blocks()) return false;
-  // A stream of blocks worth a second thread: one is called for the ones to come, and
-  // this one still runs here unless an awake scheduler takes it.
-  (void)call_scheduler();
-  return inline_now();
+  // Long blocks go through the queue (run_ready_inline calls a scheduler for them). A
+  // stream of blocks worth a second thread: one is called for the ones to come, and this
+  // one still runs here unless an awake scheduler takes it.
+  if (!inline_sense_.long_blocks()) {
+    (void)call_scheduler();
+    if (inline_now()) return true;
+  }
+  return inline_sense_.stale_after_refusal();  // sent away on the estimate's word
 }
 
 // A scheduler that merely spins for work takes a short block only to lose: the hand-off
@@ -751,7 +704,7 @@ bool Orchestrator::release_deferred(bool run_here, bool take_back) {
 
 bool Orchestrator::producer_running_elsewhere() const {
   return options_.pipeline_depth == 1 && deferred_->pending.load(std::memory_order_acquire) != 1 &&
-         inline_sense_.block_ns() < kTakeBackBlockNs && chip_.working_schedulers() > 0;
+         chip_.working_schedulers() > 0;
 }
 
 // ---- reclaim and back-pressure -----------------------------------------------------------
