@@ -52,6 +52,29 @@ class InlineSense {
   // Blocks are long enough that a second thread should run them while this one submits.
   bool shared_blocks() const { return estimate_ >= kSharedBlockNs; }
 
+  // Called when a block goes to a scheduler on the estimate's word (or a take-back is
+  // refused). Only blocks run here are sampled, so such an estimate is never corrected:
+  // one preempted first sample (2.4 ms) kept a chain of 100 ns blocks on a scheduler.
+  // True once the estimate is stale (kStaleRefusals calls with no sample between) and
+  // until relearnt: the caller runs the block here; the next kRelearnSamples blocks run
+  // here are all sampled, the estimate their median alone (the first one back pays for
+  // the chain's cache lines), or the first alone when it is long.
+  bool stale_after_refusal() {
+    if (held_) return false;
+    if (relearn_ == 0) {
+      if (refusals_ < kStaleRefusals) {
+        ++refusals_;
+        return false;
+      }
+      relearn_ = kRelearnSamples;
+      samples_ = 0;  // the next sample stands alone, the two after it join it
+    }
+    sample_mask_ = 0;  // run() samples every block meanwhile
+    return true;
+  }
+  static constexpr uint32_t kStaleRefusals = 256;
+  static constexpr uint32_t kRelearnSamples = 3;
+
   // A sample of `ns` (tests; run() records its samples through it).
   void record(int64_t ns) {
     if (held_) return;
@@ -59,6 +82,11 @@ class InlineSense {
     last_[samples_++ % 3] = ns;
     estimate_ =
         std::max(std::min(last_[0], last_[1]), std::min(std::max(last_[0], last_[1]), last_[2]));
+    if (relearn_ != 0) {
+      relearn_ = ns >= kLongBlockNs ? 0 : relearn_ - 1;  // a long kernel runs here once
+      if (relearn_ != 0) return;                         // the mask stays 0
+    }
+    refusals_ = 0;
     // One longer sample samples often again: the estimate follows within two more.
     const bool tiny = ns < kTakeBackBlockNs && estimate_ < kTakeBackBlockNs;
     sample_mask_ = (tiny ? kSampleEveryShort : kSampleEvery) - 1;
@@ -77,6 +105,8 @@ class InlineSense {
   uint32_t sample_mask_ = kSampleEvery - 1;
   uint32_t count_ = 0;
   uint32_t samples_ = 0;
+  uint32_t refusals_ = 0;  // stale_after_refusal() calls since the last sample
+  uint32_t relearn_ = 0;   // samples still to take for a stale estimate
   int64_t last_[3] = {0, 0, 0};
   int64_t estimate_ = 0;
   bool held_ = false;

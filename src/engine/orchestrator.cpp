@@ -517,7 +517,9 @@ int Orchestrator::submit_queued(const SimplerTaskDesc* desc, SimplerTaskResult* 
     // latest task here, so a chain handed over once comes back to this thread instead of
     // staying split between the two (each later task linking an edge to a producer still
     // running over there: 2-3x the per-task cost).
-    const bool take_back = producer_running_elsewhere();
+    const bool take_back =
+        producer_running_elsewhere() &&
+        (inline_sense_.block_ns() < kTakeBackBlockNs || inline_sense_.stale_after_refusal());
     for (uint32_t i = 0; take_back && i < kTakeBackSpins && producer_running_elsewhere(); ++i)
       cpu_relax();
     if (deferred_->pending.load(std::memory_order_acquire) == 1)
@@ -622,12 +624,14 @@ bool Orchestrator::call_scheduler() {
 bool Orchestrator::take_released_here() {
   if (options_.pipeline_depth > 1) return false;  // run_ready_inline calls a scheduler
   if (!inline_sense_.shared_blocks()) return inline_now();
-  // Long blocks go through the queue (run_ready_inline calls a scheduler for them).
-  if (inline_sense_.long_blocks()) return false;
-  // A stream of blocks worth a second thread: one is called for the ones to come, and
-  // this one still runs here unless an awake scheduler takes it.
-  (void)call_scheduler();
-  return inline_now();
+  // Long blocks go through the queue (run_ready_inline calls a scheduler for them). A
+  // stream of blocks worth a second thread: one is called for the ones to come, and this
+  // one still runs here unless an awake scheduler takes it.
+  if (!inline_sense_.long_blocks()) {
+    (void)call_scheduler();
+    if (inline_now()) return true;
+  }
+  return inline_sense_.stale_after_refusal();  // sent away on the estimate's word
 }
 
 // A scheduler that merely spins for work takes a short block only to lose: the hand-off
@@ -700,7 +704,7 @@ bool Orchestrator::release_deferred(bool run_here, bool take_back) {
 
 bool Orchestrator::producer_running_elsewhere() const {
   return options_.pipeline_depth == 1 && deferred_->pending.load(std::memory_order_acquire) != 1 &&
-         inline_sense_.block_ns() < kTakeBackBlockNs && chip_.working_schedulers() > 0;
+         chip_.working_schedulers() > 0;
 }
 
 // ---- reclaim and back-pressure -----------------------------------------------------------

@@ -115,6 +115,7 @@ class Orchestrator {
   friend class ValidateTaskTest;          // tests/engine: task_quick_ok against check_task
   friend class OrchestratorImmediateRun;  // tests/engine: which path a task took
   friend class OrchestratorScopeReclaim;  // tests/engine: the window's occupancy
+  friend class OrchestratorTakeBack;      // tests/engine: a long block-time estimate
   struct ScopeFrame {
     uint64_t serial;
     uint64_t first_block;  // heap-block index at scope_begin
@@ -190,7 +191,8 @@ class Orchestrator {
   bool ran_immediately(uint64_t after) const {
     return immediate_.id == after && after + 1 == head_;
   }
-  // The latest task waits for a producer a scheduler runs now, and blocks are very short.
+  // The latest task waits for a producer a scheduler runs now (taken back when blocks are
+  // very short, or the estimate is stale: InlineSense::stale_after_refusal).
   bool producer_running_elsewhere() const;
   void finish();
   void release_graph();
