@@ -147,6 +147,19 @@ TEST_P(ClusterTest, AFlagOutOfRangeEndsTheRunWithANamedErrorAndTheEngineKeepsWor
       << error;
 }
 
+TEST_P(ClusterTest, ClusterCallsOutsideAClusterTaskFailTheRunAndReturnMinusOne) {
+  // kernel_abi.h: outside a cluster task the calls fail the run with a fault and return -1.
+  auto program = load(test_programs::cluster_outside());
+  auto e = engine();
+  DeviceBuffer x(64 * 4), y(64 * 4);
+  std::string error;
+  EXPECT_EQ(run(*e, *program, make_args({x.tensor({64}), y.tensor({64})}), &error),
+            SIMPLER_CHIP_ERR_KERNEL_FAULT);
+  EXPECT_NE(error.find("reported fault code 1"), std::string::npos) << error;
+  const std::vector<float> got = y.download<float>();
+  EXPECT_EQ(std::vector<float>(got.begin(), got.begin() + 3), std::vector<float>(3, -1.0f));
+}
+
 TEST_P(ClusterTest, ClusterTasksAmongAStreamOfSingleCoreTasks) {
   auto program = load(test_programs::cluster_stream());
   auto e = engine();

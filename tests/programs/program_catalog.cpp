@@ -109,6 +109,11 @@ ChipCallable cluster() {
                        {{0, k(paths::kernel_cluster_exchange, {I, O, S})}});
 }
 
+ChipCallable cluster_outside() {
+  return chip_callable(paths::orch_cluster, "orch_cluster_outside", {I, O},
+                       {{0, k(paths::kernel_cluster_exchange, {I, O, S})}});
+}
+
 ChipCallable cluster_stream() {
   return chip_callable(
       paths::orch_cluster, "orch_cluster_stream", {I, O, IO, S, S, S},

@@ -40,6 +40,8 @@
 //                                                    of block_num clusters; mode 0: y = 2x+1
 //                                                    through the cluster buffer and flags
 //                                                    (kernels/cluster_exchange.cpp)
+//   cluster_outside() [IN x, OUT y(>= 3)]           cluster_exchange as a plain AIV task:
+//                                                    y[0..2] = barrier, set_flag, wait_flag
 //   cluster_stream() [IN x, OUT y, INOUT s(2 * singles), SCALAR singles, SCALAR ms,
 //                     SCALAR block_num]               singles sleep tasks, a cluster task
 //                                                    (y = 2x+1), singles more sleep tasks
@@ -98,6 +100,7 @@ ChipCallable ring_deadlock();
 ChipCallable kernel_fault();
 ChipCallable sleep();
 ChipCallable cluster();
+ChipCallable cluster_outside();
 ChipCallable cluster_stream();
 ChipCallable crash();
 ChipCallable pipeline();

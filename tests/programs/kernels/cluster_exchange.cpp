@@ -14,6 +14,8 @@
 //   mode 5 (overrun): the AIC part writes the byte just past the end of the cluster buffer.
 //   mode 6 (bad flag): AIV part 0 sets flag SIMPLER_CLUSTER_FLAG_COUNT (out of range); the
 //     AIC part waits for flag 0, which the failed run releases.
+//   mode 7 (not a cluster task, submitted as AIV): y[0..2] = what barrier, set_flag and
+//     wait_flag return outside a cluster task (each also fails the run with fault code 1).
 #include <chrono>
 #include <thread>
 
@@ -53,6 +55,13 @@ extern "C" void kernel_entry(int64_t* args) {
   const int64_t mode = simpler_scalar_i64(args, 2);
   const SimplerClusterOps* c = simpler_cluster(args);
   const uint32_t b = simpler_block_idx(args), n = simpler_block_num(args);
+  if (mode == 7 && c == nullptr) {
+    float* out = data(y);
+    out[0] = static_cast<float>(simpler_cluster_barrier(args));
+    out[1] = static_cast<float>(simpler_cluster_set_flag(args, 0));
+    out[2] = static_cast<float>(simpler_cluster_wait_flag(args, 0));
+    return;
+  }
   if (c == nullptr || c->buffer == nullptr || b >= n) {
     simpler_kernel_fail(args, 2);
     return;

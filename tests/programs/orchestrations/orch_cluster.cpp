@@ -7,6 +7,8 @@
 //     sleep tasks: the cluster task must not wait for the whole stream.
 //   orch_cluster_then [IN x, OUT y, SCALAR mode]: one cluster task (one cluster, `mode`),
 //     then one sleep task (0 ms: y[0] += 1) that depends on it alone.
+//   orch_cluster_outside [IN x, OUT y]: cluster_exchange as a plain AIV task (mode 7): the
+//     cluster calls outside a cluster task.
 //   orch_cluster_fan [IN x, OUT y, INOUT c (int32, >= 2), SCALAR n, SCALAR ms]: one slow
 //     cluster task (mode 4), then n overlap_probe tasks (ms each, c passed NODEP) ordered
 //     after it by add_dependency alone: c[1] = the most of them that ran at once.
@@ -58,6 +60,15 @@ extern "C" int orch_cluster_then(const ChipStorageTaskArgs* args, const SimplerO
   return Task(api, 1, SIMPLER_CORE_AIV)
       .inout(test_orch::element_view(args->tensors[1], 0))
       .scalar(0)
+      .submit(&r);
+}
+
+extern "C" int orch_cluster_outside(const ChipStorageTaskArgs* args, const SimplerOrchApi* api) {
+  SimplerTaskResult r;
+  return Task(api, 0, SIMPLER_CORE_AIV)
+      .in(args->tensors[0])
+      .out(args->tensors[1])
+      .scalar(7)
       .submit(&r);
 }
 
