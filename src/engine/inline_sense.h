@@ -39,7 +39,7 @@ class InlineSense {
   // Runs one block through `run_block` (returns whether it ran one), sampling the block
   // time every 8..32 blocks. A sample reads the clock once, before its block: when the
   // span since the previous read is under kStreakSpanNs (everything this thread did
-  // meanwhile included) and covers at most kStreakMaxBlocks blocks that ran, no block of
+  // meanwhile included) and covers 8..kStreakMaxBlocks blocks that ran, no block of
   // it reached kSharedBlockNs, and their average is the sample (under kTakeBackBlockNs,
   // as the median of timed short blocks is); the next span is sized to stay well under
   // the bound. Otherwise (the first sample, longer blocks, a slow orchestration, a
@@ -56,7 +56,7 @@ class InlineSense {
     const int64_t start = now();
     const int64_t span = start - last_read_;
     const uint32_t blocks = ran_ - last_ran_;
-    if (blocks != 0 && blocks <= kStreakMaxBlocks && span >= 0 && span < kStreakSpanNs) {
+    if (blocks >= kSampleEvery && blocks <= kStreakMaxBlocks && span >= 0 && span < kStreakSpanNs) {
       const int64_t average = span / blocks;
       record(average);
       last_read_ = start;
@@ -69,7 +69,7 @@ class InlineSense {
       ran_ += ran ? 1 : 0;
       return ran;
     }
-    streak_left_ = kSampleEvery;
+    streak_left_ = kSampleEvery + 1;  // the next span: 8 blocks after this one
     const bool ran = run_block();
     last_read_ = now();  // the next span starts after this block
     last_ran_ = ran_;
@@ -130,7 +130,8 @@ class InlineSense {
  private:
   static constexpr uint32_t kSampleEvery = 8;
   // A span's bound: under kSharedBlockNs, so a block that long never hides in an accepted
-  // span; the average over it bounds its blocks' average from above.
+  // span; over at least kSampleEvery blocks its average (< 1500 / 8) stays under
+  // kTakeBackBlockNs, so this thread's other work in it never reads as block time.
   static constexpr int64_t kStreakSpanNs = 1'500;
   static constexpr uint32_t kStreakMaxBlocks = 32;
 

@@ -189,6 +189,22 @@ TEST(InlineSenseTest, ASpanHoldingALongBlockIsNotASample) {
   EXPECT_FALSE(sense.shared_blocks());  // one long block does not flip the policy
 }
 
+// A span of few blocks that ran (the thread mostly submitted, or found no idle core) is
+// not a sample: its average would count this thread's other work as block time and read
+// short blocks as >= kTakeBackBlockNs (no take-back of a split chain). Their blocks are
+// timed instead.
+TEST(InlineSenseTest, ASpanOfFewBlocksThatRanIsNotASample) {
+  InlineSense sense;
+  int call = 0;
+  for (int i = 0; i < 256; ++i) {
+    const int64_t until = support::steady_now_ns() + 100;  // other work between blocks
+    while (support::steady_now_ns() < until) {
+    }
+    sense.run([&] { return call++ % 4 == 0; });  // one block in 4 calls runs
+  }
+  EXPECT_LT(sense.block_ns(), kTakeBackBlockNs);
+}
+
 // Tests that must not depend on the machine's load hold the estimate.
 TEST(InlineSenseTest, AHeldEstimateIgnoresSamples) {
   InlineSense sense;
