@@ -22,6 +22,14 @@ namespace simpler::rt {
 [[gnu::always_inline]] inline void run_block(ChipState& chip, TaskSlot& task, uint32_t block_idx,
                                              uint32_t core_type, uint32_t core_id, uint32_t lane,
                                              const SimplerClusterOps* cluster = nullptr);
+// run_block with the kernel's argument vector already built at `argv + 1` (argv[0] is
+// set to the block's context): the immediate run builds it in place, no second copy. The
+// kernel may write to it, so the caller builds it again for every block.
+[[gnu::always_inline]] inline void run_block_in_place(ChipState& chip, TaskSlot& task,
+                                                      uint32_t block_idx, uint32_t core_type,
+                                                      uint32_t core_id, uint32_t lane,
+                                                      int64_t* argv,
+                                                      const SimplerClusterOps* cluster = nullptr);
 
 // run_block's report after a caught signal (`returned` false: poisons the engine) or a
 // fault code the kernel set: fails the run with SIMPLER_CHIP_ERR_KERNEL_FAULT (cold).
@@ -54,6 +62,16 @@ uint32_t claim_block(ChipState& chip, TaskSlot& task);
 
 inline void run_block(ChipState& chip, TaskSlot& task, uint32_t block_idx, uint32_t core_type,
                       uint32_t core_id, uint32_t lane, const SimplerClusterOps* cluster) {
+  int64_t argv[1 + CHIP_MAX_SIGNATURE];  // argv[0] = &context, the kernel sees argv + 1
+  // A plain loop: a task has a handful of arguments, fewer than a memcpy call costs.
+  const int64_t* const args = task.args;
+  for (uint32_t i = 0, n = task.arg_count; i < n; ++i) argv[1 + i] = args[i];
+  run_block_in_place(chip, task, block_idx, core_type, core_id, lane, argv, cluster);
+}
+
+inline void run_block_in_place(ChipState& chip, TaskSlot& task, uint32_t block_idx,
+                               uint32_t core_type, uint32_t core_id, uint32_t lane, int64_t* argv,
+                               const SimplerClusterOps* cluster) {
   // After an error the remaining tasks of that run are skipped (other runs go on).
   if (task.run->status.failed()) return;
   int32_t fault = 0;
@@ -64,11 +82,7 @@ inline void run_block(ChipState& chip, TaskSlot& task, uint32_t block_idx, uint3
   context.core_id = core_id;
   context.fault = &fault;
   context.cluster = cluster;
-  int64_t argv[1 + CHIP_MAX_SIGNATURE];  // argv[0] = &context, the kernel sees argv + 1
   argv[0] = static_cast<int64_t>(reinterpret_cast<intptr_t>(&context));
-  // A plain loop: a task has a handful of arguments, fewer than a memcpy call costs.
-  const int64_t* const args = task.args;
-  for (uint32_t i = 0, n = task.arg_count; i < n; ++i) argv[1 + i] = args[i];
   RunObserver* observer = chip.observer.load(std::memory_order_relaxed);
   const bool tracked = chip.running.tracking.load(std::memory_order_relaxed);
   if (tracked)

@@ -46,12 +46,12 @@ bool Dispatcher::run_one(uint32_t type) {
 }
 
 bool Dispatcher::run_now(TaskSlot& task, bool keep) {
-  if (!run_alone(task, keep)) return false;
+  if (!run_alone_claiming(task, nullptr, keep)) return false;
   complete_task(chip_, task, orchestrating_, /*on_dispatcher=*/true);  // no block count
   return true;
 }
 
-bool Dispatcher::run_alone(TaskSlot& task, bool keep) {
+bool Dispatcher::run_alone_claiming(TaskSlot& task, int64_t* argv, bool keep) {
   const uint32_t type = task.core_type;
   uint32_t core = kept_[type];
   kept_[type] = kNoCore;
@@ -64,7 +64,11 @@ bool Dispatcher::run_alone(TaskSlot& task, bool keep) {
   }
   if (core == kNoCore && !claim_core(type, &core)) return false;
   task.next_block.store(1, std::memory_order_relaxed);  // its only block: taken
-  run_block(chip_, task, 0, type, core, lane_);
+  if (argv != nullptr) {
+    run_block_in_place(chip_, task, 0, type, core, lane_, argv);
+  } else {
+    run_block(chip_, task, 0, type, core, lane_);
+  }
   if (keep) {
     kept_[type] = core;
   } else {

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "block_runner.h"
 #include "chip_state.h"
 
 namespace simpler::rt {
@@ -40,14 +41,31 @@ class Dispatcher {
   // (kCoreBusyReserved) gets it at this lane's next run_now or let_go.
   bool run_now(TaskSlot& task, bool keep = false);
   // run_now without the completion: for a task that nobody else can see or wait for (the
-  // orchestrator's immediate run: no window slot, no fanout, no done_id).
-  bool run_alone(TaskSlot& task, bool keep);
+  // orchestrator's immediate run: no window slot, no fanout, no done_id). `argv`: the
+  // kernel's arguments at argv + 1, built for this block (run_block_in_place); task.args
+  // is not read. task.next_block is the caller's (nobody takes a block of such a task).
+  // Inline while the core this lane kept is still its own (a chain of immediate tasks):
+  // no claim, no frame; a claim (or a hand-over to a cluster reservation) out of line.
+  [[gnu::always_inline]] bool run_alone(TaskSlot& task, int64_t* argv, bool keep) {
+    const uint32_t type = task.core_type;
+    const uint32_t core = kept_[type];
+    if (!keep || core == kNoCore ||
+        chip_.core_claimed[type][core].load(std::memory_order_relaxed) != kCoreBusy) [[unlikely]] {
+      return run_alone_claiming(task, argv, keep);
+    }
+    run_block_in_place(chip_, task, 0, type, core, lane_, argv);
+    count_block();
+    return true;
+  }
   // Frees the cores run_now kept: before this lane waits, runs queued work, or leaves.
   void let_go();
   uint64_t blocks() const { return blocks_.load(std::memory_order_relaxed); }  // any thread
 
  private:
   bool run_one(uint32_t type);
+  // run_alone without a kept core of the type (or with one a reservation marked): claims one.
+  // `argv` null: run_block copies task.args (run_now).
+  [[gnu::noinline]] bool run_alone_claiming(TaskSlot& task, int64_t* argv, bool keep);
   bool claim_core(uint32_t type, uint32_t* id);
   void run_claimed(TaskSlot& task, uint32_t block, uint32_t type, uint32_t core);
   void count_block() {  // only this lane writes blocks_

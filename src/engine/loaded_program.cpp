@@ -37,6 +37,31 @@ bool same_bytes(std::span<const uint8_t> a, std::span<const uint8_t> b) {
 
 }  // namespace
 
+bool mode_fits(uint32_t mode, uint8_t direction) {
+  switch (direction) {
+    case CHIP_ARG_IN:
+      return mode == SIMPLER_TENSOR_IN || mode == SIMPLER_TENSOR_NODEP;
+    case CHIP_ARG_OUT:
+      return mode != SIMPLER_TENSOR_IN;
+    case CHIP_ARG_INOUT:
+      return mode == SIMPLER_TENSOR_INOUT || mode == SIMPLER_TENSOR_NODEP;
+    default:
+      return false;
+  }
+}
+
+void LoadedKernel::seal() {
+  out_alloc = false;
+  for (uint32_t i = 0; i < CHIP_MAX_TENSOR_ARGS; ++i) {
+    uint8_t bits = 0;
+    for (uint32_t mode = SIMPLER_TENSOR_IN; mode <= SIMPLER_TENSOR_NODEP; ++mode) {
+      if (i < tensor_count && mode_fits(mode, directions[i])) bits |= 1u << mode;
+    }
+    modes[i] = bits;
+    out_alloc = out_alloc || (bits & (1u << SIMPLER_TENSOR_OUT_ALLOC)) != 0;
+  }
+}
+
 LoadedProgram::LoadedProgram(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 LoadedProgram::~LoadedProgram() = default;
 
@@ -84,6 +109,7 @@ int LoadedProgram::load(const ChipCallableView& callable, std::unique_ptr<Loaded
       k.ranks[i] = static_cast<uint8_t>(specs[i].rank);
     }
     if (child.callable.core_type) k.core_type = static_cast<int32_t>(*child.callable.core_type);
+    k.seal();
   }
 
   std::string why;

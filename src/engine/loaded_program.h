@@ -25,7 +25,19 @@ struct LoadedKernel {
   std::array<uint8_t, CHIP_MAX_SIGNATURE> dtypes{};
   std::array<uint8_t, CHIP_MAX_SIGNATURE> ranks{};
   int32_t core_type = -1;
+
+  // Per-kernel constants of the submit path's quick check, derived from `directions` by
+  // seal() (the loader; a test that fills a kernel by hand calls it). Before seal() they
+  // send every task to the full checks (`modes` 0) and the OUT_ALLOC scan (`out_alloc`).
+  // Per tensor: the modes a task may pass there (bit m: mode_fits(m, direction)).
+  std::array<uint8_t, CHIP_MAX_TENSOR_ARGS> modes{};
+  bool out_alloc = true;  // some tensor may be OUT_ALLOC (an OUT direction)
+  void seal();
 };
+
+// May a task pass a tensor in `mode` (SimplerTensorMode) where the kernel signature says
+// `direction` (ChipArgDirection)?
+bool mode_fits(uint32_t mode, uint8_t direction);
 
 struct LoadedProgram::Impl {
   std::string func_name;

@@ -1,5 +1,6 @@
 // The SimplerOrchApi table and the orchestration services besides submit: scopes,
 // intermediate tensors, explicit dependencies, small value reads/writes, fatal, log.
+// (submit itself is inline in its entry here: submit_path.h.)
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -8,6 +9,7 @@
 #include "orchestrator.h"
 #include "simpler/abi/status.h"
 #include "simpler/log/log.h"
+#include "submit_path.h"
 #include "tensor_shape.h"
 
 namespace simpler::rt {

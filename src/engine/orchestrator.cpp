@@ -12,6 +12,7 @@
 #include "simpler/abi/status.h"
 #include "simpler/sim/sim_driver.h"
 #include "simpler/task/task_interface.h"
+#include "submit_path.h"
 #include "support/clock.h"
 #include "tensor_shape.h"
 
@@ -26,20 +27,6 @@ AccessKind access_kind(uint32_t mode) {
       return AccessKind::ReadWrite;
     default:
       return AccessKind::Write;  // OUT, OUT_ALLOC
-  }
-}
-
-// May a task pass a tensor in `mode` where the kernel signature says `direction`?
-bool mode_fits(uint32_t mode, uint8_t direction) {
-  switch (direction) {
-    case CHIP_ARG_IN:
-      return mode == SIMPLER_TENSOR_IN || mode == SIMPLER_TENSOR_NODEP;
-    case CHIP_ARG_OUT:
-      return mode != SIMPLER_TENSOR_IN;
-    case CHIP_ARG_INOUT:
-      return mode == SIMPLER_TENSOR_INOUT || mode == SIMPLER_TENSOR_NODEP;
-    default:
-      return false;
   }
 }
 
@@ -97,6 +84,8 @@ Orchestrator::Orchestrator(ChipState& chip, const OrchestratorSizes& sizes)
   blocks_.resize(sizes.heap_bytes / kHeapAlignment + 2);
   scopes_.reserve(kMaxScopeDepth);
   deps_.reserve(4 * CHIP_MAX_TENSOR_ARGS);
+  immediate_.block_num = 1;  // run_immediately sets the per-task fields only
+  immediate_.args = immediate_argv_ + 1;
 }
 
 RunTrack* Orchestrator::begin_run(const LoadedProgram::Impl& program, const RunOptions& options) {
@@ -342,39 +331,7 @@ int Orchestrator::fail(int32_t code, const std::string& message) {
 
 // ---- submit ----------------------------------------------------------------------------
 
-// The common case of check_task in one pass, building no message: true only when every
-// check of check_task passes (each condition below is one of them). A cluster task, and
-// a view this run has not checked yet, go to check_task.
-// Inlined into validate_task (one frame less per task); task_quick_ok is the same body
-// out of line (tests).
-[[gnu::always_inline]] inline bool Orchestrator::quick_ok_inline(const SimplerTaskDesc* d) {
-  if (d == nullptr || d->func_id < 0 || d->func_id > CHIP_MAX_FUNC_ID) return false;
-  const LoadedKernel& k = program_->kernels[d->func_id];
-  if (k.entry == nullptr || d->core_type > SIMPLER_CORE_AIV || d->block_num < 1 ||
-      d->block_num > kMaxBlockNum || d->tensor_count > CHIP_MAX_TENSOR_ARGS ||
-      d->scalar_count > CHIP_MAX_SCALAR_ARGS ||
-      (k.core_type >= 0 && static_cast<uint32_t>(k.core_type) != d->core_type) ||
-      d->tensor_count != k.tensor_count || d->scalar_count != k.scalar_count) {
-    return false;
-  }
-  for (uint32_t i = 0; i < d->tensor_count; ++i) {
-    const SimplerTaskTensor& a = d->tensors[i];
-    if (a.mode > SIMPLER_TENSOR_NODEP || !mode_fits(a.mode, k.directions[i]) ||
-        (k.dtypes[i] != LoadedKernel::kAnyDtype && a.tensor.dtype != k.dtypes[i]) ||
-        (k.ranks[i] != 0 && a.tensor.ndims != k.ranks[i]) ||
-        (a.mode == SIMPLER_TENSOR_OUT_ALLOC ? !out_alloc_shape_ok(a.tensor)
-                                            : !views_.hit(a.tensor, d->func_id, i))) {
-      return false;
-    }
-  }
-  return true;
-}
-
 bool Orchestrator::task_quick_ok(const SimplerTaskDesc* d) { return quick_ok_inline(d); }
-
-bool Orchestrator::validate_task(const SimplerTaskDesc* d) {
-  return quick_ok_inline(d) || check_task(d);
-}
 
 bool Orchestrator::check_task(const SimplerTaskDesc* d) {
   if (d == nullptr) return fail(SIMPLER_CHIP_ERR_INVALID_ARGS, "submit: desc is null"), false;
@@ -481,14 +438,6 @@ bool Orchestrator::keep_view(const ChipTensor& t, uint32_t key) {
   if (r == nullptr) return false;
   views_.add(t, key, r->begin, r->end);
   return true;
-}
-
-int Orchestrator::submit(const SimplerTaskDesc* desc, SimplerTaskResult* result) {
-  if (int code = status()) return code;
-  bump_progress();
-  if (!validate_task(desc)) return status();
-  if (immediate_possible() && run_immediately(desc, result)) return SIMPLER_OK;
-  return submit_queued(desc, result);
 }
 
 int Orchestrator::submit_queued(const SimplerTaskDesc* desc, SimplerTaskResult* result) {

@@ -100,7 +100,7 @@ class Orchestrator {
   int64_t orchestration_start_ns() const { return orchestration_start_ns_; }  // steady clock
 
   // ---- SimplerOrchApi (orch_api.cpp wires the C table to these) ----
-  int submit(const SimplerTaskDesc* desc, SimplerTaskResult* result);
+  int submit(const SimplerTaskDesc* desc, SimplerTaskResult* result);  // submit_path.h: inline
   int scope_begin();
   int scope_end();
   int alloc_tensor(uint32_t ndims, const int64_t* shapes, uint32_t dtype, ChipTensor* out);
@@ -126,12 +126,13 @@ class Orchestrator {
   };
   static constexpr uint64_t kOpen = ~uint64_t{0};
 
-  // Every check of a submitted task; false: the run failed with a typed message. Defined
-  // in orchestrator.cpp with task_quick_ok's body inlined (submit's only frame).
+  // Every check of a submitted task; false: the run failed with a typed message. Inline
+  // in submit with task_quick_ok's body (submit is the only frame an immediate task sets up).
   bool validate_task(const SimplerTaskDesc* desc);
   bool task_quick_ok(const SimplerTaskDesc* desc);    // the common case, no message
   bool quick_ok_inline(const SimplerTaskDesc* desc);  // task_quick_ok's body
-  bool check_task(const SimplerTaskDesc* desc);       // all checks, naming what is wrong
+  // All checks, naming what is wrong (out of line: the submit path inlines the rest).
+  [[gnu::noinline]] bool check_task(const SimplerTaskDesc* desc);
   // `t` passes the quick checks (device_tensor_quick_ok, a known allocation): kept in
   // views_ under `key` (ViewCache::key) for the next task; false: the slow path.
   bool keep_view(const ChipTensor& t, uint32_t key);
@@ -226,7 +227,7 @@ class Orchestrator {
   bool immediate_mode_ = false;   // this run may take the immediate path (set by begin_run)
   TaskSlot immediate_;            // the task run_immediately runs (never in the window)
   ChipTensor immediate_tensors_[CHIP_MAX_TENSOR_ARGS];  // its descriptors: the kernel's copy
-  int64_t immediate_argv_[CHIP_MAX_SIGNATURE];
+  int64_t immediate_argv_[1 + CHIP_MAX_SIGNATURE];      // [0]: the block's context, then its args
   uint64_t last_wake_head_ = 0;  // head_ when a submit last woke a parked scheduler
   int64_t called_ns_ = 0;        // when call_scheduler last woke one
 

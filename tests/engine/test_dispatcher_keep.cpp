@@ -13,8 +13,12 @@ namespace simpler::rt::testing {
 namespace {
 
 thread_local uint32_t t_core_of_last_block = ~0u;
+thread_local const int64_t* t_args_of_last_block = nullptr;
 
-void record_core(int64_t* args) { t_core_of_last_block = simpler_kernel_context(args)->core_id; }
+void record_core(int64_t* args) {
+  t_core_of_last_block = simpler_kernel_context(args)->core_id;
+  t_args_of_last_block = args;
+}
 
 class DispatcherKeepTest : public ::testing::Test {
  protected:
@@ -84,6 +88,42 @@ TEST_F(DispatcherKeepTest, AReservedKeptCoreIsHandedOverAtTheNextDirectRun) {
   lane.let_go();
   EXPECT_EQ(word(t_core_of_last_block), kCoreFree);
   EXPECT_EQ(word(kept), kCoreHeld);  // the reservation's now, not the lane's
+}
+
+// run_alone (the immediate run) takes the kept core inline, without a claim: the same core,
+// still busy, and the argument vector the caller built (argv + 1) is what the kernel gets.
+TEST_F(DispatcherKeepTest, RunAloneRunsOnTheKeptCoreWithTheCallersArguments) {
+  Dispatcher lane(chip_, 0, {0, 1});
+  int64_t argv[2] = {0, 0};
+  ASSERT_TRUE(lane.run_alone(task(1), argv, /*keep=*/true));
+  const uint32_t core = t_core_of_last_block;
+  EXPECT_EQ(word(core), kCoreBusy);
+  EXPECT_EQ(t_args_of_last_block, argv + 1) << "the kernel must get the caller's vector";
+  ASSERT_TRUE(lane.run_alone(task(2), argv, /*keep=*/true));
+  EXPECT_EQ(t_core_of_last_block, core);
+  EXPECT_EQ(slots_[2].done_id.load(), 0u) << "run_alone completes nothing";
+  ASSERT_TRUE(lane.run_alone(task(3), argv, /*keep=*/false));
+  EXPECT_EQ(t_core_of_last_block, core);
+  EXPECT_EQ(word(core), kCoreFree) << "without keep the core is freed after the block";
+}
+
+// The same hand-over as run_now's when a reservation marked the kept core: the inline path
+// must not run on it.
+TEST_F(DispatcherKeepTest, RunAloneHandsAReservedKeptCoreOver) {
+  Dispatcher lane(chip_, 0, {0, 1});
+  int64_t argv[2] = {0, 0};
+  ASSERT_TRUE(lane.run_alone(task(1), argv, /*keep=*/true));
+  const uint32_t kept = t_core_of_last_block;
+  uint32_t busy = kCoreBusy;
+  ASSERT_TRUE(
+      chip_.core_claimed[SIMPLER_CORE_AIV][kept].compare_exchange_strong(busy, kCoreBusyReserved));
+  chip_.clusters.missing.store(2);  // another core still missing: nothing starts here
+  ASSERT_TRUE(lane.run_alone(task(2), argv, /*keep=*/true));
+  EXPECT_NE(t_core_of_last_block, kept);
+  EXPECT_EQ(word(kept), kCoreHeld);
+  EXPECT_EQ(chip_.clusters.missing.load(), 1);
+  lane.let_go();
+  EXPECT_EQ(word(t_core_of_last_block), kCoreFree);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,8 +20,9 @@ namespace simpler::rt {
 
 namespace {
 
-constexpr int32_t kAdd = 1;    // INOUT x: x[0] += 1
-constexpr int32_t kCrash = 2;  // INOUT x: null dereference
+constexpr int32_t kAdd = 1;       // INOUT x: x[0] += 1
+constexpr int32_t kCrash = 2;     // INOUT x: null dereference
+constexpr int32_t kScribble = 3;  // INOUT x: x[0] += 1, then overwrites its argv and descriptor
 constexpr uint64_t kWindow = 16;
 
 // What the kernels saw; the orchestration's script (set per test).
@@ -31,6 +33,7 @@ std::vector<float> g_seen;  // x[0] as each kAdd block found it
 std::vector<int> g_runs_after_submit;
 std::vector<int> g_submit_rc;
 int g_add_dependency_rc = -1;
+bool g_caller_desc_kept = false;  // kScribbleThenChain: the caller's descriptor after the submit
 ChipTensor g_x{};
 enum class Script {
   kChain,
@@ -39,7 +42,8 @@ enum class Script {
   kInScope,
   kCrashThenSubmit,
   kDependencyOnLatest,
-  kDependencyOnOlder
+  kDependencyOnOlder,
+  kScribbleThenChain
 };
 Script g_script = Script::kChain;
 
@@ -53,6 +57,17 @@ void add_kernel(int64_t* args) {
   ++g_runs;
   g_seen.push_back(data(*t)[0]);
   data(*t)[0] += 1.0f;
+}
+
+// What a kernel may do to what it was given: its argument vector (the context slot before
+// it too) and its descriptor are its own copies; the next task must not see any of it.
+void scribble_kernel(int64_t* args) {
+  add_kernel(args);
+  auto* t = reinterpret_cast<ChipTensor*>(static_cast<intptr_t>(args[0]));
+  t->buffer.addr = 0;
+  t->shapes[0] = -1;
+  args[-1] = 0;
+  args[0] = 0;
 }
 
 int* volatile g_null = nullptr;
@@ -111,6 +126,17 @@ int orchestration(const ChipStorageTaskArgs* /*args*/, const SimplerOrchApi* api
       g_add_dependency_rc = api->add_dependency(api->rt, first, second);
       return 0;
     }
+    case Script::kScribbleThenChain: {
+      SimplerTaskDesc d = testing::inout_task(kScribble, g_x, 1);
+      const SimplerTaskDesc before = d;
+      SimplerTaskResult r{};
+      g_submit_rc.push_back(api->submit(api->rt, &d, &r));
+      g_runs_after_submit.push_back(g_runs);
+      g_caller_desc_kept = std::memcmp(&before, &d, sizeof d) == 0;
+      submit(api, kAdd);
+      submit(api, kAdd);
+      return 0;
+    }
     case Script::kDependencyOnOlder: {  // the second is no longer the latest task
       uint64_t first = 0;
       uint64_t second = 0;
@@ -133,12 +159,14 @@ class OrchestratorImmediateRun : public testing::DirectOrchestratorTest {
     orch_->inline_sense_.hold(0);  // short blocks, however long a preempted sample looks
     add_inout_kernel(kAdd, add_kernel);
     add_inout_kernel(kCrash, crash_kernel);
+    add_inout_kernel(kScribble, scribble_kernel);
     program_.func_name = "immediate_test";
     program_.orchestration = orchestration;
     g_immediate_copy = &orch_->immediate_tensors_[0];
     g_x = x_->tensor({16});
     g_runs = g_immediate_runs = 0;
     g_add_dependency_rc = -1;
+    g_caller_desc_kept = false;
     g_seen.clear();
     g_runs_after_submit.clear();
     g_submit_rc.clear();
@@ -215,6 +243,19 @@ TEST_F(OrchestratorImmediateRun, AFaultInAnImmediateTaskIsNamedAndSticky) {
   EXPECT_EQ(g_submit_rc[2], SIMPLER_CHIP_ERR_KERNEL_FAULT) << "the failure must be sticky";
   EXPECT_EQ(g_runs, 2) << "nothing runs after the fault";
   EXPECT_TRUE(chip_.poisoned.load());
+}
+
+// The immediate run builds the kernel's argument vector in place (no second copy): it must
+// build it again for every task, and the descriptors are the kernel's own copies. Fails when
+// the vector or the descriptor copy is reused as the previous kernel left it (the next
+// kernel would read a null descriptor), or when the kernel gets the caller's descriptor.
+TEST_F(OrchestratorImmediateRun, WhatAKernelWritesToItsArgumentsNeverReachesTheNextTask) {
+  ASSERT_EQ(run(Script::kScribbleThenChain), SIMPLER_OK);
+  EXPECT_EQ(g_immediate_runs, 3);
+  ASSERT_EQ(g_seen.size(), 3u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(g_seen[i], static_cast<float>(i));
+  EXPECT_EQ(x0(), 3.0f);
+  EXPECT_TRUE(g_caller_desc_kept) << "the kernel's writes reached the caller's descriptor";
 }
 
 TEST_F(OrchestratorImmediateRun, AddDependencyOnTheLatestImmediateTaskHolds) {

@@ -60,6 +60,7 @@ class DirectOrchestratorTest : public EngineTest {
     k.tensor_count = 1;
     k.directions[0] = CHIP_ARG_INOUT;
     k.dtypes[0] = LoadedKernel::kAnyDtype;
+    k.seal();
     program_.func_ids.push_back(func);
   }
 

@@ -52,6 +52,7 @@ LoadedKernel random_kernel(std::mt19937_64& rng) {
     k.ranks[i] = static_cast<uint8_t>(rng() % 3);  // 0: any
   }
   k.core_type = static_cast<int32_t>(rng() % 3) - 1;  // -1: not recorded
+  k.seal();
   return k;
 }
 
@@ -181,6 +182,34 @@ TEST_F(ValidateTaskTest, TheQuickPathNeverAcceptsWhatTheFullChecksRefuse) {
   }
   EXPECT_GT(quick_accepted, 5000u);  // the quick path does take the common case
   EXPECT_GT(refused, 5000u);
+}
+
+// The per-kernel constants the quick path and the immediate run read instead of the
+// signature: exactly mode_fits per tensor, nothing past the kernel's tensors, and
+// out_alloc (the immediate run scans for OUT_ALLOC only then) iff a tensor is OUT.
+TEST(LoadedKernelSeal, ModesAndOutAllocFollowTheSignature) {
+  const uint8_t directions[] = {CHIP_ARG_IN, CHIP_ARG_OUT, CHIP_ARG_INOUT};
+  for (uint32_t count = 0; count <= 3; ++count) {
+    for (uint32_t pick = 0; pick < 27; ++pick) {
+      LoadedKernel k;
+      k.tensor_count = count;
+      bool has_out = false;
+      for (uint32_t i = 0, p = pick; i < count; ++i, p /= 3) {
+        k.directions[i] = directions[p % 3];
+        has_out = has_out || k.directions[i] == CHIP_ARG_OUT;
+      }
+      EXPECT_TRUE(k.out_alloc) << "before seal: the scan must run";
+      k.seal();
+      EXPECT_EQ(k.out_alloc, has_out) << count << " tensors, pick " << pick;
+      for (uint32_t i = 0; i < CHIP_MAX_TENSOR_ARGS; ++i) {
+        for (uint32_t mode = 0; mode < 8; ++mode) {
+          const bool fits =
+              i < count && mode <= SIMPLER_TENSOR_NODEP && mode_fits(mode, k.directions[i]);
+          EXPECT_EQ(((k.modes[i] >> mode) & 1u) != 0, fits) << "tensor " << i << " mode " << mode;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace simpler::rt
