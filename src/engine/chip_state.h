@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include "cluster_buffers.h"
 #include "cluster_crew.h"
 #include "cluster_sync.h"
 #include "observer.h"
@@ -53,9 +54,9 @@ struct ClusterPool {
   TaskSlot* task = nullptr;
   std::unique_ptr<uint32_t[]> chosen;
   std::atomic<int32_t> missing{0};
-  std::atomic<uint64_t> completed{0};   // cluster tasks finished (watchdog progress)
-  std::unique_ptr<ClusterSync[]> sync;  // per cluster: one cluster task at a time
-  std::unique_ptr<uint8_t[]> buffers;   // per cluster SIMPLER_CLUSTER_BUFFER_BYTES, lazily
+  std::atomic<uint64_t> completed{0};       // cluster tasks finished (watchdog progress)
+  std::unique_ptr<ClusterSync[]> sync;      // per cluster: one cluster task at a time
+  std::unique_ptr<ClusterBuffers> buffers;  // created lazily
   std::mutex buffers_mutex;
   std::unique_ptr<ClusterCrew> crew;
 

@@ -55,12 +55,9 @@ void choose_clusters(ChipState& chip, uint32_t count, uint32_t* chosen) {
   for (uint32_t i = 0; i < count; ++i) chosen[i] = busy[i].second;
 }
 
-uint8_t* cluster_buffers(ClusterPool& pool) {
+const ClusterBuffers* cluster_buffers(ClusterPool& pool) {
   std::lock_guard<std::mutex> lock(pool.buffers_mutex);
-  if (!pool.buffers) {
-    pool.buffers.reset(new (
-        std::nothrow) uint8_t[static_cast<size_t>(pool.clusters) * SIMPLER_CLUSTER_BUFFER_BYTES]);
-  }
+  if (!pool.buffers) pool.buffers = ClusterBuffers::create(pool.clusters);
   return pool.buffers.get();
 }
 
@@ -131,7 +128,7 @@ void start_reserved(ChipState& chip, const uint32_t* here, bool orchestrating) {
   pool.reserving.store(false, std::memory_order_release);
   if (!chip.ready[SIMPLER_CORE_MIX].looks_empty()) chip.wake_schedulers(1);
 
-  uint8_t* buffers = cluster_buffers(pool);
+  const ClusterBuffers* buffers = cluster_buffers(pool);
   if (buffers == nullptr) {
     chip.fail(*task.run, SIMPLER_CHIP_ERR_KERNEL_FAULT,
               "cannot allocate the cluster buffers for " + task_name(task.id - task.run->first_id) +
@@ -150,8 +147,7 @@ void start_reserved(ChipState& chip, const uint32_t* here, bool orchestrating) {
     const uint32_t cluster = clusters[block];
     ClusterSync& sync = chip.clusters.sync[cluster];
     if (buffers != nullptr) {
-      const SimplerClusterOps ops = sync.ops_for(
-          within, buffers + static_cast<size_t>(cluster) * SIMPLER_CLUSTER_BUFFER_BYTES);
+      const SimplerClusterOps ops = sync.ops_for(within, buffers->at(cluster));
       const uint32_t type = within == 0 ? SIMPLER_CORE_AIC : SIMPLER_CORE_AIV;
       const uint32_t core =
           within == 0 ? cluster : SIMPLER_CLUSTER_AIV_CORES * cluster + within - 1;

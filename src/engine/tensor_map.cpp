@@ -23,7 +23,9 @@ inline void prefetch(const void* p) {
   __builtin_prefetch(p);
 #endif
 }
-constexpr size_t kMaxCapacity = UINT32_MAX - 1;  // entry numbers are 32-bit, kNil excluded
+// Entry numbers are 32-bit (kNil excluded), four to a task line, and a task's lines hold
+// at most twice its live entries (a chained line holds one, its first line may be empty).
+constexpr size_t kMaxCapacity = (size_t{1} << 29) - 1;
 constexpr size_t kInitialReserve = 1024;
 
 // Which columns of a row-pitched layout a view touches: every touched byte b (from the
@@ -77,18 +79,32 @@ struct ScanRecord {
 };
 static_assert(sizeof(ScanRecord) == 48);
 
-// The rest of an entry: where its ScanRecord sits (or, in a grid buffer, its tile), and
-// its place on its task's list (walked by retire).
-struct Entry {
-  uint32_t lane;  // Lane number; Tile number when on_tile
-  uint32_t slot;  // index in that lane's readers or writers array (per ScanRecord.write);
-                  // on a tile, a reader's next reader
-  uint32_t task_rec;
-  uint32_t task_prev;
-  uint32_t task_next;  // also the free-list link of a free entry
-  uint32_t tile_prev;  // on a tile, a reader's previous reader
-  bool write;          // which of the lane's arrays holds the ScanRecord; a tile's writer
-  bool on_tile;
+// A task's entries sit in its record's cache line, four to a line (TaskLine): filing an
+// access, dropping a hidden one and retiring the task touch that one line, and a dropped
+// reader's task id is beside it. Entry n is slot n % 4 of line n / 4; a task with more than
+// four live entries chains further lines (ChainLinks). What an entry holds: where its
+// ScanRecord sits (or, in a grid buffer, its tile and its place on the tile's readers).
+struct alignas(64) TaskLine {
+  uint64_t task;
+  uint32_t next;          // the task's next line, or kNil; the free-list link of a free line
+  uint32_t flags;         // kLive << i: entry i holds an access; kWrite << i: it is a write
+                          // (which of the lane's arrays holds the ScanRecord; a tile's writer);
+                          // kOnTile << i: on a tile. kChained: see ChainLinks.
+  uint32_t lane[4];       // Lane number; Tile number when on_tile
+  uint32_t slot[4];       // index in that lane's readers or writers array; on a tile, a
+                          // reader's next reader
+  uint32_t tile_prev[4];  // on a tile, a reader's previous reader
+};
+static_assert(sizeof(TaskLine) == 64);
+constexpr uint32_t kLive = 1, kWrite = 1u << 8, kOnTile = 1u << 16, kChained = 1u << 24;
+constexpr uint32_t kLiveBits = 0xF;  // a full line
+// The bits of entry i, all clear while it is free (a drop clears them).
+constexpr uint32_t kEntryBits = kLive | kWrite | kOnTile;
+
+// The lines of a task with more than four entries, by line (only a chained line's is set).
+struct ChainLinks {
+  uint32_t first;  // the task's first line, the one the task index names
+  uint32_t prev;   // in the first line: the task's last line (where entries are added)
 };
 
 // A growable array of scan records in 16 bytes (a std::vector takes 24), so that a Lane
@@ -290,11 +306,6 @@ bool grid_shape(const ViewGeometry& g) {
   return g.dense || (g.boxed && g.radix_fit && g.coords_valid);
 }
 
-struct TaskRecord {
-  uint64_t task;
-  uint32_t head;  // entry list; also the free-list link of a free record
-};
-
 }  // namespace
 
 struct TensorMap::Impl {
@@ -305,7 +316,7 @@ struct TensorMap::Impl {
                                   " exceeds the maximum of " + std::to_string(kMaxCapacity) +
                                   " entries; use a smaller tensormap_capacity");
     const size_t reserve = cap < kInitialReserve ? cap : kInitialReserve;
-    entries.reserve(reserve);
+    lines.reserve(reserve);
     covered.reserve(64);
   }
 
@@ -314,9 +325,10 @@ struct TensorMap::Impl {
   bool grids_enabled;
   size_t room = capacity;  // capacity - live entries: one load and test per access
 
-  std::vector<Entry> entries;
+  std::vector<TaskLine> lines;     // the tasks' records and entries (entry n in line n / 4)
+  std::vector<ChainLinks> chains;  // by line; set for the lines of chained tasks
+  uint32_t free_line = kNil;
   std::vector<ViewGeometry> geometry;  // by entry number; written for non-dense views only
-  uint32_t free_entry = kNil;
 
   std::vector<Lane> lanes;
   uint32_t free_lane = kNil;
@@ -341,10 +353,8 @@ struct TensorMap::Impl {
   std::vector<Move> moves;
   ViewGeometry tile_scratch;
 
-  std::vector<TaskRecord> tasks;
-  uint32_t free_task = kNil;
-  TaskIndex task_index;  // task id -> TaskRecord
-  uint32_t recent_task_rec = kNil;
+  TaskIndex task_index;  // task id -> its first TaskLine
+  uint32_t recent_line = kNil;
 
   // Scratch of access(): the new view, a dense entry's rebuilt box form, and the entries
   // the new write hides.
@@ -431,60 +441,117 @@ struct TensorMap::Impl {
     }
   }
 
+  // An entry's fields (see TaskLine).
+  uint32_t& lane_of(uint32_t n) { return lines[n >> 2].lane[n & 3]; }
+  uint32_t& slot_of(uint32_t n) { return lines[n >> 2].slot[n & 3]; }
+  uint32_t& prev_of(uint32_t n) { return lines[n >> 2].tile_prev[n & 3]; }
+  bool is_write(uint32_t n) const { return (lines[n >> 2].flags & (kWrite << (n & 3))) != 0; }
+  bool is_on_tile(uint32_t n) const { return (lines[n >> 2].flags & (kOnTile << (n & 3))) != 0; }
+  uint64_t task_of(uint32_t n) const { return lines[n >> 2].task; }
+
+  // The first line of `task`, found or filed.
   inline __attribute__((always_inline)) uint32_t task_record(uint64_t task) {
-    // A task's accesses arrive one after another: remember the last record (forgotten when
-    // it is released, so it is still `task`'s while its id matches).
-    if (recent_task_rec != kNil && tasks[recent_task_rec].task == task) return recent_task_rec;
-    // A new task (its slot free, nothing overflowed) and a free record: no probe, no
-    // allocation. (Mostly: tasks retire in order and their records are reused.)
-    const uint32_t fresh = free_task;
+    // A task's accesses arrive one after another: remember the last one's line (forgotten
+    // when it is released, so it is still `task`'s while its id matches).
+    if (recent_line != kNil && lines[recent_line].task == task) return recent_line;
+    // A new task (its slot free, nothing overflowed) and a free line: no probe, no
+    // allocation. (Mostly: tasks retire in order and their lines are reused, the last
+    // freed first, while it is still in the cache.)
+    const uint32_t fresh = free_line;
     if (fresh != kNil && task_index.try_insert_direct(task, fresh)) {
-      free_task = tasks[fresh].head;
-      tasks[fresh] = TaskRecord{task, kNil};
-      return recent_task_rec = fresh;
+      free_line = lines[fresh].next;
+      start_line(fresh, task);
+      return recent_line = fresh;
     }
     return file_task(task);
   }
 
+  void start_line(uint32_t l, uint64_t task) {
+    TaskLine& line = lines[l];
+    line.task = task;
+    line.next = kNil;
+    line.flags = 0;
+  }
+
   // The record of `task`, found or filed (one probe).
   __attribute__((noinline)) uint32_t file_task(uint64_t task) {
-    const bool reuse = free_task != kNil;
-    if (!reuse) tasks.emplace_back();
-    const uint32_t fresh = reuse ? free_task : static_cast<uint32_t>(tasks.size() - 1);
-    uint32_t rec;
-    try {
-      rec = task_index.find_or_insert(task, fresh);
-    } catch (...) {
-      if (!reuse) tasks.pop_back();
-      throw;
-    }
-    if (rec != FlatIndex::kNone) {
-      if (!reuse) tasks.pop_back();
-      return recent_task_rec = rec;
-    }
-    if (reuse) free_task = tasks[fresh].head;
-    tasks[fresh] = TaskRecord{task, kNil};
-    return recent_task_rec = fresh;
+    reserve_line();
+    const uint32_t fresh = free_line;
+    const uint32_t rec = task_index.find_or_insert(task, fresh);
+    if (rec != FlatIndex::kNone) return recent_line = rec;
+    free_line = lines[fresh].next;
+    start_line(fresh, task);
+    return recent_line = fresh;
   }
 
-  void release_task(uint32_t rec) {
-    if (rec == recent_task_rec) recent_task_rec = kNil;
-    task_index.erase(tasks[rec].task);
-    tasks[rec].head = free_task;
-    free_task = rec;
+  // A free line on the free list; may throw, changing nothing.
+  void reserve_line() {
+    if (free_line != kNil) return;
+    lines.emplace_back();
+    lines.back().next = kNil;
+    free_line = static_cast<uint32_t>(lines.size() - 1);
   }
 
-  // Grows the side arrays first, so that a throw leaves the entry pool untouched.
-  inline __attribute__((always_inline)) uint32_t take_entry(bool needs_geometry) {
-    const uint32_t n = free_entry != kNil ? free_entry : static_cast<uint32_t>(entries.size());
-    if (needs_geometry && geometry.size() <= n) geometry.resize(n + 1);
-    if (n == free_entry) {
-      free_entry = entries[n].task_next;
+  // Frees the task's lines, its first line first (the next task takes it).
+  inline __attribute__((always_inline)) void release_task(uint32_t first) {
+    if (first == recent_line) recent_line = kNil;
+    task_index.erase(lines[first].task);
+    uint32_t last = first;
+    if ((lines[first].flags & kChained) != 0)
+      while (lines[last].next != kNil) last = lines[last].next;
+    lines[last].next = free_line;
+    free_line = first;
+  }
+
+  // A new entry of the task at line `first`, live with its kind, lane (or tile) and slot
+  // (or next reader), on the task's last line (a new line when that is full). May throw
+  // std::bad_alloc before changing anything but the task's lines (a new empty one is harmless); the
+  // caller fills in the fields without allocating.
+  template <bool kTile>
+  inline __attribute__((always_inline)) uint32_t file_entry(uint32_t first, bool write,
+                                                            bool needs_geometry, uint32_t lane,
+                                                            uint32_t slot) {
+    uint32_t l = first;
+    uint32_t flags = lines[first].flags;
+    if (__builtin_expect((flags & kChained) != 0 || (flags & kLiveBits) == kLiveBits, 0)) {
+      l = line_with_room(first);
+      flags = lines[l].flags;
+    }
+    if (needs_geometry && geometry.size() < 4 * lines.size()) geometry.resize(4 * lines.size());
+    TaskLine& line = lines[l];
+    const uint32_t i = static_cast<uint32_t>(__builtin_ctz(~flags & kLiveBits));
+    line.flags = flags | (((kTile ? kLive | kOnTile : kLive) | (write ? kWrite : 0)) << i);
+    line.lane[i] = lane;
+    line.slot[i] = slot;
+    line.tile_prev[i] = kNil;
+    --room;
+    return 4 * l + i;
+  }
+
+  // The last line of the task at line `first` when it has room, else a new one chained
+  // after it; may throw (growth), changing nothing.
+  __attribute__((noinline)) uint32_t line_with_room(uint32_t first) {
+    const uint32_t last = (lines[first].flags & kChained) != 0 ? chains[first].prev : first;
+    return (lines[last].flags & kLiveBits) == kLiveBits ? add_line(first, last) : last;
+  }
+
+  // Chains a new line after `last`, the last line of the task at line `first`.
+  __attribute__((noinline)) uint32_t add_line(uint32_t first, uint32_t last) {
+    reserve_line();
+    if (chains.size() < lines.size()) chains.resize(lines.size());
+    const uint32_t l = free_line;
+    free_line = lines[l].next;
+    start_line(l, lines[first].task);
+    lines[l].flags = kChained;
+    if ((lines[first].flags & kChained) == 0) {
+      lines[first].flags |= kChained;
+      chains[first] = ChainLinks{first, l};
     } else {
-      ranges.reserve_nodes(n + 1);  // a tree node per entry number
-      entries.emplace_back();
+      chains[first].prev = l;
     }
-    return n;
+    chains[l] = ChainLinks{first, last};
+    lines[last].next = l;
+    return l;
   }
 
   // Every allocation happens before the first link is made, so a throw leaves the map
@@ -498,8 +565,10 @@ struct TensorMap::Impl {
     const uint32_t t = task_record(task);
     RecordArray& scan = lanes[b].scan(write);
     if (twin == kNil && scan.full()) scan.grow();
-    const uint32_t n = take_entry(!g.dense);
-    const uint32_t slot = twin != kNil ? entries[twin].slot : static_cast<uint32_t>(scan.size());
+    // A tree node per entry number, the new line's included (nodes only trees use).
+    if (built_index(b, write) != nullptr) ranges.reserve_nodes(4 * (lines.size() + 1));
+    const uint32_t slot = twin != kNil ? slot_of(twin) : static_cast<uint32_t>(scan.size());
+    const uint32_t n = file_entry</*kTile=*/false>(t, write, !g.dense, b, slot);
     // Field by field: a temporary record would be stored in pieces and reloaded whole,
     // which stalls store forwarding.
     ScanRecord& r = twin != kNil ? scan[slot] : scan.append();
@@ -520,24 +589,21 @@ struct TensorMap::Impl {
         note_update(*index, scan.size());
       }
     }
-    const uint32_t head = tasks[t].head;
-    entries[n] = Entry{b, slot, t, kNil, head, kNil, write, false};
-    if (head != kNil) entries[head].task_prev = n;
-    tasks[t].head = n;
-    --room;
   }
 
   // Swap-removes the entry's scan record (or takes it off its tile).
   void unlink_from_buffer(uint32_t n, bool release_empty_buffer) {
-    const Entry& e = entries[n];
-    if (e.on_tile) return unlink_from_tile(n, release_empty_buffer);
-    RecordArray& scan = lanes[e.lane].scan(e.write);
-    SetIndex* index = built_index(e.lane, e.write);
+    if (is_on_tile(n)) return unlink_from_tile(n, release_empty_buffer);
+    const uint32_t lane = lane_of(n);
+    const bool write = is_write(n);
+    RecordArray& scan = lanes[lane].scan(write);
+    SetIndex* index = built_index(lane, write);
     if (index != nullptr) ranges.erase(index->root, n);
     const ScanRecord& last = scan.back();
     if (last.entry != n) {
-      scan[e.slot] = last;
-      entries[last.entry].slot = e.slot;
+      const uint32_t slot = slot_of(n);
+      scan[slot] = last;
+      slot_of(last.entry) = slot;
     }
     scan.pop_back();
     if (index != nullptr) {
@@ -546,23 +612,40 @@ struct TensorMap::Impl {
       else
         note_update(*index, scan.size());
     }
-    if (scan.empty()) release_lane_if_empty(e.lane, release_empty_buffer);
+    if (scan.empty()) release_lane_if_empty(lane, release_empty_buffer);
   }
 
-  inline __attribute__((always_inline)) void unlink_from_task(uint32_t n) {
-    const Entry& e = entries[n];
-    if (e.task_prev != kNil)
-      entries[e.task_prev].task_next = e.task_next;
-    else
-      tasks[e.task_rec].head = e.task_next;
-    if (e.task_next != kNil) entries[e.task_next].task_prev = e.task_prev;
-    if (tasks[e.task_rec].head == kNil) release_task(e.task_rec);
-  }
-
-  void free_entry_slot(uint32_t n) {
-    entries[n].task_next = free_entry;
-    free_entry = n;
+  // Entry `n` leaves its task (which goes when that was its last entry) and frees its room.
+  inline __attribute__((always_inline)) void drop_from_task(uint32_t n) {
+    const uint32_t l = n >> 2;
+    TaskLine& line = lines[l];
+    line.flags &= ~(kEntryBits << (n & 3));
     ++room;
+    if ((line.flags & kLiveBits) != 0) return;
+    if ((line.flags & kChained) != 0)
+      line_emptied(l);
+    else
+      release_task(l);
+  }
+
+  // Line `l` of a chained task has no live entry left: the task goes when its other lines
+  // have none either, else the line leaves the chain (unless it is the first).
+  __attribute__((noinline)) void line_emptied(uint32_t l) {
+    const uint32_t first = chains[l].first;
+    bool live = false;
+    for (uint32_t x = first; x != kNil; x = lines[x].next)
+      live |= (lines[x].flags & kLiveBits) != 0;
+    if (!live) return release_task(first);
+    if (l == first) return;
+    const uint32_t prev = chains[l].prev;
+    const uint32_t next = lines[l].next;
+    lines[prev].next = next;
+    if (next != kNil)
+      chains[next].prev = prev;
+    else
+      chains[first].prev = prev;
+    lines[l].next = free_line;
+    free_line = l;
   }
 
   // The tree of lane `b`'s writers or readers, or null while they are scanned.
@@ -602,7 +685,7 @@ struct TensorMap::Impl {
                                              uint64_t task, bool write, std::vector<uint64_t>& deps,
                                              size_t deps_before) {
     ranges.query(root, probe.lo, probe.hi, [&](uint32_t n) {
-      const ScanRecord& e = records[entries[n].slot];
+      const ScanRecord& e = records[slot_of(n)];
       if (!probe_band.apart(e.band)) consider(e, task, write, deps, deps_before);
     });
   }
@@ -616,6 +699,7 @@ struct TensorMap::Impl {
     if (records.size() * 4 >= index_above) {
       SetIndex& index = set_index[2 * b + writers];
       if (!index.built && records.size() > index_above) {
+        ranges.reserve_nodes(4 * lines.size());  // a node per entry number (may throw)
         for (const ScanRecord& r : records) ranges.insert(index.root, r.entry, r.lo, r.hi);
         index.built = true;
       }
@@ -669,7 +753,7 @@ struct TensorMap::Impl {
 
   // --- Grid buffers (see Grid) ---
 
-  // Inline (as drop_entry): a call per dependency or hidden entry cost more than its body.
+  // Inline (as drop_from_task): a call per dependency or hidden entry cost more than its body.
   // Skips an id equal to the last one in `deps`, even one an earlier access appended (the
   // caller takes the union): no size to note on the way in.
   inline __attribute__((always_inline)) void add_dep(uint64_t dep, uint64_t task,
@@ -790,32 +874,54 @@ struct TensorMap::Impl {
     }
   }
 
+  // close_tiles(gi, true) of a grid whose one tile is `ti`, without the walk.
+  void close_only_tile(uint32_t gi, uint32_t ti) {
+    Grid& gr = grids[gi];
+    unfile_tile(gr, ti);
+    tile_next[ti] = free_tile;
+    free_tile = ti;
+    gr.tile_count = 0;
+    buffer_index.erase(gr.addr);
+    gr.tiles = free_grid;
+    free_grid = gi;
+  }
+
   // Tile `ti` has no entries left.
   void tile_emptied(uint32_t ti) {
     const uint32_t gi = tiles[ti].grid;
     Grid& gr = grids[gi];
-    if (--gr.live_tiles == 0)
-      close_tiles(gi, /*all=*/true);
-    else if (gr.tile_count > 2 * gr.live_tiles + 16)
+    if (--gr.live_tiles == 0) {
+      if (gr.tile_count == 1)
+        close_only_tile(gi, ti);  // (a fresh output's grid, retired)
+      else
+        close_tiles(gi, /*all=*/true);
+    } else if (gr.tile_count > 2 * gr.live_tiles + 16)
       close_tiles(gi, /*all=*/false);
   }
 
   inline __attribute__((always_inline)) void unlink_from_tile(uint32_t n,
                                                               bool release_empty_buffer) {
-    const Entry& e = entries[n];
-    Tile& t = tiles[e.lane];
-    if (e.write) {
+    unlink_from_tile(lines[n >> 2], n & 3, release_empty_buffer);
+  }
+  // The same for entry i of `line` (the caller's loaded line: no address to rebuild).
+  inline __attribute__((always_inline)) void unlink_from_tile(const TaskLine& line, uint32_t i,
+                                                              bool release_empty_buffer) {
+    const uint32_t ti = line.lane[i];
+    Tile& t = tiles[ti];
+    if ((line.flags & (kWrite << i)) != 0) {
       t.writer = kNil;
     } else {
-      if (e.tile_prev != kNil)
-        entries[e.tile_prev].slot = e.slot;
+      const uint32_t prev = line.tile_prev[i];
+      const uint32_t next = line.slot[i];
+      if (prev != kNil)
+        slot_of(prev) = next;
       else
-        t.readers = e.slot;
-      if (e.slot != kNil) entries[e.slot].tile_prev = e.tile_prev;
+        t.readers = next;
+      if (next != kNil) prev_of(next) = prev;
     }
     if (t.empty()) {
       if (release_empty_buffer)
-        tile_emptied(e.lane);
+        tile_emptied(ti);
       else
         --grids[t.grid].live_tiles;  // (not reached: only retire() unlinks a tile's entries)
     }
@@ -834,7 +940,7 @@ struct TensorMap::Impl {
       size_t hidden = 0;
       if (ti != kNil && write) {
         hidden += tiles[ti].writer != kNil;
-        for (uint32_t r = tiles[ti].readers; r != kNil; r = entries[r].slot) ++hidden;
+        for (uint32_t r = tiles[ti].readers; r != kNil; r = slot_of(r)) ++hidden;
       }
       if (hidden == 0) return false;
     }
@@ -844,33 +950,21 @@ struct TensorMap::Impl {
     const uint32_t tr = task_record(task);
     if (gi == kNil) gi = open_grid(addr);
     if (ti == kNil) ti = open_tile(gi, addr, probe.lo);
-    const uint32_t n = take_entry(false);
-    const uint32_t head = tasks[tr].head;
     Tile& t = tiles[ti];
+    // (A tile's writer has no reader links: its slot is unused.)
+    const uint32_t n = file_entry</*kTile=*/true>(tr, write, false, ti, t.readers);
     if (t.empty()) ++grids[gi].live_tiles;
     if (!write) {
-      entries[n] = Entry{ti, t.readers, tr, kNil, head, kNil, false, true};
-      if (t.readers != kNil) entries[t.readers].tile_prev = n;
+      if (t.readers != kNil) prev_of(t.readers) = n;
       t.readers = n;
-    } else {
-      Entry& e = entries[n];  // (a tile's writer has no reader links: slot, tile_prev unused)
-      e.lane = ti;
-      e.task_rec = tr;
-      e.task_prev = kNil;
-      e.task_next = head;
-      e.write = true;
-      e.on_tile = true;
     }
-    if (head != kNil) entries[head].task_prev = n;
-    tasks[tr].head = n;
-    --room;
     if (write) {
       // After linking the new entry, so that its task record stays.
-      if (t.writer != kNil) drop_entry(t.writer);
+      if (t.writer != kNil) drop_from_task(t.writer);
       for (uint32_t r = t.readers; r != kNil;) {
-        const uint32_t next = entries[r].slot;
-        add_dep(tasks[entries[r].task_rec].task, task, deps);
-        drop_entry(r);
+        const uint32_t next = slot_of(r);
+        add_dep(task_of(r), task, deps);
+        drop_from_task(r);
         r = next;
       }
       t.writer = n;
@@ -878,11 +972,6 @@ struct TensorMap::Impl {
       t.readers = kNil;
     }
     return true;
-  }
-
-  inline __attribute__((always_inline)) void drop_entry(uint32_t n) {
-    unlink_from_task(n);
-    free_entry_slot(n);
   }
 
   // The geometry of the tile of grid `gr` at byte `lo`.
@@ -920,8 +1009,7 @@ struct TensorMap::Impl {
       if (ti == kNil && !relate(probe, tile_geometry(gi, t.lo, tile_scratch)).overlap) continue;
       if (t.writer != kNil) add_dep(t.writer_task, kNoTask, deps);
       if (write)
-        for (uint32_t r = t.readers; r != kNil; r = entries[r].slot)
-          add_dep(tasks[entries[r].task_rec].task, kNoTask, deps);
+        for (uint32_t r = t.readers; r != kNil; r = slot_of(r)) add_dep(task_of(r), kNoTask, deps);
     }
   }
 
@@ -932,11 +1020,11 @@ struct TensorMap::Impl {
     size_t count = 0;
     for (uint32_t x = grids[gi].tiles; x != kNil; x = tile_next[x]) {
       count += tiles[x].writer != kNil;
-      for (uint32_t r = tiles[x].readers; r != kNil; r = entries[r].slot) ++count;
+      for (uint32_t r = tiles[x].readers; r != kNil; r = slot_of(r)) ++count;
     }
     moves.clear();
     moves.reserve(count);
-    if (geometry.size() < entries.size()) geometry.resize(entries.size());
+    if (geometry.size() < 4 * lines.size()) geometry.resize(4 * lines.size());
     const ColumnBand probe_band_saved = probe_band;
     buffer_index.erase(addr);  // (the lanes' head takes its place: no growth)
     try {
@@ -945,8 +1033,8 @@ struct TensorMap::Impl {
         const ViewGeometry& g = tile_geometry(gi, t.lo, tile_scratch);
         probe_band = ColumnBand::of(g);
         if (t.writer != kNil) move_to_lane(addr, g, t.writer, t.writer_task, true);
-        for (uint32_t r = t.readers; r != kNil; r = entries[r].slot)
-          move_to_lane(addr, g, r, tasks[entries[r].task_rec].task, false);
+        for (uint32_t r = t.readers; r != kNil; r = slot_of(r))
+          move_to_lane(addr, g, r, task_of(r), false);
       }
     } catch (...) {
       const uint32_t head = buffer_index.find(addr);
@@ -964,11 +1052,11 @@ struct TensorMap::Impl {
     }
     probe_band = probe_band_saved;
     for (const Move& m : moves) {
-      Entry& e = entries[m.entry];
-      e.lane = m.lane;
-      e.slot = m.slot;
-      e.tile_prev = kNil;
-      e.on_tile = false;
+      lane_of(m.entry) = m.lane;
+      slot_of(m.entry) = m.slot;
+      prev_of(m.entry) = kNil;
+      TaskLine& line = lines[m.entry >> 2];
+      line.flags &= ~(kOnTile << (m.entry & 3));
     }
     for (uint32_t x = grids[gi].tiles; x != kNil;) {
       const uint32_t next = tile_next[x];
@@ -1084,9 +1172,8 @@ struct TensorMap::Impl {
     if (write && walk.match != kNil) {
       const RecordArray& writers = lanes[walk.match].writers;
       for (uint32_t n : covered) {
-        const Entry& e = entries[n];
-        if (e.write && e.lane == walk.match && writers[e.slot].lo == g.lo &&
-            writers[e.slot].hi == g.hi) {
+        if (is_write(n) && lane_of(n) == walk.match && writers[slot_of(n)].lo == g.lo &&
+            writers[slot_of(n)].hi == g.hi) {
           twin = n;
           break;
         }
@@ -1097,8 +1184,7 @@ struct TensorMap::Impl {
     for (uint32_t n : covered) {
       // The new entry is in this buffer, so it stays.
       if (n != twin) unlink_from_buffer(n, /*release_empty_buffer=*/false);
-      unlink_from_task(n);
-      free_entry_slot(n);
+      drop_from_task(n);
     }
     return true;
   }
@@ -1121,54 +1207,51 @@ struct TensorMap::Impl {
     const uint32_t t = task_index.find(task);
     if (t == FlatIndex::kNone) return;
     if (capacity - room > kRetireAheadAbove) retire_ahead(task);
-    uint32_t n = tasks[t].head;
-    while (n != kNil) {
-      const uint32_t next = entries[n].task_next;
-      if (entries[n].on_tile)  // (the call below would check it; this saves the call)
-        unlink_from_tile(n, /*release_empty_buffer=*/true);
-      else
-        unlink_from_buffer(n, /*release_empty_buffer=*/true);
-      free_entry_slot(n);
-      n = next;
+    for (uint32_t l = t; l != kNil; l = lines[l].next) {
+      const uint32_t flags = lines[l].flags;
+      for (uint32_t live = flags & kLiveBits; live != 0; live &= live - 1) {
+        const uint32_t i = static_cast<uint32_t>(__builtin_ctz(live));
+        if ((flags & (kOnTile << i)) != 0)  // (the call below would check it; this saves the call)
+          unlink_from_tile(lines[l], i, /*release_empty_buffer=*/true);
+        else
+          unlink_from_buffer(4 * l + i, /*release_empty_buffer=*/true);
+        ++room;
+      }
     }
     release_task(t);
   }
 
   // Tasks retire in id order (the engine's window), each a chain of dependent loads:
-  // record, entries, their tiles. While the live entries outgrow the L1 cache, retire(t)
-  // starts the loads of the next retires a step at a time, each from what the step before
-  // brought in (so it waits for none): the record of t + 3, the first entry of t + 2, that
-  // entry's tile and the second entry of t + 1. A hint only: tasks retired in another
-  // order just find less in the cache. (Measured: prefetching further ahead, or also a
-  // reader's list neighbours, was slower.)
-  static constexpr size_t kRetireAheadAbove = 2048;  // 28-byte entries: 56 KB
+  // the task's line, then its tiles. While the live entries outgrow the L1 cache,
+  // retire(t) starts the loads of the next retires a step at a time, each from what the
+  // step before brought in (so it waits for none): the line of t + 2, the tiles of t + 1's
+  // first line. A hint only: tasks retired in another order just find less in the cache.
+  // (Measured before lines: prefetching further ahead, or also a reader's list
+  // neighbours, was slower.)
+  static constexpr size_t kRetireAheadAbove = 2048;
   void retire_ahead(uint64_t task) {
-    const uint32_t r3 = task_index.find_direct(task + 3);
-    if (r3 != TaskIndex::kNone) prefetch(&tasks[r3]);
     const uint32_t r2 = task_index.find_direct(task + 2);
-    if (r2 != TaskIndex::kNone && tasks[r2].head != kNil) prefetch(&entries[tasks[r2].head]);
+    if (r2 != TaskIndex::kNone) prefetch(&lines[r2]);
     const uint32_t r1 = task_index.find_direct(task + 1);
-    if (r1 != TaskIndex::kNone && tasks[r1].head != kNil)
-      prefetch_entry_and_next(entries[tasks[r1].head]);
-  }
-  // The tile of entry `e` (a grid buffer's) and the next entry of its task.
-  void prefetch_entry_and_next(const Entry& e) {
-    if (e.on_tile) prefetch(&tiles[e.lane]);
-    if (e.task_next != kNil) prefetch(&entries[e.task_next]);
+    if (r1 != TaskIndex::kNone) {
+      const TaskLine& line = lines[r1];
+      for (uint32_t on = line.flags & (line.flags >> 16) & kLiveBits; on != 0; on &= on - 1)
+        prefetch(&tiles[line.lane[__builtin_ctz(on)]]);
+    }
   }
 
   void clear() {
-    entries.clear();
+    lines.clear();
+    chains.clear();
     ranges.clear();
     set_index.clear();
     lanes.clear();
-    tasks.clear();
     grids.clear();
     grid_shapes.clear();
     tiles.clear();
     tile_next.clear();
     tile_index.clear();
-    free_entry = free_lane = free_task = recent_task_rec = free_grid = free_tile = kNil;
+    free_line = free_lane = recent_line = free_grid = free_tile = kNil;
     buffer_index.clear();
     task_index.clear();
     room = capacity;

@@ -15,7 +15,7 @@
 // int64 overflow) is treated as touching its whole buffer. No edge links accesses whose
 // byte ranges are apart, nor tiles/slices (equal strides and dtype) with disjoint boxes.
 // Implementation: engine/tensor_map.cpp (pools, per-buffer lanes of scan arrays split by
-// column band, per-task lists), engine/overlap.{h,cpp} (view geometry),
+// column band, task lines of a record and its entries), engine/overlap.{h,cpp} (view geometry),
 // engine/tensor_map_index.h (hash index), engine/tensor_map_interval_tree.h (byte-range
 // trees for lanes with many live views).
 #pragma once
@@ -32,7 +32,7 @@ enum class AccessKind : uint8_t { Read, Write, ReadWrite };
 
 class TensorMap {
  public:
-  // Throws std::invalid_argument when capacity exceeds 2^32 - 2 entries. Memory grows
+  // Throws std::invalid_argument when capacity exceeds 2^29 - 1 entries. Memory grows
   // with use up to `capacity` entries and is then reused (no allocation per access in
   // steady state); growth may throw std::bad_alloc, leaving the map consistent.
   explicit TensorMap(size_t capacity);

@@ -115,6 +115,38 @@ TEST_P(ClusterTest, ABarrierAPartNeverReachesEndsTheRunWithANamedError) {
   EXPECT_NE(error.find("waits at the barrier"), std::string::npos) << error;
 }
 
+TEST_P(ClusterTest, AWriteJustPastTheClusterBufferIsATypedFaultNotCorruption) {
+  // Every cluster's buffer ends at a guard region: the overrun faults on the core thread
+  // (a crash: the engine is failed sticky, as docs/faults.md says), for the first and the
+  // last cluster alike.
+  auto program = load(test_programs::cluster());
+  DeviceBuffer x(64 * 4), y(64 * 4);
+  for (uint32_t blocks : {1u, clusters()}) {
+    auto e = engine();
+    std::string error;
+    EXPECT_EQ(run(*e, *program, make_args({x.tensor({64}), y.tensor({64})}, {blocks, 5}), &error),
+              SIMPLER_CHIP_ERR_KERNEL_FAULT)
+        << blocks << " clusters";
+    EXPECT_NE(error.find("crashed with SIGSEGV"), std::string::npos) << error;
+    EXPECT_NE(error.find("on AIC core"), std::string::npos) << error;
+    std::string sticky;
+    EXPECT_EQ(e->sticky_error(&sticky), SIMPLER_CHIP_ERR_KERNEL_FAULT) << sticky;
+  }
+}
+
+TEST_P(ClusterTest, AFlagOutOfRangeEndsTheRunWithANamedErrorAndTheEngineKeepsWorking) {
+  auto program = load(test_programs::cluster());
+  auto e = engine();
+  DeviceBuffer x(64 * 4), y(64 * 4);
+  std::string error;
+  EXPECT_EQ(run(*e, *program, make_args({x.tensor({64}), y.tensor({64})}, {1, 6}), &error),
+            SIMPLER_CHIP_ERR_KERNEL_FAULT);
+  EXPECT_NE(error.find("set flag 16, out of range (flags 0..15)"), std::string::npos) << error;
+  ASSERT_EQ(run(*e, *program, make_args({x.tensor({64}), y.tensor({64})}, {1, 0}), &error),
+            SIMPLER_OK)
+      << error;
+}
+
 TEST_P(ClusterTest, ClusterTasksAmongAStreamOfSingleCoreTasks) {
   auto program = load(test_programs::cluster_stream());
   auto e = engine();

@@ -6,6 +6,8 @@
 #include "abi_test_support.h"
 #include "elf_symbols.h"
 
+extern "C" int c_host_double_destroy(SimplerGetApiFn get, char* message, size_t message_size);
+
 namespace simpler::test {
 namespace {
 
@@ -29,6 +31,13 @@ TEST_P(Identity, TableCarriesItsVersionAndEveryEntry) {
     std::memcpy(&entry, p, sizeof entry);
     EXPECT_NE(entry, nullptr) << "entry at offset " << (p - reinterpret_cast<const char*>(&api));
   }
+}
+
+TEST_P(Identity, ACHostDrivesTheAbiAndSeesANamedRefusal) {
+  char message[256] = "unset";
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT,
+                c_host_double_destroy(GetParam().library().get_api(), message, sizeof message));
+  EXPECT_NE(std::string(message).find("destroyed already"), std::string::npos) << message;
 }
 
 TEST_P(Identity, ReportsItsName) {

@@ -293,6 +293,37 @@ TEST(TensorMap, ZeroCapacityRefusesEverything) {
 
 TEST(TensorMap, CapacityBeyondEntryNumberingIsRefused) {
   EXPECT_THROW(TensorMap(size_t{1} << 40), std::invalid_argument);
+  // Entry numbers are 32-bit, four to a task line, up to two lines per live entry.
+  EXPECT_THROW(TensorMap(size_t{1} << 29), std::invalid_argument);
+  EXPECT_NO_THROW(TensorMap((size_t{1} << 29) - 1));
+}
+
+// A task's entries fill task lines of four; more chain lines, whose middle ones empty
+// when later writes hide their entries, and all of which go when the task retires.
+TEST(TensorMap, ATaskOfManyAccessesKeepsAndDropsEachOne) {
+  TensorMap map(64);
+  for (uint64_t b = 0; b < 10; ++b)
+    EXPECT_EQ(deps_of(map, 1, slice1d(kA + b * 4096, 0, 10), AccessKind::Write), Ids{});
+  EXPECT_EQ(map.live_entries(), 10u);
+  for (uint64_t b = 2; b < 8; ++b)  // hides the second line and half of the others
+    EXPECT_EQ(deps_of(map, 2, slice1d(kA + b * 4096, 0, 10), AccessKind::Write), Ids{1});
+  EXPECT_EQ(map.live_entries(), 10u);
+  for (uint64_t b : {0, 1, 8, 9})
+    EXPECT_EQ(deps_of(map, 3, slice1d(kA + b * 4096, 0, 10), AccessKind::Read), Ids{1});
+  map.retire(1);
+  EXPECT_EQ(map.live_entries(), 10u);  // task 2's six and task 3's four
+  for (uint64_t b = 0; b < 10; ++b)
+    EXPECT_EQ(deps_of(map, 4, slice1d(kA + b * 4096, 0, 10), AccessKind::Read),
+              b >= 2 && b < 8 ? Ids{2} : Ids{});
+  map.retire(3);
+  map.retire(4);
+  // One task rewriting one slice many times holds one entry.
+  for (int k = 0; k < 40; ++k) deps_of(map, 5, slice1d(kA, 0, 10), AccessKind::Write);
+  EXPECT_EQ(map.live_entries(), 7u);
+  map.retire(2);
+  map.retire(5);
+  EXPECT_EQ(map.live_entries(), 0u);
+  EXPECT_EQ(deps_of(map, 6, slice1d(kA + 4 * 4096, 0, 10), AccessKind::Read), Ids{});
 }
 
 TEST(TensorMap, ClearForgetsEverything) {

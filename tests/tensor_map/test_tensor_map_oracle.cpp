@@ -104,6 +104,9 @@ struct Config {
   // Most views are aligned 4x4 tiles (plain or transposed), so buffers stay grids for long
   // stretches between the views that turn them general.
   bool tile_heavy = false;
+  // Accesses per task: 1 to this many. Above 4 a task's entries fill more than one of
+  // the map's task lines, which then chain, empty and leave the chain.
+  int max_accesses = 4;
 };
 
 class Oracle {
@@ -114,7 +117,7 @@ class Oracle {
   void run() {
     for (size_t j = 0; j < cfg_.tasks; ++j) {
       tasks_.emplace_back();
-      const int n = 1 + static_cast<int>(rng_() % 4);
+      const int n = 1 + static_cast<int>(rng_() % static_cast<uint64_t>(cfg_.max_accesses));
       for (int a = 0; a < n; ++a) {
         submit_access(j);
         if (::testing::Test::HasFatalFailure()) return;
@@ -412,6 +415,10 @@ std::vector<Config> oracle_configs() {
     configs.push_back({seed, 24, false, 1500, 0, false});
     configs.push_back({seed, 1 << 16, true, 1500, TensorMap::kDefaultIndexAbove, true, true});
     configs.push_back({seed, 24, false, 1500, 2, true, true});
+    configs.push_back({seed, 1 << 16, true, 600, TensorMap::kDefaultIndexAbove, true, false, 14});
+    configs.push_back({seed, 1 << 16, false, 600, TensorMap::kDefaultIndexAbove, true, true, 14});
+    configs.push_back({seed, 40, true, 600, 0, false, false, 14});
+    configs.push_back({seed, 40, false, 600, TensorMap::kDefaultIndexAbove, true, true, 14});
   }
   return configs;
 }
@@ -425,7 +432,10 @@ INSTANTIATE_TEST_SUITE_P(Seeds, TensorMapOracle, ::testing::ValuesIn(oracle_conf
                                   (info.param.lagged_retire ? "_lagged" : "_prompt") +
                                   (tree ? "_tree" + std::to_string(info.param.index_above) : "") +
                                   (info.param.grids ? "" : "_lanes") +
-                                  (info.param.tile_heavy ? "_tiles" : "");
+                                  (info.param.tile_heavy ? "_tiles" : "") +
+                                  (info.param.max_accesses != 4
+                                       ? "_upto" + std::to_string(info.param.max_accesses)
+                                       : "");
                          });
 
 }  // namespace

@@ -11,6 +11,9 @@
 //     for part p (0: AIC, 1..2: AIV), checking what each part sees of its cluster.
 //   mode 4 (slow exchange): mode 0 after the AIC part slept 50 ms (longer than any
 //     dispatcher spins before it parks).
+//   mode 5 (overrun): the AIC part writes the byte just past the end of the cluster buffer.
+//   mode 6 (bad flag): AIV part 0 sets flag SIMPLER_CLUSTER_FLAG_COUNT (out of range); the
+//     AIC part waits for flag 0, which the failed run releases.
 #include <chrono>
 #include <thread>
 
@@ -69,6 +72,11 @@ extern "C" void kernel_entry(int64_t* args) {
     if (!aic && c->aiv_idx == 1) (void)simpler_cluster_wait_flag(args, 5);
   } else if (mode == 2) {
     if (!aic) (void)simpler_cluster_barrier(args);
+  } else if (mode == 5) {
+    if (aic) static_cast<volatile uint8_t*>(c->buffer)[c->buffer_bytes] = 1;
+  } else if (mode == 6) {
+    if (!aic && c->aiv_idx == 0) (void)simpler_cluster_set_flag(args, SIMPLER_CLUSTER_FLAG_COUNT);
+    if (aic) (void)simpler_cluster_wait_flag(args, 0);
   } else if (mode == 3) {
     const uint32_t part = aic ? 0 : 1 + c->aiv_idx;
     const uint32_t expected = aic ? c->cluster_id : 2 * c->cluster_id + c->aiv_idx;
