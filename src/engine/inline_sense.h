@@ -6,12 +6,12 @@
 // kernel, the next ready task waits for it although a parked scheduler could run it on
 // the other hardware thread (the decoder prefill ran at the serial floor on 2 threads;
 // the decode loop's 4 µs kernels kept one thread busy of two).
-// The orchestrator therefore times one inline block in kSampleEvery (two clock reads per
-// eight blocks; one in kSampleEveryShort while blocks are shorter than kTakeBackBlockNs:
-// there the two reads, ~40 ns, were 10 % of an empty task's time) and estimates the
-// block time as the median of the last three samples: a sample stretched by preemption,
-// or one short kernel among long ones (a residual add among matmul tiles), does not flip
-// the policy on its own.
+// The orchestrator therefore samples the block time every few blocks and estimates it as
+// the median of the last three samples: a sample stretched by preemption, or one short
+// kernel among long ones (a residual add among matmul tiles), does not flip the policy on
+// its own. A clock read costs 20-100 ns on this VM, a tenth of an empty task at two reads
+// per eight blocks, so a sample reads it once while blocks are short: the span since the
+// previous read bounds every block in it (run()).
 #pragma once
 
 #include <algorithm>
@@ -36,15 +36,47 @@ inline constexpr int64_t kTakeBackBlockNs = 300;
 
 class InlineSense {
  public:
-  // Runs one block through `run_block` (returns whether it ran one), timing a sample.
+  // Runs one block through `run_block` (returns whether it ran one), sampling the block
+  // time every 8..32 blocks. A sample reads the clock once, before its block: when the
+  // span since the previous read is under kStreakSpanNs (everything this thread did
+  // meanwhile included) and covers 8..kStreakMaxBlocks blocks that ran, no block of
+  // it reached kSharedBlockNs, and their average is the sample (under kTakeBackBlockNs,
+  // as the median of timed short blocks is); the next span is sized to stay well under
+  // the bound. Otherwise (the first sample, longer blocks, a slow orchestration, a
+  // preemption) its block is timed with a second read, and samples come every
+  // kSampleEvery blocks: a longer block is seen at the first sample after it, and µs
+  // kernels are sampled as often as before.
   template <class RunBlock>
   bool run(RunBlock&& run_block) {
-    if ((count_++ & sample_mask_) != 0) return run_block();
-    const int64_t start = support::steady_now_ns();
+    if (--streak_left_ != 0) {
+      const bool ran = run_block();
+      ran_ += ran ? 1 : 0;
+      return ran;
+    }
+    const int64_t start = now();
+    const int64_t span = start - last_read_;
+    const uint32_t blocks = ran_ - last_ran_;
+    if (blocks >= kSampleEvery && blocks <= kStreakMaxBlocks && span >= 0 && span < kStreakSpanNs) {
+      const int64_t average = span / blocks;
+      record(average);
+      last_read_ = start;
+      last_ran_ = ran_;
+      // Spans expected at half the bound.
+      const int64_t next = kStreakSpanNs / 2 / (average > 0 ? average : 1);
+      streak_left_ =
+          static_cast<uint32_t>(std::clamp<int64_t>(next, kSampleEvery, kStreakMaxBlocks));
+      const bool ran = run_block();
+      ran_ += ran ? 1 : 0;
+      return ran;
+    }
+    streak_left_ = kSampleEvery + 1;  // the next span: 8 blocks after this one
     const bool ran = run_block();
-    if (ran) record(support::steady_now_ns() - start);
+    last_read_ = now();  // the next span starts after this block
+    last_ran_ = ran_;
+    if (ran) record(last_read_ - start);
     return ran;
   }
+  uint64_t clock_reads() const { return clock_reads_; }  // tests: what sampling costs
   // The estimated block time (ns): the median of the last three samples, 0 before any.
   int64_t block_ns() const { return estimate_; }
   // Blocks are long enough to wake a scheduler for any one of them.
@@ -69,7 +101,7 @@ class InlineSense {
       relearn_ = kRelearnSamples;
       samples_ = 0;  // the next sample stands alone, the two after it join it
     }
-    sample_mask_ = 0;  // run() samples every block meanwhile
+    streak_left_ = 1;  // run() samples the next block
     return true;
   }
   static constexpr uint32_t kStaleRefusals = 256;
@@ -84,14 +116,10 @@ class InlineSense {
         std::max(std::min(last_[0], last_[1]), std::min(std::max(last_[0], last_[1]), last_[2]));
     if (relearn_ != 0) {
       relearn_ = ns >= kLongBlockNs ? 0 : relearn_ - 1;  // a long kernel runs here once
-      if (relearn_ != 0) return;                         // the mask stays 0
+      if (relearn_ != 0) return;
     }
     refusals_ = 0;
-    // One longer sample samples often again: the estimate follows within two more.
-    const bool tiny = ns < kTakeBackBlockNs && estimate_ < kTakeBackBlockNs;
-    sample_mask_ = (tiny ? kSampleEveryShort : kSampleEvery) - 1;
   }
-  uint32_t sample_every() const { return sample_mask_ + 1; }
   // Tests: the estimate stays `ns` whatever the samples say, so which path a block takes
   // does not depend on how loaded the machine is (a preempted sample reads as long).
   void hold(int64_t ns) {
@@ -100,10 +128,23 @@ class InlineSense {
   }
 
  private:
-  static constexpr uint32_t kSampleEvery = 8;  // powers of two
-  static constexpr uint32_t kSampleEveryShort = 32;
-  uint32_t sample_mask_ = kSampleEvery - 1;
-  uint32_t count_ = 0;
+  static constexpr uint32_t kSampleEvery = 8;
+  // A span's bound: under kSharedBlockNs, so a block that long never hides in an accepted
+  // span; over at least kSampleEvery blocks its average (< 1500 / 8) stays under
+  // kTakeBackBlockNs, so this thread's other work in it never reads as block time.
+  static constexpr int64_t kStreakSpanNs = 1'500;
+  static constexpr uint32_t kStreakMaxBlocks = 32;
+
+  int64_t now() {
+    ++clock_reads_;
+    return support::steady_now_ns();
+  }
+
+  uint32_t streak_left_ = 1;  // blocks until the next sample
+  uint32_t ran_ = 0;          // blocks run (wraps; only differences count)
+  uint32_t last_ran_ = 0;     // ran_ at the last clock read
+  int64_t last_read_ = 0;
+  uint64_t clock_reads_ = 0;
   uint32_t samples_ = 0;
   uint32_t refusals_ = 0;  // stale_after_refusal() calls since the last sample
   uint32_t relearn_ = 0;   // samples still to take for a stale estimate

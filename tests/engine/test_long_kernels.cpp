@@ -116,14 +116,12 @@ TEST(InlineSenseTest, AStaleLongEstimateIsLearntAgainFromTheNextThreeBlocks) {
   for (uint32_t i = 0; i < InlineSense::kStaleRefusals; ++i)
     EXPECT_FALSE(sense.stale_after_refusal());
   EXPECT_TRUE(sense.stale_after_refusal());
-  EXPECT_EQ(sense.sample_every(), 1u);
   sense.record(5'000);  // the first block back: cold caches
   EXPECT_TRUE(sense.stale_after_refusal()) << "one sample does not end the relearning";
   sense.record(100);
   sense.record(120);
   EXPECT_EQ(sense.block_ns(), 120) << "the median of the three, without the old samples";
   EXPECT_FALSE(sense.stale_after_refusal());
-  EXPECT_GT(sense.sample_every(), 1u);
 
   InlineSense tiles;  // really long blocks: one sample tells, no second one runs here
   for (int i = 0; i < 3; ++i) tiles.record(2'400'000);
@@ -148,14 +146,61 @@ TEST(InlineSenseTest, AStaleLongEstimateIsLearntAgainFromTheNextThreeBlocks) {
 
 // Blocks shorter than kTakeBackBlockNs are sampled less often (the clock reads were 10 %
 // of an empty task); one longer sample goes back to the usual rate at once.
-TEST(InlineSenseTest, VeryShortBlocksAreSampledLessOften) {
+// Sampling: one clock read per 8..32 blocks while they are short (the span since the
+// previous read bounds them), blocks timed as soon as they are not.
+TEST(InlineSenseTest, AStreakOfShortBlocksReadsTheClockOncePerSample) {
   InlineSense sense;
-  const uint32_t usual = sense.sample_every();
-  for (int i = 0; i < 3; ++i) sense.record(50);
-  EXPECT_GT(sense.sample_every(), usual);
-  sense.record(kTakeBackBlockNs);
-  EXPECT_EQ(sense.sample_every(), usual);
-  EXPECT_LT(sense.block_ns(), kTakeBackBlockNs);  // the estimate itself waits for another
+  constexpr int kBlocks = 1024;
+  for (int i = 0; i < kBlocks; ++i) sense.run([] { return true; });
+  // Two reads per 8 blocks would be 256. A preempted span falls back to timing its block
+  // and sampling every 8 for a while, so allow some of those.
+  EXPECT_LT(sense.clock_reads(), 100u);
+  EXPECT_FALSE(sense.shared_blocks());
+}
+
+bool busy_3us() {  // at least 3 us, longer when preempted
+  const int64_t until = support::steady_now_ns() + 3'000;
+  while (support::steady_now_ns() < until) {
+  }
+  return true;
+}
+
+TEST(InlineSenseTest, LongBlocksAfterAStreakAreTimedAtOnce) {
+  InlineSense sense;
+  for (int i = 0; i < 64; ++i) sense.run([] { return true; });
+  // The first sample after the change (at most 32 blocks on) sees a long span and times
+  // its block, the next one (8 on) too: the median of three says "shared" by then.
+  for (int i = 0; i < 48; ++i) sense.run(busy_3us);
+  EXPECT_TRUE(sense.shared_blocks()) << sense.block_ns() << " ns";
+}
+
+// One block over the span's bound among short ones: the span is not taken as a sample; the
+// next sample times its block and sampling goes back to one in 8 (two more samples, at
+// least three reads, within 40 blocks; an accepted span would read once per 32).
+TEST(InlineSenseTest, ASpanHoldingALongBlockIsNotASample) {
+  InlineSense sense;
+  for (int i = 0; i < 64; ++i) sense.run([] { return true; });
+  sense.run(busy_3us);
+  const uint64_t before = sense.clock_reads();
+  for (int i = 0; i < 40; ++i) sense.run([] { return true; });
+  EXPECT_GE(sense.clock_reads() - before, 3u);
+  EXPECT_FALSE(sense.shared_blocks());  // one long block does not flip the policy
+}
+
+// A span of few blocks that ran (the thread mostly submitted, or found no idle core) is
+// not a sample: its average would count this thread's other work as block time and read
+// short blocks as >= kTakeBackBlockNs (no take-back of a split chain). Their blocks are
+// timed instead.
+TEST(InlineSenseTest, ASpanOfFewBlocksThatRanIsNotASample) {
+  InlineSense sense;
+  int call = 0;
+  for (int i = 0; i < 256; ++i) {
+    const int64_t until = support::steady_now_ns() + 100;  // other work between blocks
+    while (support::steady_now_ns() < until) {
+    }
+    sense.run([&] { return call++ % 4 == 0; });  // one block in 4 calls runs
+  }
+  EXPECT_LT(sense.block_ns(), kTakeBackBlockNs);
 }
 
 // Tests that must not depend on the machine's load hold the estimate.
