@@ -16,7 +16,7 @@ constexpr uint32_t kNil = UINT32_MAX;
 
 // Starts loading the cache line at `p`. (GCC 12 drops a __builtin_prefetch whose result
 // nothing uses, so on x86 the instruction is written out.)
-inline void prefetch(const void* p) {
+inline void prefetch_line(const void* p) {
 #if defined(__x86_64__) || defined(__i386__)
   asm volatile("prefetcht0 %0" : : "m"(*static_cast<const char*>(p)));
 #else
@@ -1098,6 +1098,27 @@ struct TensorMap::Impl {
     moves.push_back(Move{n, b, slot});
   }
 
+  // See TensorMap::prefetch. Only contiguous views, whose tile a lookup finds by hash:
+  // their index slots first, then the tiles those slots name (independent loads, so the
+  // misses overlap). Other views find their buffer first; not worth a hint.
+  void prefetch_views(const ChipTensor* views, size_t n) const {
+    constexpr size_t kMax = 8;  // a task's first tensors; the rest are rare
+    uint32_t hashes[kMax];
+    size_t m = 0;
+    for (size_t i = 0; i < n && m < kMax; ++i) {
+      const uint32_t elem_size = chip_dtype_size(views[i].dtype);
+      int64_t lo, hi;
+      if (elem_size == 0 || !contiguous_bytes(views[i], elem_size, lo, hi)) continue;
+      hashes[m] = TaggedIndex::hash(views[i].buffer.addr, lo);
+      prefetch_line(tile_index.home_slot(hashes[m]));
+      ++m;
+    }
+    for (size_t i = 0; i < m; ++i) {
+      const uint32_t ti = tile_index.home_guess(hashes[i]);
+      if (ti != TaggedIndex::kNone && ti < tiles.size()) prefetch_line(&tiles[ti]);
+    }
+  }
+
   bool access(uint64_t task, const ChipTensor& view, AccessKind kind, std::vector<uint64_t>& deps) {
     const bool write = kind != AccessKind::Read;
     const uint64_t addr = view.buffer.addr;
@@ -1231,12 +1252,12 @@ struct TensorMap::Impl {
   static constexpr size_t kRetireAheadAbove = 2048;
   void retire_ahead(uint64_t task) {
     const uint32_t r2 = task_index.find_direct(task + 2);
-    if (r2 != TaskIndex::kNone) prefetch(&lines[r2]);
+    if (r2 != TaskIndex::kNone) prefetch_line(&lines[r2]);
     const uint32_t r1 = task_index.find_direct(task + 1);
     if (r1 != TaskIndex::kNone) {
       const TaskLine& line = lines[r1];
       for (uint32_t on = line.flags & (line.flags >> 16) & kLiveBits; on != 0; on &= on - 1)
-        prefetch(&tiles[line.lane[__builtin_ctz(on)]]);
+        prefetch_line(&tiles[line.lane[__builtin_ctz(on)]]);
     }
   }
 
@@ -1268,6 +1289,10 @@ TensorMap::~TensorMap() { delete impl_; }
 bool TensorMap::access(uint64_t task_id, const ChipTensor& view, AccessKind kind,
                        std::vector<uint64_t>& deps) {
   return impl_->access(task_id, view, kind, deps);
+}
+
+void TensorMap::prefetch(const ChipTensor* views, size_t n) const {
+  impl_->prefetch_views(views, n);
 }
 
 void TensorMap::conflicts(const ChipTensor& view, AccessKind kind, std::vector<uint64_t>& deps) {

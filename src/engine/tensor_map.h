@@ -47,6 +47,10 @@ class TensorMap {
   TensorMap(const TensorMap&) = delete;
   TensorMap& operator=(const TensorMap&) = delete;
 
+  // A hint before access() of each of `views` (a task's tensors, in order): starts loading
+  // what their lookups will read, so that their cache misses overlap instead of following
+  // one another. Reads only the descriptors; changes nothing, any input is fine.
+  void prefetch(const ChipTensor* views, size_t n) const;
   // Appends to `deps` the ids of live earlier tasks that `task_id` must wait for when it
   // accesses `view` with `kind` (ids may repeat), then records the access. Returns false,
   // recording nothing and appending nothing, when that would exceed `capacity` live entries.
