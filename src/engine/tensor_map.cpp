@@ -1098,24 +1098,25 @@ struct TensorMap::Impl {
     moves.push_back(Move{n, b, slot});
   }
 
-  // See TensorMap::prefetch. Only contiguous views, whose tile a lookup finds by hash:
-  // their index slots first, then the tiles those slots name (independent loads, so the
-  // misses overlap). Other views find their buffer first; not worth a hint.
+  // See TensorMap::prefetch. A contiguous view's tile is found by the hash of its first
+  // byte, start × element size: its index slot is loaded for every view (for another view
+  // a wasted load, cheaper than the test), then the tiles those slots name; independent
+  // loads, so their misses overlap.
   void prefetch_views(const ChipTensor* views, size_t n) const {
-    constexpr size_t kMax = 8;  // a task's first tensors; the rest are rare
+    constexpr size_t kMax = 8;  // a task's first tensors
+    // An index of at most 32 KB stays in L1 (the lines of a few grids): nothing to gain.
+    if (tile_index.bytes() <= 32768) return;
     uint32_t hashes[kMax];
-    size_t m = 0;
-    for (size_t i = 0; i < n && m < kMax; ++i) {
-      const uint32_t elem_size = chip_dtype_size(views[i].dtype);
-      int64_t lo, hi;
-      if (elem_size == 0 || !contiguous_bytes(views[i], elem_size, lo, hi)) continue;
-      hashes[m] = TaggedIndex::hash(views[i].buffer.addr, lo);
-      prefetch_line(tile_index.home_slot(hashes[m]));
-      ++m;
+    if (n > kMax) n = kMax;
+    for (size_t i = 0; i < n; ++i) {
+      const uint64_t first = static_cast<uint64_t>(views[i].start_offset) *
+                             chip_dtype_size(views[i].dtype);
+      hashes[i] = TaggedIndex::hash(views[i].buffer.addr, static_cast<int64_t>(first));
+      prefetch_line(tile_index.home_slot(hashes[i]));
     }
-    for (size_t i = 0; i < m; ++i) {
+    for (size_t i = 0; i < n; ++i) {
       const uint32_t ti = tile_index.home_guess(hashes[i]);
-      if (ti != TaggedIndex::kNone && ti < tiles.size()) prefetch_line(&tiles[ti]);
+      if (ti < tiles.size()) prefetch_line(&tiles[ti]);
     }
   }
 

@@ -368,6 +368,7 @@ class TaggedIndex {
 
   size_t size() const { return count_; }
 
+  size_t bytes() const { return slots_.size() * sizeof(Slot); }
   // Where a lookup of hash `h` starts: for prefetching only.
   const void* home_slot(uint32_t h) const { return &slots_[home(h)]; }
   // The record in `h`'s home slot if filed there under `h` (a guess: not compared in
