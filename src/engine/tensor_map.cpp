@@ -309,8 +309,9 @@ bool grid_shape(const ViewGeometry& g) {
 }  // namespace
 
 struct TensorMap::Impl {
-  Impl(size_t cap, size_t index_above_records, bool tile_grids)
-      : capacity(cap), index_above(index_above_records), grids_enabled(tile_grids) {
+  Impl(size_t cap, size_t index_above_records, bool tile_grids, bool* hint_flag)
+      : capacity(cap), index_above(index_above_records), grids_enabled(tile_grids),
+        hint(hint_flag) {
     if (cap > kMaxCapacity)
       throw std::invalid_argument("TensorMap capacity " + std::to_string(cap) +
                                   " exceeds the maximum of " + std::to_string(kMaxCapacity) +
@@ -323,6 +324,7 @@ struct TensorMap::Impl {
   size_t capacity;
   size_t index_above;
   bool grids_enabled;
+  bool* hint;  // TensorMap::hint_: whether prefetch() has work
   size_t room = capacity;  // capacity - live entries: one load and test per access
 
   std::vector<TaskLine> lines;     // the tasks' records and entries (entry n in line n / 4)
@@ -809,7 +811,7 @@ struct TensorMap::Impl {
     }
     const bool home = lo == grids[gi].lo;
     try {
-      if (!home) tile_index.insert(TaggedIndex::hash(addr, lo), ti);
+      if (!home) file_tile(TaggedIndex::hash(addr, lo), ti);
     } catch (...) {
       tile_next[ti] = free_tile;
       free_tile = ti;
@@ -1098,14 +1100,19 @@ struct TensorMap::Impl {
     moves.push_back(Move{n, b, slot});
   }
 
+  // Files tile `ti` under hash `h` (may throw, changing nothing). The index only grows:
+  // once it has left L1 (32 KB), TensorMap::prefetch has work.
+  void file_tile(uint32_t h, uint32_t ti) {
+    tile_index.insert(h, ti);
+    *hint = tile_index.bytes() > 32768;
+  }
+
   // See TensorMap::prefetch. A contiguous view's tile is found by the hash of its first
   // byte, start × element size: its index slot is loaded for every view (for another view
   // a wasted load, cheaper than the test), then the tiles those slots name; independent
   // loads, so their misses overlap.
   void prefetch_views(const ChipTensor* views, size_t n) const {
     constexpr size_t kMax = 8;  // a task's first tensors
-    // An index of at most 32 KB stays in L1 (the lines of a few grids): nothing to gain.
-    if (tile_index.bytes() <= 32768) return;
     uint32_t hashes[kMax];
     if (n > kMax) n = kMax;
     for (size_t i = 0; i < n; ++i) {
@@ -1148,7 +1155,7 @@ struct TensorMap::Impl {
         Grid& gr = grids[head & ~kGridTag];
         if (gr.lo == lo && gr.home != kNil && tiles[gr.home].is_dense(lo, hi)) {
           // Looked up again: filed from now on (may throw, changing nothing).
-          tile_index.insert(TaggedIndex::hash(addr, lo), gr.home);
+          file_tile(TaggedIndex::hash(addr, lo), gr.home);
           gr.home_filed = true;
           return grid_access(addr, head & ~kGridTag, gr.home, task, write, deps);
         }
@@ -1283,7 +1290,7 @@ struct TensorMap::Impl {
 TensorMap::TensorMap(size_t capacity) : TensorMap(capacity, kDefaultIndexAbove) {}
 
 TensorMap::TensorMap(size_t capacity, size_t index_above, bool tile_grids)
-    : impl_(new Impl(capacity, index_above, tile_grids)) {}
+    : impl_(new Impl(capacity, index_above, tile_grids, &hint_)) {}
 
 TensorMap::~TensorMap() { delete impl_; }
 
@@ -1292,7 +1299,7 @@ bool TensorMap::access(uint64_t task_id, const ChipTensor& view, AccessKind kind
   return impl_->access(task_id, view, kind, deps);
 }
 
-void TensorMap::prefetch(const ChipTensor* views, size_t n) const {
+void TensorMap::prefetch_views(const ChipTensor* views, size_t n) const {
   impl_->prefetch_views(views, n);
 }
 
