@@ -274,8 +274,9 @@ int main(int argc, char** argv) {
     } else if (std::strcmp(argv[i], "--index-above") == 0 && i + 1 < argc) {
       index_above = std::strtoul(argv[++i], nullptr, 10);
     } else {
-      std::fprintf(stderr, "usage: tensor_map_bench [--quick] [--only N] [--index-above N] "
-                 "[--no-prefetch]\n");
+      std::fprintf(stderr,
+                   "usage: tensor_map_bench [--quick] [--only N] [--index-above N] "
+                   "[--no-prefetch]\n");
       return 2;
     }
   }

@@ -310,7 +310,9 @@ bool grid_shape(const ViewGeometry& g) {
 
 struct TensorMap::Impl {
   Impl(size_t cap, size_t index_above_records, bool tile_grids, bool* hint_flag)
-      : capacity(cap), index_above(index_above_records), grids_enabled(tile_grids),
+      : capacity(cap),
+        index_above(index_above_records),
+        grids_enabled(tile_grids),
         hint(hint_flag) {
     if (cap > kMaxCapacity)
       throw std::invalid_argument("TensorMap capacity " + std::to_string(cap) +
@@ -324,7 +326,7 @@ struct TensorMap::Impl {
   size_t capacity;
   size_t index_above;
   bool grids_enabled;
-  bool* hint;  // TensorMap::hint_: whether prefetch() has work
+  bool* hint;              // TensorMap::hint_: whether prefetch() has work
   size_t room = capacity;  // capacity - live entries: one load and test per access
 
   std::vector<TaskLine> lines;     // the tasks' records and entries (entry n in line n / 4)
@@ -1116,8 +1118,8 @@ struct TensorMap::Impl {
     uint32_t hashes[kMax];
     if (n > kMax) n = kMax;
     for (size_t i = 0; i < n; ++i) {
-      const uint64_t first = static_cast<uint64_t>(views[i].start_offset) *
-                             chip_dtype_size(views[i].dtype);
+      const uint64_t first =
+          static_cast<uint64_t>(views[i].start_offset) * chip_dtype_size(views[i].dtype);
       hashes[i] = TaggedIndex::hash(views[i].buffer.addr, static_cast<int64_t>(first));
       prefetch_line(tile_index.home_slot(hashes[i]));
     }

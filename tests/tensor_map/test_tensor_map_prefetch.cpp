@@ -45,7 +45,8 @@ TEST(TensorMapPrefetch, AHintChangesNoEdge) {
     for (int k = 0; k < 3; ++k) {
       const uint64_t r = rng();
       if (r % 8 == 0) {
-        const int64_t row = static_cast<int64_t>(r >> 8) % 8, col = static_cast<int64_t>(r >> 16) % 8;
+        const int64_t row = static_cast<int64_t>(r >> 8) % 8,
+                      col = static_cast<int64_t>(r >> 16) % 8;
         views[k] = testing::tile(0x9000000, 512, row * 64, col * 64, 64, 64);
       } else {
         const int64_t i = static_cast<int64_t>((r >> 8) % 10) * 256;
