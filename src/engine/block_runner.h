@@ -97,7 +97,8 @@ inline void run_block_in_place(ChipState& chip, TaskSlot& task, uint32_t block_i
   FaultInfo signal;
   const simpler_kernel_entry_fn entry = task.entry;
   int64_t* const kernel_args = &argv[1];
-  const bool returned = guarded_call([&] { entry(kernel_args); }, &signal);
+  // By value: the closure holds the two words themselves, not their addresses.
+  const bool returned = guarded_call([entry, kernel_args] { entry(kernel_args); }, &signal);
   if (observer != nullptr) [[unlikely]]
     observer->on_exit(lane, view());
   if (tracked) chip.running.leave(core_type, core_id);
