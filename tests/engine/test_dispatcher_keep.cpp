@@ -128,7 +128,6 @@ TEST_F(DispatcherKeepTest, RunAloneHandsAReservedKeptCoreOver) {
   EXPECT_EQ(word(t_core_of_last_block), kCoreFree);
 }
 
-
 // Records every block's view at entry and exit, with its lane.
 class ViewRecorder : public RunObserver {
  public:
