@@ -14,7 +14,9 @@ constexpr int64_t kSpin = 50'000'000;  // windows long enough that no preemption
 constexpr int64_t kMinSleep = 10'000;
 constexpr int64_t kMaxSleep = 20'000;
 
-void past_the_window() { std::this_thread::sleep_for(std::chrono::nanoseconds(kSpin + 10'000'000)); }
+void past_the_window() {
+  std::this_thread::sleep_for(std::chrono::nanoseconds(kSpin + 10'000'000));
+}
 
 TEST(MpiCallWait, ARequestWithoutDataSleepsAfterItsWindow) {
   CallWait waiting(kSpin, /*data_in_flight=*/false, kMinSleep, kMaxSleep);
