@@ -60,6 +60,12 @@ void complete_task(ChipState& chip, TaskSlot& task, bool orchestrating, bool on_
 // until it queues the task again) and re-queues the task if it has more blocks.
 uint32_t claim_block(ChipState& chip, TaskSlot& task);
 
+// The observer's view of a block (observed runs only).
+inline BlockView block_view(const TaskSlot& task, uint32_t block_idx, uint32_t core_type,
+                            uint32_t core_id) {
+  return BlockView{task.id - task.run->first_id, task.func_id, block_idx, core_type, core_id};
+}
+
 inline void run_block(ChipState& chip, TaskSlot& task, uint32_t block_idx, uint32_t core_type,
                       uint32_t core_id, uint32_t lane, const SimplerClusterOps* cluster) {
   int64_t argv[1 + CHIP_MAX_SIGNATURE];  // argv[0] = &context, the kernel sees argv + 1
@@ -88,18 +94,17 @@ inline void run_block_in_place(ChipState& chip, TaskSlot& task, uint32_t block_i
   if (tracked)
     chip.running.enter(core_type, core_id, task.id, task.func_id, block_idx,
                        support::steady_now_ns());
-  // Built only when observed: an unobserved block pays the pointer check alone.
-  const auto view = [&] {
-    return BlockView{task.id - task.run->first_id, task.func_id, block_idx, core_type, core_id};
-  };
+  // Built only when observed: an unobserved block pays the pointer check alone (a lambda
+  // capturing by reference built its closure, and spilled what it names, every block).
   if (observer != nullptr) [[unlikely]]
-    observer->on_entry(lane, view());
+    observer->on_entry(lane, block_view(task, block_idx, core_type, core_id));
   FaultInfo signal;
   const simpler_kernel_entry_fn entry = task.entry;
   int64_t* const kernel_args = &argv[1];
-  const bool returned = guarded_call([&] { entry(kernel_args); }, &signal);
+  // By value: the closure holds the two words themselves, not their addresses.
+  const bool returned = guarded_call([entry, kernel_args] { entry(kernel_args); }, &signal);
   if (observer != nullptr) [[unlikely]]
-    observer->on_exit(lane, view());
+    observer->on_exit(lane, block_view(task, block_idx, core_type, core_id));
   if (tracked) chip.running.leave(core_type, core_id);
   if (!returned || fault != 0) [[unlikely]]
     report_block_fault(chip, task, block_idx, core_type, core_id, returned, signal, fault);

@@ -18,7 +18,8 @@
 namespace simpler::rt {
 
 // Inline in run_immediately (its only caller): the common answers cost no call.
-[[gnu::always_inline]] inline bool Orchestrator::immediate_allowed(const SimplerTaskDesc* d) {
+[[gnu::always_inline]] inline bool Orchestrator::immediate_allowed(const SimplerTaskDesc* d,
+                                                                   const LoadedKernel& k) {
   // The run's mode allows it and no scope is open (submit checked immediate_possible: a
   // scope's tasks are pinned, and a scope larger than the window is a ring deadlock,
   // whatever ran when); one block of one core (SPMD and cluster tasks use the queue); no
@@ -27,7 +28,7 @@ namespace simpler::rt {
     return false;
   }
   // Only a kernel with an OUT tensor may get one (k.out_alloc, a per-kernel constant).
-  if (program_->kernels[d->func_id].out_alloc) {
+  if (k.out_alloc) {
     for (uint32_t i = 0; i < d->tensor_count; ++i) {
       if (d->tensors[i].mode == SIMPLER_TENSOR_OUT_ALLOC) return false;
     }
@@ -43,7 +44,9 @@ namespace simpler::rt {
 
 [[gnu::always_inline]] inline bool Orchestrator::run_immediately(const SimplerTaskDesc* d,
                                                                  SimplerTaskResult* result) {
-  if (!immediate_allowed(d)) return false;
+  // The task's kernel, looked up once (validated: func_id names a loaded kernel).
+  const LoadedKernel& k = program_->kernels[d->func_id];
+  if (!immediate_allowed(d, k)) return false;
   // The kernel gets its own copy of the descriptors, as from the arena: what it does to
   // them never reaches the caller's desc. Its argument vector is built here, where the
   // block runs it (argv[0]: the block's context), and again for every task: the kernel
@@ -59,14 +62,18 @@ namespace simpler::rt {
   }
   const uint64_t id = head_;
   TaskSlot& task = immediate_;  // task.args: unused (argv); block_num: 1 (the constructor)
-  task.entry = program_->kernels[d->func_id].entry;
+  task.entry = k.entry;
   task.arg_count = tc + d->scalar_count;
   task.core_type = d->core_type;
   task.func_id = d->func_id;
   task.id = id;
   task.run = run_;
   const bool keep = !inline_sense_.shared_blocks();  // nothing is queued: nothing in flight
-  if (!inline_sense_.run([&] { return dispatcher_.run_alone(task, argv, keep); })) {
+  // always_inline: left to GCC, the block stays a function of its own (a frame, a closure).
+  const auto run_block = [&]() __attribute__((always_inline)) {
+    return dispatcher_.run_alone(task, argv, keep);
+  };
+  if (!inline_sense_.run(run_block)) {
     task.id = 0;  // not run (no idle core): the queued path takes this id
     return false;
   }

@@ -46,34 +46,16 @@ class InlineSense {
   // preemption) its block is timed with a second read, and samples come every
   // kSampleEvery blocks: a longer block is seen at the first sample after it, and µs
   // kernels are sampled as often as before.
+  // One call of run_block, inline in the caller (the immediate run's block is inline in
+  // the submit entry through it: a second call site would keep it out of line, a frame
+  // and a closure per task); the sample's clock reads out of line.
   template <class RunBlock>
-  bool run(RunBlock&& run_block) {
-    if (--streak_left_ != 0) {
-      const bool ran = run_block();
-      ran_ += ran ? 1 : 0;
-      return ran;
-    }
-    const int64_t start = now();
-    const int64_t span = start - last_read_;
-    const uint32_t blocks = ran_ - last_ran_;
-    if (blocks >= kSampleEvery && blocks <= kStreakMaxBlocks && span >= 0 && span < kStreakSpanNs) {
-      const int64_t average = span / blocks;
-      record(average);
-      last_read_ = start;
-      last_ran_ = ran_;
-      // Spans expected at half the bound.
-      const int64_t next = kStreakSpanNs / 2 / (average > 0 ? average : 1);
-      streak_left_ =
-          static_cast<uint32_t>(std::clamp<int64_t>(next, kSampleEvery, kStreakMaxBlocks));
-      const bool ran = run_block();
-      ran_ += ran ? 1 : 0;
-      return ran;
-    }
-    streak_left_ = kSampleEvery + 1;  // the next span: 8 blocks after this one
+  [[gnu::always_inline]] bool run(RunBlock&& run_block) {
+    const bool timed = --streak_left_ == 0 && begin_sample();
     const bool ran = run_block();
-    last_read_ = now();  // the next span starts after this block
-    last_ran_ = ran_;
-    if (ran) record(last_read_ - start);
+    ran_ += ran ? 1 : 0;
+    if (timed) [[unlikely]]
+      end_sample(ran);
     return ran;
   }
   uint64_t clock_reads() const { return clock_reads_; }  // tests: what sampling costs
@@ -140,10 +122,40 @@ class InlineSense {
     return support::steady_now_ns();
   }
 
+  // A sample, before its block (run()): true when the block is to be timed (end_sample);
+  // false when the span since the last read was the sample (the block then counts
+  // toward the next span).
+  [[gnu::noinline]] bool begin_sample() {
+    const int64_t start = now();
+    const int64_t span = start - last_read_;
+    const uint32_t blocks = ran_ - last_ran_;
+    if (blocks >= kSampleEvery && blocks <= kStreakMaxBlocks && span >= 0 && span < kStreakSpanNs) {
+      const int64_t average = span / blocks;
+      record(average);
+      last_read_ = start;
+      last_ran_ = ran_;
+      // Spans expected at half the bound.
+      const int64_t next = kStreakSpanNs / 2 / (average > 0 ? average : 1);
+      streak_left_ =
+          static_cast<uint32_t>(std::clamp<int64_t>(next, kSampleEvery, kStreakMaxBlocks));
+      return false;
+    }
+    streak_left_ = kSampleEvery + 1;  // the next span: 8 blocks after this one
+    timed_start_ = start;
+    return true;
+  }
+  // After the timed block (counted in ran_ already): the next span starts after it.
+  [[gnu::noinline]] void end_sample(bool ran) {
+    last_read_ = now();
+    last_ran_ = ran_;
+    if (ran) record(last_read_ - timed_start_);
+  }
+
   uint32_t streak_left_ = 1;  // blocks until the next sample
   uint32_t ran_ = 0;          // blocks run (wraps; only differences count)
   uint32_t last_ran_ = 0;     // ran_ at the last clock read
   int64_t last_read_ = 0;
+  int64_t timed_start_ = 0;  // the timed block's first read (begin_sample)
   uint64_t clock_reads_ = 0;
   uint32_t samples_ = 0;
   uint32_t refusals_ = 0;  // stale_after_refusal() calls since the last sample

@@ -180,7 +180,7 @@ class Orchestrator {
   // copy, inference and edges. Its own function, out of line, so that the immediate path
   // does not set up its frame.
   [[gnu::noinline]] int submit_queued(const SimplerTaskDesc* desc, SimplerTaskResult* result);
-  bool immediate_allowed(const SimplerTaskDesc* desc);
+  bool immediate_allowed(const SimplerTaskDesc* desc, const LoadedKernel& kernel);
   // immediate_allowed with tasks in flight: a chain one task behind catches up (runs its
   // held task's queued producer, then the held task) when work-first would run them here.
   [[gnu::noinline]] bool catch_up();

@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "engine/block_runner.h"
 #include "engine/chip_state.h"
 #include "engine/dispatcher.h"
+#include "engine/observer.h"
 
 namespace simpler::rt::testing {
 namespace {
@@ -124,6 +126,47 @@ TEST_F(DispatcherKeepTest, RunAloneHandsAReservedKeptCoreOver) {
   EXPECT_EQ(chip_.clusters.missing.load(), 1);
   lane.let_go();
   EXPECT_EQ(word(t_core_of_last_block), kCoreFree);
+}
+
+// Records every block's view at entry and exit, with its lane.
+class ViewRecorder : public RunObserver {
+ public:
+  void set_up(uint32_t) override {}
+  void on_entry(uint32_t lane, const BlockView& b) override { entries.push_back({lane, b}); }
+  void on_exit(uint32_t lane, const BlockView& b) override { exits.push_back({lane, b}); }
+  void on_task(const TaskView&) override {}
+  void on_dependency(uint64_t, uint64_t) override {}
+  struct Seen {
+    uint32_t lane;
+    BlockView view;
+  };
+  std::vector<Seen> entries, exits;
+};
+
+// An observed block, run inline on the kept core: the observer sees it at entry and exit
+// on this lane, named as the user numbers it (its index in the run), with its kernel,
+// block and core (the view is built only when observed: run_block_in_place).
+TEST_F(DispatcherKeepTest, AnObserverSeesTheInlineBlockAtEntryAndExit) {
+  Dispatcher lane(chip_, /*lane=*/0, {0, 1});
+  int64_t argv[2] = {0, 0};
+  ASSERT_TRUE(lane.run_alone(task(1), argv, /*keep=*/true));  // keeps a core: inline next
+  ViewRecorder recorder;
+  chip_.observer.store(&recorder);
+  run_.first_id = 5;
+  TaskSlot& observed = task(7);
+  observed.func_id = 3;
+  ASSERT_TRUE(lane.run_alone(observed, argv, /*keep=*/true));
+  chip_.observer.store(nullptr);
+  ASSERT_EQ(recorder.entries.size(), 1u);
+  ASSERT_EQ(recorder.exits.size(), 1u);
+  for (const auto& seen : {recorder.entries[0], recorder.exits[0]}) {
+    EXPECT_EQ(seen.lane, 0u);
+    EXPECT_EQ(seen.view.task_id, 2u);  // 7 - first_id
+    EXPECT_EQ(seen.view.func_id, 3);
+    EXPECT_EQ(seen.view.block_idx, 0u);
+    EXPECT_EQ(seen.view.core_type, static_cast<uint32_t>(SIMPLER_CORE_AIV));
+    EXPECT_EQ(seen.view.core_id, t_core_of_last_block);
+  }
 }
 
 }  // namespace

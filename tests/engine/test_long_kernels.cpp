@@ -148,6 +148,25 @@ TEST(InlineSenseTest, AStaleLongEstimateIsLearntAgainFromTheNextThreeBlocks) {
 // of an empty task); one longer sample goes back to the usual rate at once.
 // Sampling: one clock read per 8..32 blocks while they are short (the span since the
 // previous read bounds them), blocks timed as soon as they are not.
+// run() calls its block exactly once and returns what it returned, on sampled calls (the
+// clock read before it, out of line) as on the others; a block that did not run is not
+// counted as one (the next span's average would be too low).
+TEST(InlineSenseTest, EveryCallRunsItsBlockOnceAndReturnsItsAnswer) {
+  InlineSense sense;
+  int calls = 0;
+  for (int i = 0; i < 300; ++i) {
+    const bool ran = i % 3 != 0;
+    EXPECT_EQ(sense.run([&] {
+      ++calls;
+      return ran;
+    }),
+              ran)
+        << "call " << i;
+    EXPECT_EQ(calls, i + 1) << "call " << i;
+  }
+  EXPECT_GT(sense.clock_reads(), 0u) << "no call was sampled";
+}
+
 TEST(InlineSenseTest, AStreakOfShortBlocksReadsTheClockOncePerSample) {
   InlineSense sense;
   constexpr int kBlocks = 1024;

@@ -19,11 +19,6 @@ constexpr int64_t kIdleMinNs = 20'000;  // then sleep 20 us, doubling up to 200 
 constexpr int64_t kIdleMaxNs = 200'000;
 constexpr int64_t kWaitMinSleepNs = 10'000;
 constexpr int64_t kWaitMaxSleepNs = 1'000'000;
-// A transfer or collective in flight progresses only while some thread calls into MPI (a
-// large message moves in fragments, each needing a test on both sides): while one is in
-// flight the waiter and the progress thread keep testing, yielding the core, for up to
-// this long, then fall back to short sleeps.
-constexpr int64_t kInFlightSpinNs = 100'000'000;
 
 void* as_ptr(int64_t addr) { return reinterpret_cast<void*>(static_cast<uintptr_t>(addr)); }
 
@@ -46,15 +41,10 @@ bool test(MPI_Request* request) {
 // ---- Call --------------------------------------------------------------------------------
 
 Outcome Call::wait(Link& link, int64_t spin_ns) {
-  Backoff backoff(spin_ns, kWaitMinSleepNs, kWaitMaxSleepNs);
-  const int64_t started = now_ns();
+  CallWait waiting(spin_ns, has_data_, kWaitMinSleepNs, kWaitMaxSleepNs);
   while (true) {
     if (std::optional<Outcome> outcome = step(link)) return *outcome;
-    if (!moved_ && now_ns() - started > kPureSpinNs && now_ns() - started < kInFlightSpinNs) {
-      sched_yield();
-    } else {
-      backoff.pause();
-    }
+    (void)waiting.pause(moved_);
   }
 }
 
