@@ -8,10 +8,12 @@
 // run also times a reference operation — one std::unordered_map find + insert + erase at
 // 10,000 keys — and prints each scenario as a ratio to it.
 //
-// Heap allocations inside the timed passes are counted: the map must not allocate per
-// access once warm. Usage: tensor_map_bench [--quick] [--only N] [--index-above N]
-// (--only: one scenario row, counted from 1, for profiling; --index-above: the map's
-// linear-scan limit per reader/writer set, to find the crossover to its interval trees).
+// Each task's tensors are announced with TensorMap::prefetch() before their access() calls,
+// as the orchestrator's submit does. Heap allocations inside the timed passes are counted:
+// the map must not allocate per access once warm. Usage: tensor_map_bench [--quick]
+// [--only N] [--index-above N] [--no-prefetch] (--only: one scenario row, counted from 1,
+// for profiling; --index-above: the map's linear-scan limit per reader/writer set, to find
+// the crossover to its interval trees; --no-prefetch: without the hint).
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -100,8 +102,15 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-Timing run(const Stream& s, size_t index_above) {
+Timing run(const Stream& s, size_t index_above, bool hint) {
   TensorMap map(1 << 20, index_above);
+  // A task's tensors side by side, as a submit has them: the hint takes them all at once.
+  std::vector<ChipTensor> views;
+  std::vector<AccessKind> kinds;
+  for (const Access& a : s.accesses) {
+    views.push_back(a.view);
+    kinds.push_back(a.kind);
+  }
   std::vector<uint64_t> deps;
   deps.reserve(4096);
   uint64_t task = 0;
@@ -121,10 +130,10 @@ Timing run(const Stream& s, size_t index_above) {
     for (size_t t0 = 0; t0 + kBlockTasks <= tasks; t0 += kBlockTasks) {
       const double c0 = thread_cpu_ns();
       for (size_t t = t0; t < t0 + kBlockTasks; ++t) {
-        for (size_t k = 0; k < s.per_task; ++k) {
-          const Access& a = s.accesses[t * s.per_task + k];
-          map.access(task, a.view, a.kind, deps);
-        }
+        const size_t first_view = t * s.per_task;
+        if (hint) map.prefetch(&views[first_view], s.per_task);
+        for (size_t k = first_view; k < first_view + s.per_task; ++k)
+          map.access(task, views[k], kinds[k], deps);
         dep_count += deps.size();
         deps.clear();
         if (s.window != kNever && task >= first + s.window) map.retire(task - s.window);
@@ -254,15 +263,20 @@ int main(int argc, char** argv) {
   bool quick = false;
   size_t only = 0;
   size_t index_above = TensorMap::kDefaultIndexAbove;
+  bool hint = true;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) {
       quick = true;
     } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
       only = std::strtoul(argv[++i], nullptr, 10);
+    } else if (std::strcmp(argv[i], "--no-prefetch") == 0) {
+      hint = false;
     } else if (std::strcmp(argv[i], "--index-above") == 0 && i + 1 < argc) {
       index_above = std::strtoul(argv[++i], nullptr, 10);
     } else {
-      std::fprintf(stderr, "usage: tensor_map_bench [--quick] [--only N] [--index-above N]\n");
+      std::fprintf(stderr,
+                   "usage: tensor_map_bench [--quick] [--only N] [--index-above N] "
+                   "[--no-prefetch]\n");
       return 2;
     }
   }
@@ -284,7 +298,7 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < streams.size(); ++i) {
     if (only != 0 && only != i + 1) continue;
     const Stream& s = streams[i];
-    const Timing t = run(s, index_above);
+    const Timing t = run(s, index_above, hint);
     // Operator new calls per million access() calls in the measured pass (growth of a
     // buffer's scan array past its largest size so far; zero once every size was seen).
     const double per_million =

@@ -486,7 +486,9 @@ int Orchestrator::submit_queued(const SimplerTaskDesc* desc, SimplerTaskResult* 
     std::memcpy(argv + tc, desc->scalars, desc->scalar_count * sizeof(uint64_t));
   }
 
-  // Dependencies: RAW / WAW / WAR from the tensor map.
+  // Dependencies: RAW / WAW / WAR from the tensor map; every tensor's lookup is started
+  // first, so that their cache misses overlap.
+  tmap_.prefetch(tensors, tc);
   deps_.clear();
   for (uint32_t i = 0; i < tc; ++i) {
     const uint32_t mode = desc->tensors[i].mode;

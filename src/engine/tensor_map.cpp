@@ -16,7 +16,7 @@ constexpr uint32_t kNil = UINT32_MAX;
 
 // Starts loading the cache line at `p`. (GCC 12 drops a __builtin_prefetch whose result
 // nothing uses, so on x86 the instruction is written out.)
-inline void prefetch(const void* p) {
+inline void prefetch_line(const void* p) {
 #if defined(__x86_64__) || defined(__i386__)
   asm volatile("prefetcht0 %0" : : "m"(*static_cast<const char*>(p)));
 #else
@@ -309,8 +309,11 @@ bool grid_shape(const ViewGeometry& g) {
 }  // namespace
 
 struct TensorMap::Impl {
-  Impl(size_t cap, size_t index_above_records, bool tile_grids)
-      : capacity(cap), index_above(index_above_records), grids_enabled(tile_grids) {
+  Impl(size_t cap, size_t index_above_records, bool tile_grids, bool* hint_flag)
+      : capacity(cap),
+        index_above(index_above_records),
+        grids_enabled(tile_grids),
+        hint(hint_flag) {
     if (cap > kMaxCapacity)
       throw std::invalid_argument("TensorMap capacity " + std::to_string(cap) +
                                   " exceeds the maximum of " + std::to_string(kMaxCapacity) +
@@ -323,6 +326,7 @@ struct TensorMap::Impl {
   size_t capacity;
   size_t index_above;
   bool grids_enabled;
+  bool* hint;              // TensorMap::hint_: whether prefetch() has work
   size_t room = capacity;  // capacity - live entries: one load and test per access
 
   std::vector<TaskLine> lines;     // the tasks' records and entries (entry n in line n / 4)
@@ -809,7 +813,7 @@ struct TensorMap::Impl {
     }
     const bool home = lo == grids[gi].lo;
     try {
-      if (!home) tile_index.insert(TaggedIndex::hash(addr, lo), ti);
+      if (!home) file_tile(TaggedIndex::hash(addr, lo), ti);
     } catch (...) {
       tile_next[ti] = free_tile;
       free_tile = ti;
@@ -1098,6 +1102,33 @@ struct TensorMap::Impl {
     moves.push_back(Move{n, b, slot});
   }
 
+  // Files tile `ti` under hash `h` (may throw, changing nothing). The index only grows:
+  // once it has left L1 (32 KB), TensorMap::prefetch has work.
+  void file_tile(uint32_t h, uint32_t ti) {
+    tile_index.insert(h, ti);
+    *hint = tile_index.bytes() > 32768;
+  }
+
+  // See TensorMap::prefetch. A contiguous view's tile is found by the hash of its first
+  // byte, start × element size: its index slot is loaded for every view (for another view
+  // a wasted load, cheaper than the test), then the tiles those slots name; independent
+  // loads, so their misses overlap.
+  void prefetch_views(const ChipTensor* views, size_t n) const {
+    constexpr size_t kMax = 8;  // a task's first tensors
+    uint32_t hashes[kMax];
+    if (n > kMax) n = kMax;
+    for (size_t i = 0; i < n; ++i) {
+      const uint64_t first =
+          static_cast<uint64_t>(views[i].start_offset) * chip_dtype_size(views[i].dtype);
+      hashes[i] = TaggedIndex::hash(views[i].buffer.addr, static_cast<int64_t>(first));
+      prefetch_line(tile_index.home_slot(hashes[i]));
+    }
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t ti = tile_index.home_guess(hashes[i]);
+      if (ti < tiles.size()) prefetch_line(&tiles[ti]);
+    }
+  }
+
   bool access(uint64_t task, const ChipTensor& view, AccessKind kind, std::vector<uint64_t>& deps) {
     const bool write = kind != AccessKind::Read;
     const uint64_t addr = view.buffer.addr;
@@ -1126,7 +1157,7 @@ struct TensorMap::Impl {
         Grid& gr = grids[head & ~kGridTag];
         if (gr.lo == lo && gr.home != kNil && tiles[gr.home].is_dense(lo, hi)) {
           // Looked up again: filed from now on (may throw, changing nothing).
-          tile_index.insert(TaggedIndex::hash(addr, lo), gr.home);
+          file_tile(TaggedIndex::hash(addr, lo), gr.home);
           gr.home_filed = true;
           return grid_access(addr, head & ~kGridTag, gr.home, task, write, deps);
         }
@@ -1231,12 +1262,12 @@ struct TensorMap::Impl {
   static constexpr size_t kRetireAheadAbove = 2048;
   void retire_ahead(uint64_t task) {
     const uint32_t r2 = task_index.find_direct(task + 2);
-    if (r2 != TaskIndex::kNone) prefetch(&lines[r2]);
+    if (r2 != TaskIndex::kNone) prefetch_line(&lines[r2]);
     const uint32_t r1 = task_index.find_direct(task + 1);
     if (r1 != TaskIndex::kNone) {
       const TaskLine& line = lines[r1];
       for (uint32_t on = line.flags & (line.flags >> 16) & kLiveBits; on != 0; on &= on - 1)
-        prefetch(&tiles[line.lane[__builtin_ctz(on)]]);
+        prefetch_line(&tiles[line.lane[__builtin_ctz(on)]]);
     }
   }
 
@@ -1261,13 +1292,17 @@ struct TensorMap::Impl {
 TensorMap::TensorMap(size_t capacity) : TensorMap(capacity, kDefaultIndexAbove) {}
 
 TensorMap::TensorMap(size_t capacity, size_t index_above, bool tile_grids)
-    : impl_(new Impl(capacity, index_above, tile_grids)) {}
+    : impl_(new Impl(capacity, index_above, tile_grids, &hint_)) {}
 
 TensorMap::~TensorMap() { delete impl_; }
 
 bool TensorMap::access(uint64_t task_id, const ChipTensor& view, AccessKind kind,
                        std::vector<uint64_t>& deps) {
   return impl_->access(task_id, view, kind, deps);
+}
+
+void TensorMap::prefetch_views(const ChipTensor* views, size_t n) const {
+  impl_->prefetch_views(views, n);
 }
 
 void TensorMap::conflicts(const ChipTensor& view, AccessKind kind, std::vector<uint64_t>& deps) {

@@ -47,6 +47,12 @@ class TensorMap {
   TensorMap(const TensorMap&) = delete;
   TensorMap& operator=(const TensorMap&) = delete;
 
+  // A hint before access() of each of `views` (a task's tensors, in order): starts loading
+  // what their lookups will read, so that their cache misses overlap instead of following
+  // one another. Reads only the descriptors; changes nothing, any input is fine.
+  void prefetch(const ChipTensor* views, size_t n) const {
+    if (hint_) prefetch_views(views, n);  // (a small map stays in L1: no call)
+  }
   // Appends to `deps` the ids of live earlier tasks that `task_id` must wait for when it
   // accesses `view` with `kind` (ids may repeat), then records the access. Returns false,
   // recording nothing and appending nothing, when that would exceed `capacity` live entries.
@@ -66,7 +72,10 @@ class TensorMap {
   struct Impl;
 
  private:
+  void prefetch_views(const ChipTensor* views, size_t n) const;
+
   Impl* impl_;
+  bool hint_ = false;  // set by Impl once its tile index has outgrown L1
 };
 
 }  // namespace simpler::rt

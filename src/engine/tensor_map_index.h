@@ -368,6 +368,16 @@ class TaggedIndex {
 
   size_t size() const { return count_; }
 
+  size_t bytes() const { return slots_.size() * sizeof(Slot); }
+  // Where a lookup of hash `h` starts: for prefetching only.
+  const void* home_slot(uint32_t h) const { return &slots_[home(h)]; }
+  // The record in `h`'s home slot if filed there under `h` (a guess: not compared in
+  // full, nor probed further), else kNone. For prefetching only.
+  uint32_t home_guess(uint32_t h) const {
+    const Slot& slot = slots_[home(h)];
+    return slot.hash == h ? slot.value : kNone;
+  }
+
  private:
   struct Slot {
     uint32_t hash;
