@@ -1,5 +1,5 @@
-// The immediate run, its inline part: submit's fast path (orchestrator.cpp includes this
-// for Orchestrator::submit alone; the catch-up is out of line, immediate_run.cpp).
+// The immediate run, its inline part: submit's fast path (submit_path.h includes this for
+// Orchestrator::submit; the catch-up is out of line, immediate_run.cpp).
 //
 // With every earlier task completed and reclaimed, the task has no producer to wait for
 // (the tensor map is empty), and it completes before submit returns, so no later task

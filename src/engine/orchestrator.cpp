@@ -84,8 +84,9 @@ Orchestrator::Orchestrator(ChipState& chip, const OrchestratorSizes& sizes)
   blocks_.resize(sizes.heap_bytes / kHeapAlignment + 2);
   scopes_.reserve(kMaxScopeDepth);
   deps_.reserve(4 * CHIP_MAX_TENSOR_ARGS);
-  immediate_.block_num = 1;  // run_immediately sets the per-task fields only
-  immediate_.args = immediate_argv_ + 1;
+  // run_immediately sets the per-task fields only; its kernel arguments are built in
+  // immediate_argv_ and passed to run_alone, so immediate_.args is never read.
+  immediate_.block_num = 1;
 }
 
 RunTrack* Orchestrator::begin_run(const LoadedProgram::Impl& program, const RunOptions& options) {
