@@ -75,8 +75,8 @@ def test_a_well_formed_producer_over_device_memory_launches(kernel):
     ([-4], r"shape\[0\] is -4"),
     ([-4, -4], r"shape\[0\] is -4"),          # the product is positive: still refused
     ([4, -1], r"shape\[1\] is -1"),
-    ([2 ** 62, 4], "overflows 64 bits"),     # 2**66 bytes: wraps to 0 unchecked
-    ([2 ** 40, 2 ** 40], "overflows 64 bits"),
+    ([2 ** 62, 4], "its byte size overflows 64 bits"),  # 2**66 bytes: wraps to 0
+    ([2 ** 40, 2 ** 40], "its byte size overflows 64 bits"),
 ])
 def test_a_producers_bad_shape_is_an_argument_error_naming_it(kernel, shape, match):
     w, cid, stream, x, dx, dy = kernel
