@@ -23,6 +23,7 @@ Python keyword handling, numpy interop, the context manager and the GC pin.
 from __future__ import annotations
 
 import inspect
+import itertools
 import numbers
 import os
 import threading
@@ -109,23 +110,32 @@ def _pin_unclosed(native: Any, device_id: int) -> None:
     warnings.warn(_GC_WARNING.format(device=device_id), ResourceWarning, stacklevel=2)
 
 
+_RUN_KEYS = itertools.count()  # next() is atomic under the GIL: runs submitted from threads
+
+
 @typed_methods("RunHandle")
 class RunHandle(ProcessLocal):
     """An asynchronous program-mode run returned by :meth:`Worker.submit`."""
 
-    __slots__ = ("_native", "_args", "_pending", "__weakref__")
+    __slots__ = ("_native", "_args", "_pending", "_key", "__weakref__")
 
     def __init__(self, native: Any, args: Any, pending: "dict[int, Any]") -> None:
         self._native = native
         self._args = args  # keeps HOST tensor memory alive until the run completed
         self._pending = pending
+        # The Worker keeps the args of a dropped handle until its run completed. Keyed by a
+        # number used once, not id(self): a dropped handle's id is reused by a later one,
+        # which would free the args of a run still queued (its outputs then written into
+        # freed memory).
+        self._key = next(_RUN_KEYS)
+        pending[self._key] = args
 
     @property
     def done(self) -> bool:
         """True once the run finished (non-blocking); its HOST outputs are then written."""
         finished = self._native.done()
         if finished:
-            self._pending.pop(id(self), None)
+            self._pending.pop(self._key, None)
         return finished
 
     def wait(self, timeout: Optional[float] = None) -> None:
@@ -137,7 +147,7 @@ class RunHandle(ProcessLocal):
             self._native.wait(timeout)
         finally:
             if self._native.done():
-                self._pending.pop(id(self), None)
+                self._pending.pop(self._key, None)
 
     def result(self, timeout: Optional[float] = None) -> None:
         """Same as :meth:`wait`: returns None once the run succeeded, raises its error."""
@@ -316,7 +326,6 @@ class Worker(ProcessLocal):
         _prepare_output_dir(config)
         # submit + an interruptible wait (RunHandle.wait), so Ctrl-C is honoured.
         run = RunHandle(self._native.submit(handle, packed, config, "run"), packed, self._pending)
-        self._pending[id(run)] = packed
         run.wait()
 
     @typed_call("Worker.submit")
@@ -326,7 +335,6 @@ class Worker(ProcessLocal):
         packed, config = self._program_args("submit", handle, args, config)
         _prepare_output_dir(config)
         run = RunHandle(self._native.submit(handle, packed, config), packed, self._pending)
-        self._pending[id(run)] = packed
         return run
 
     def _program_args(self, api: str, handle: Any, args: "tuple[Any, ...]",
