@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import math
 import numbers
 import os
 import threading
@@ -111,6 +112,7 @@ def _pin_unclosed(native: Any, device_id: int) -> None:
 
 
 _RUN_KEYS = itertools.count()  # next() is atomic under the GIL: runs submitted from threads
+_COMPLETE_DROPPED_MIN = 32     # runs held before submit looks for dropped finished ones
 
 
 @typed_methods("RunHandle")
@@ -128,7 +130,7 @@ class RunHandle(ProcessLocal):
         # which would free the args of a run still queued (its outputs then written into
         # freed memory).
         self._key = next(_RUN_KEYS)
-        pending[self._key] = args
+        pending[self._key] = (native, args, weakref.ref(self))
 
     @property
     def done(self) -> bool:
@@ -142,9 +144,9 @@ class RunHandle(ProcessLocal):
         """Waits for the run. ``timeout`` in seconds (None = forever): TimeoutError when it
         expires (the run is not cancelled). Raises the run's error; repeatable. Ctrl-C
         raises KeyboardInterrupt within ~50 ms; the run keeps running (wait again)."""
-        _require_timeout(timeout, "RunHandle.wait")
+        seconds = _require_timeout(timeout, "RunHandle.wait")
         try:
-            self._native.wait(timeout)
+            self._native.wait(seconds)
         finally:
             if self._native.done():
                 self._pending.pop(self._key, None)
@@ -218,7 +220,10 @@ class Worker(ProcessLocal):
                                   _lib_dir_path(lib_dir) or "")
         self._pin: Optional[weakref.finalize] = None
         self._images: List[Any] = []   # kernel mode: prepared ChipCallables, kept until teardown
-        self._pending: "dict[int, Any]" = {}  # program mode: args of runs not yet completed
+        # Program mode: the runs not yet completed, key -> (native handle, args, weakref to
+        # the RunHandle); the args keep HOST memory alive until the run completed.
+        self._pending: "dict[int, Any]" = {}
+        self._complete_at = _COMPLETE_DROPPED_MIN
 
     # ---- state --------------------------------------------------------------------------
     @property
@@ -246,10 +251,11 @@ class Worker(ProcessLocal):
     @close_grace.setter
     def close_grace(self, seconds: float) -> None:
         # Python and numpy numbers (numpy.float32 too, as RunHandle.wait takes); not a bool.
-        if is_bool(seconds) or not isinstance(seconds, numbers.Real):
+        value = _seconds(seconds) if isinstance(seconds, numbers.Real) else None
+        if value is None:
             raise SimplerTypeError(f"Worker.close_grace: seconds must be a number, "
                                    f"got {type(seconds).__name__}")
-        self._native.close_grace = float(seconds)
+        self._native.close_grace = value
 
     @property
     def kernel_mode_supported(self) -> bool:
@@ -325,6 +331,7 @@ class Worker(ProcessLocal):
             self._native.run(handle, packed, config)  # raises the mode error
         _prepare_output_dir(config)
         # submit + an interruptible wait (RunHandle.wait), so Ctrl-C is honoured.
+        self._complete_dropped_runs()
         run = RunHandle(self._native.submit(handle, packed, config, "run"), packed, self._pending)
         run.wait()
 
@@ -334,8 +341,25 @@ class Worker(ProcessLocal):
         for :meth:`run`; host arrays stay leased until the run completed)."""
         packed, config = self._program_args("submit", handle, args, config)
         _prepare_output_dir(config)
-        run = RunHandle(self._native.submit(handle, packed, config), packed, self._pending)
-        return run
+        self._complete_dropped_runs()
+        return RunHandle(self._native.submit(handle, packed, config), packed, self._pending)
+
+    def _complete_dropped_runs(self) -> None:
+        """Completes the finished runs whose RunHandle was dropped (fire and forget): their
+        HOST outputs are copied back and their staged device copies freed. Without this they
+        were held until close() and a submit loop ran the device out of memory. Amortized:
+        a pass only once the runs held doubled since the last one."""
+        if len(self._pending) < self._complete_at:
+            return
+        for key, (native, _, handle) in list(self._pending.items()):
+            if handle() is None:
+                try:
+                    finished = native.done()
+                except Exception:  # noqa: BLE001 - a forked child: the submit says so itself
+                    return
+                if finished:
+                    self._pending.pop(key, None)
+        self._complete_at = max(_COMPLETE_DROPPED_MIN, 2 * len(self._pending))
 
     def _program_args(self, api: str, handle: Any, args: "tuple[Any, ...]",
                       config: Any) -> "tuple[Any, Any]":
@@ -500,22 +524,32 @@ def _require_int(value: Any, api: str, name: str, low: Optional[int] = None) -> 
     return require_int(value, f"Worker.{api}", name, low)
 
 
-def _require_timeout(timeout: Any, api: str) -> None:
-    """None, or a number of seconds >= 0: else a typed error naming ``timeout``."""
+def _require_timeout(timeout: Any, api: str) -> Optional[float]:
+    """None, or a number of seconds >= 0 (returned as a float): else a typed error naming
+    ``timeout``."""
     if timeout is None:
-        return
-    seconds = None
-    if not isinstance(timeout, (str, bytes)) and not is_bool(timeout):
-        try:
-            seconds = float(timeout)  # Python and numpy numbers
-        except (TypeError, ValueError):
-            pass
+        return None
+    seconds = _seconds(timeout)
     if seconds is None:
         raise SimplerTypeError(f"{api}: timeout must be a number of seconds or None, "
                                f"got {type(timeout).__name__}")
     if not seconds >= 0:  # NaN too
         raise SimplerValueError(f"{api}: timeout must be >= 0 seconds (or None to wait "
                                 f"forever), got {timeout!r}")
+    return seconds
+
+
+def _seconds(value: Any) -> Optional[float]:
+    """A Python or numpy number as a float (an int too large for one is +-inf), or None
+    for anything else (a bool, a str)."""
+    if isinstance(value, (str, bytes)) or is_bool(value):
+        return None
+    try:
+        return float(value)
+    except OverflowError:  # 10**400: a number of seconds all the same
+        return math.inf if value > 0 else -math.inf
+    except (TypeError, ValueError):
+        return None
 
 
 def _require_config(value: Any, api: str, name: str) -> Any:
