@@ -111,6 +111,28 @@ def _pin_unclosed(native: Any, device_id: int) -> None:
     warnings.warn(_GC_WARNING.format(device=device_id), ResourceWarning, stacklevel=2)
 
 
+class _Omitted:
+    """The default of run/submit's ``args=`` (issue 4's ``run(handle, args=None, config=None)``):
+    the arguments were given by position, or not at all. Shown as None in call forms."""
+
+    def __repr__(self) -> str:
+        return "None"
+
+
+_OMITTED = _Omitted()
+
+
+def _given(arguments: "tuple[Any, ...]", args: Any, api: str) -> "tuple[Any, ...]":
+    """The run's arguments: by position, or the one ``args=`` value (a ChipStorageTaskArgs,
+    a list of arguments in signature order, or None), not both."""
+    if args is _OMITTED:
+        return arguments
+    if arguments:
+        raise SimplerTypeError(f"Worker.{api}: the arguments are given twice (by position and "
+                               f"as args=); pass them one way")
+    return (args,)
+
+
 _RUN_KEYS = itertools.count()  # next() is atomic under the GIL: runs submitted from threads
 _COMPLETE_DROPPED_MIN = 32     # runs held before submit looks for dropped finished ones
 
@@ -316,7 +338,7 @@ class Worker(ProcessLocal):
         self._native.unregister(handle)
 
     @typed_call("Worker.run")
-    def run(self, handle: Any, *args: Any, config: Any = None) -> None:
+    def run(self, handle: Any, *arguments: Any, args: Any = _OMITTED, config: Any = None) -> None:
         """Runs the callable and blocks until it finished; raises the run's error.
 
         ``args``: one ChipStorageTaskArgs, or the arguments in signature order (host numpy
@@ -326,7 +348,7 @@ class Worker(ProcessLocal):
 
         Ctrl-C raises KeyboardInterrupt within ~50 ms; the run is not cancelled: it keeps
         running, and close() completes it (bounded by ``close_grace``)."""
-        packed, config = self._program_args("run", handle, args, config)
+        packed, config = self._program_args("run", handle, _given(arguments, args, "run"), config)
         if self.execution_mode != "program":
             self._native.run(handle, packed, config)  # raises the mode error
         _prepare_output_dir(config)
@@ -336,10 +358,12 @@ class Worker(ProcessLocal):
         run.wait()
 
     @typed_call("Worker.submit")
-    def submit(self, handle: Any, *args: Any, config: Any = None) -> RunHandle:
+    def submit(self, handle: Any, *arguments: Any, args: Any = _OMITTED,
+               config: Any = None) -> RunHandle:
         """Starts the callable and returns at once with a :class:`RunHandle` (arguments as
         for :meth:`run`; host arrays stay leased until the run completed)."""
-        packed, config = self._program_args("submit", handle, args, config)
+        packed, config = self._program_args("submit", handle, _given(arguments, args, "submit"),
+                                            config)
         _prepare_output_dir(config)
         self._complete_dropped_runs()
         return RunHandle(self._native.submit(handle, packed, config), packed, self._pending)

@@ -169,3 +169,15 @@ def test_run_with_a_config_that_is_not_a_callconfig_is_a_typed_error(add_scalar_
             cw.run(handle, ChipStorageTaskArgs(), "config")
     finally:
         cw.finalize()
+
+
+def test_run_after_finalize_names_the_state_not_the_handle(add_scalar_callable):
+    # Was INVALID_ARGUMENT "unknown callable handle": the handle was fine, the worker closed.
+    from simpler.errors import ChipWorkerError
+    cw = ChipWorker()
+    cw.init(0, bins())
+    handle = cw.register(add_scalar_callable)
+    cw.finalize()
+    with pytest.raises(ChipWorkerError, match=r"ChipWorker.run: requires an initialized worker \(state CLOSED\)") as e:
+        cw.run(handle, ChipStorageTaskArgs())
+    assert e.value.code == PTO_RUNTIME_ERR_INVALID_STATE
