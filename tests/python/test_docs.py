@@ -72,7 +72,7 @@ def test_python_block_runs_as_written(block, tmp_path):
             "prose just before it, a comment on its first lines, or a note on the page about "
             "its no-run blocks)")
         pytest.skip("fenced no-run")
-    env = dict(os.environ)
+    env = dict(os.environ, TMPDIR=str(tmp_path))   # a block's mkdtemp() is cleaned up too
     env["PYTHONPATH"] = str(ROOT / "python") + os.pathsep + env.get("PYTHONPATH", "")
     result = subprocess.run([sys.executable, "-c", body], cwd=tmp_path, env=env,
                             capture_output=True, text=True, timeout=600)
