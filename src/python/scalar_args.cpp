@@ -211,7 +211,16 @@ uint64_t pack_scalar(const PackTarget& t, uint32_t i, const ArgSpec& spec, py::h
   if (PyFloat_Check(v)) {
     const double d = PyFloat_AS_DOUBLE(v);
     // Untyped: FLOAT32, the kernels' common scalar type (typed signatures say otherwise).
-    if (!spec.dtype) return scalar_bits_from_f32(static_cast<float>(d));
+    if (!spec.dtype) {
+      const auto f = static_cast<float>(d);
+      if (std::isfinite(d) && std::isinf(f)) {
+        bad_value(t, i, spec,
+                  py::repr(value).cast<std::string>() +
+                      " is out of range for FLOAT32 (it would become infinity; an untyped float "
+                      "scalar is passed as FLOAT32: pass numpy.float64(v) for a double)");
+      }
+      return scalar_bits_from_f32(f);
+    }
     if (!is_float_type(*spec.dtype)) {
       bad_type(t, i, spec,
                std::string("expected an int for a ") + data_type_name(*spec.dtype) +
