@@ -13,7 +13,7 @@ import time
 import numpy as np
 import pytest
 
-from simpler import Worker, sim
+from simpler import Worker, errors, sim
 from simpler.errors import (SimplerAttributeError, SimplerError, SimplerRuntimeError, SimplerTypeError,
                             SimplerValueError)
 
@@ -274,6 +274,20 @@ def test_an_infinite_wait_on_a_host_run_means_forever(w2):
     assert run.done
 
 
+@pytest.mark.parametrize("timeout", [np.float32(0.05), np.float64(0.05), np.int64(0), 0])
+def test_a_host_run_wait_takes_numpy_numbers_as_level_2_does(w2, timeout):
+    # A numpy float32 timeout raised threading's bare TypeError ("cannot be interpreted as
+    # an integer") at level 3; level 2's RunHandle.wait takes it.
+    gate = threading.Event()
+    run = w2.submit(lambda o, a: gate.wait(30))
+    try:
+        with pytest.raises(errors.WorkerTimeoutError, match="did not finish within"):
+            run.wait(timeout)
+    finally:
+        gate.set()
+    run.wait(30)
+
+
 def test_close_grace_is_every_chips_close_grace():
     # It raised AttributeError ("no attribute '_native'") at level 3.
     w = Worker(level=3, device_ids=[2, 3])                # the module's worker holds 0 and 1
@@ -531,3 +545,29 @@ def test_close_with_a_task_that_never_returns_is_bounded(wait_flag_callable):
     with pytest.raises(ChipTaskError, match="abandoned") as err:
         state["run"].wait(30)
     assert err.value.code == PTO_RUNTIME_ERR_TIMEOUT
+
+
+@pytest.mark.parametrize("level", [3, 4])
+@pytest.mark.parametrize("ids", [{0, 1}, frozenset({1}), {0: "a", 1: "b"}], ids=type)
+def test_unordered_device_ids_are_refused(level, ids):
+    # Chip i is device_ids[i]: a set (iterated in hash order) was taken as given.
+    with pytest.raises(SimplerValueError, match="must be an ordered list of ints") as err:
+        Worker(level=level, device_ids=ids)
+    assert err.value.code == errors.PTO_RUNTIME_ERR_INVALID_ARGUMENT
+
+
+@pytest.mark.parametrize("level", [2, 3, 4])
+@pytest.mark.parametrize("option, match", [({"runtime": "nope"}, "unknown runtime 'nope'"),
+                                           ({"platform": "nope"}, "unknown platform 'nope'")])
+def test_a_bad_runtime_or_platform_leaves_every_level_new(level, option, match):
+    # Level 3 (and 4) took it as a chip failing to come up: ChipGroupError, FAILED.
+    ids = {"device_id": 3} if level == 2 else {"device_ids": [3]}   # w2 holds 0 and 1
+    w = Worker(level=level, **ids, **option)
+    before = sim.call_count("malloc"), sim.call_count("stream_create")
+    with pytest.raises(SimplerValueError, match=match) as err:
+        w.init()
+    assert type(err.value).__name__ == "SimplerValueError"     # bad input, not a chip failure
+    assert (sim.call_count("malloc"), sim.call_count("stream_create")) == before
+    assert w.state == "NEW"
+    w.close()
+    assert w.state == "CLOSED"
