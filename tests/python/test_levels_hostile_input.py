@@ -161,6 +161,19 @@ def test_level4_options_are_checked_before_mpi():
         Worker(level=4, device_ids=[0], rank_timeout=1.0, heartbeat=3.0)
 
 
+@pytest.mark.parametrize("name", ["rank_timeout", "heartbeat"])
+@pytest.mark.parametrize("seconds", [1e6 + 1, 1e12, 1e300, float("inf"), float("nan"), 0, -1])
+def test_level4_times_are_bounded(name, seconds):
+    # 1e12 s overflowed the native engine's 64-bit nanoseconds: every rank was declared dead
+    # at once and the process aborted at exit; 1e300 hung init.
+    times = {"rank_timeout": 1e6 if name == "heartbeat" else seconds}
+    if name == "heartbeat":
+        times["heartbeat"] = seconds
+    with pytest.raises(SimplerValueError, match=f"{name} must be a positive number of seconds, "
+                                                "at most 1e\+06"):
+        Worker(level=4, device_ids=[0], **times)
+
+
 def test_level4_times_take_numpy_numbers_but_not_bools():
     # docs/api.md: numpy numbers are numbers; np.float32(4) was 'not a positive number'.
     w = Worker(level=4, device_ids=[0], rank_timeout=np.float32(4), heartbeat=np.float16(0.5))

@@ -612,6 +612,8 @@ class MpiTransport(ChipTransport):
         return self.local.close()
 
 
+_MAX_SECONDS = 1e6   # rank_timeout and heartbeat: 11.6 days, as Worker.close_grace
+
 @typed_methods("Worker", exclude=("__init__",))
 class MpiWorker(HostWorker):
     """``Worker(level=4)``: every rank's chips; rank 0 orchestrates, the others serve."""
@@ -632,9 +634,11 @@ class MpiWorker(HostWorker):
             if value is None and name == "heartbeat":
                 continue
             # numpy numbers are numbers (np.float32(5)); a bool is not a number of seconds.
-            if is_bool(value) or not isinstance(value, numbers.Real) or not 0 < value < float("inf"):
-                raise SimplerValueError(f"{api}: {name} must be a positive number of seconds, "
-                                        f"got {value!r}")
+            # Bounded: the native engine counts nanoseconds in 64 bits (1e12 s overflowed it).
+            if (is_bool(value) or not isinstance(value, numbers.Real)
+                    or not 0 < value <= _MAX_SECONDS):
+                raise SimplerValueError(f"{api}: {name} must be a positive number of seconds, at "
+                                        f"most {_MAX_SECONDS:.0e}, got {value!r}")
         if heartbeat is not None and heartbeat > rank_timeout / 2:
             # Fewer than two heartbeats per rank_timeout: healthy ranks get declared dead.
             raise SimplerValueError(f"{api}: heartbeat ({heartbeat} s) must be at most half of "
