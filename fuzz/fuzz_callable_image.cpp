@@ -4,7 +4,9 @@
 // heap copy (ASan flags any read past it). Because the digest is checked last, random
 // bytes never get past it; so the input is also parsed once more with its digest field
 // resealed, which lets the fuzzer reach the accept path and the content checks. Whatever
-// is accepted must only point inside the image; every byte of every view is read.
+// is accepted must only point inside the image; every byte of every view is read, and an
+// accepted image's typed signature (arg_specs_of, as prepare/register build it) names only
+// valid DataTypes.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -36,6 +38,13 @@ void parse(const uint8_t* data, size_t size) {
     touch({reinterpret_cast<const uint8_t*>(chip.func_name.data()), chip.func_name.size()}, data,
           size);
     touch(chip.binary, data, size);
+    // What prepare/register derive from an accepted image: its typed signature.
+    for (const simpler::ArgSpec& spec : simpler::arg_specs_of(chip.signature, chip.arg_types)) {
+      if (spec.dtype && !simpler::is_valid_data_type(static_cast<uint32_t>(*spec.dtype))) {
+        std::abort();  // check_arg_types let a dtype through that no DataType names
+      }
+      (void)simpler::arg_spec_text(spec);
+    }
     for (const auto& child : chip.children) {
       if (child.func_id < 0 || child.func_id > CHIP_MAX_FUNC_ID) std::abort();
       touch(child.image, data, size);

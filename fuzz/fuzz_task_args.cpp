@@ -1,19 +1,27 @@
 // libFuzzer harness: the tensor and call-argument validators.
 //
 // Input layout: [signature length n (1 byte)] [n signature bytes] [ChipStorageTaskArgs
-// bytes, zero-filled when short] [8-byte ops seed]. It runs validate_tensor,
+// bytes, zero-filled when short] [8-byte ops seed] [optional 2n arg-type bytes: (dtype,
+// rank) per entry, as a typed image carries them]. It runs validate_tensor,
 // tensor_numel / tensor_byte_extent / views (slice, reshape, transpose) with parameters
 // taken from the input, args_add_tensor / args_add_scalar, validate_call_config over the
-// same bytes, and check_call_args (the C ABI's check of args against a signature) with a
-// stub driver that knows one device allocation. Any outcome but a typed error or success
-// (a crash, UB, an out-of-bounds read) is a finding.
+// same bytes, and check_call_args (the C ABI's check of args against a signature, untyped
+// and typed: arg_specs_of over the arg-type bytes) with a stub driver that
+// knows one device allocation. Args that a kernel-mode launch accepts then go through what
+// that launch does with them: the launch record's copy (LaunchRecord) and the checked-args
+// cache (CheckedArgs), which must give back exactly the caller's args. Any outcome but a
+// typed error or success (a crash, UB, an out-of-bounds read, a copy that differs) is a
+// finding.
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <span>
 #include <vector>
 
 #include "abi/abi_error.h"
 #include "abi/arg_check.h"
+#include "abi/checked_args.h"
+#include "abi/launch_pool.h"
 #include "simpler/abi/status.h"
 #include "simpler/task/task_interface.h"
 
@@ -58,6 +66,24 @@ void exercise_tensor(const ChipTensor& t, uint64_t seed) {
   });
 }
 
+// What kernel_mode_launch does with args it accepted: copy the used part into a launch
+// record (expanded again for the engine) and remember them for the next launch's check.
+void exercise_launch_copy(const ChipStorageTaskArgs& args) {
+  simpler::rt::host::LaunchRecord record;
+  record.store_args(args);
+  ChipStorageTaskArgs scratch;
+  const ChipStorageTaskArgs& got = record.expanded_args(scratch);
+  if (got.tensor_count != args.tensor_count || got.scalar_count != args.scalar_count ||
+      std::memcmp(got.tensors, args.tensors, sizeof(ChipTensor) * args.tensor_count) != 0 ||
+      std::memcmp(got.scalars, args.scalars, sizeof(uint64_t) * args.scalar_count) != 0) {
+    std::abort();  // the engine would run with other args than the caller's
+  }
+  simpler::rt::host::CheckedArgs checked;
+  checked.remember(args, 7);
+  const bool cacheable = args.tensor_count <= simpler::rt::host::CheckedArgs::kMaxTensors;
+  if (checked.matches(args, 7) != cacheable || checked.matches(args, 8)) std::abort();
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -89,8 +115,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)simpler::validate_call_config(config);
   typed([&] { simpler::CallConfig::from_abi(config).validate(); });
 
+  // Typed when the arg-type bytes are all there (arg_specs_of: else untyped). A dtype byte
+  // the image parser would refuse (check_arg_types) reads as "any" here.
+  const size_t typed_at = 1 + n + sizeof args + sizeof seed;
+  const size_t type_count = size > typed_at ? std::min(size - typed_at, 2 * n) : 0;
+  std::vector<simpler::ArgSpec> specs;
+  typed([&] {
+    specs = simpler::arg_specs_of(std::span(data + 1, n), std::span(data + typed_at, type_count));
+  });
+  for (simpler::ArgSpec& spec : specs) {
+    if (spec.dtype && !simpler::is_valid_data_type(static_cast<uint32_t>(*spec.dtype))) {
+      spec.dtype.reset();
+    }
+    typed([&] { (void)simpler::arg_spec_text(spec); });  // a bad direction is a typed error
+  }
   for (const ChipStorageTaskArgs* candidate : {&args, &rebuilt}) {
     typed([&] { simpler::rt::host::check_call_args(*candidate, signature, 0, (seed & 1) != 0); });
+    typed([&] {
+      simpler::rt::host::check_call_args(*candidate, signature, 0, /*allow_host=*/false, specs);
+      exercise_launch_copy(*candidate);  // accepted as a kernel-mode launch would be
+    });
   }
   return 0;
 }

@@ -38,8 +38,10 @@ void callable_seeds(const fs::path& dir) {
   write(dir / "chip_two_children", two.bytes().data(), two.bytes().size());
 }
 
+// arg_types: empty (untyped) or (dtype, rank) per signature entry, as fuzz_task_args reads.
 void args_seed(const fs::path& path, const std::vector<ArgDirection>& signature,
-               const ChipStorageTaskArgs& args, uint64_t seed) {
+               const ChipStorageTaskArgs& args, uint64_t seed,
+               const std::vector<uint8_t>& arg_types = {}) {
   std::vector<uint8_t> out;
   out.push_back(static_cast<uint8_t>(signature.size()));
   for (auto d : signature) out.push_back(static_cast<uint8_t>(d));
@@ -47,6 +49,7 @@ void args_seed(const fs::path& path, const std::vector<ArgDirection>& signature,
   out.insert(out.end(), raw, raw + sizeof args);
   const auto* s = reinterpret_cast<const uint8_t*>(&seed);
   out.insert(out.end(), s, s + sizeof seed);
+  out.insert(out.end(), arg_types.begin(), arg_types.end());
   write(path, out.data(), out.size());
 }
 
@@ -62,6 +65,9 @@ void args_seeds(const fs::path& dir) {
                                                    simpler::AddressSpace::DEVICE));
   simpler::args_add_scalar(a, simpler::scalar_bits_from_f32(0.5f));
   args_seed(dir / "device_2t_1s", {D::IN, D::OUT, D::SCALAR}, a, 0x0102030405060708ull);
+  // The same launch against a typed signature (a kernel-mode launch of a typed callable).
+  args_seed(dir / "device_2t_1s_typed", {D::IN, D::OUT, D::SCALAR}, a, 0,
+            {CHIP_DT_FLOAT32, 2, CHIP_DT_INT64, 1, CHIP_DT_FLOAT32, 0});
   ChipStorageTaskArgs h{};
   simpler::args_add_tensor(h,
                            simpler::make_tensor(0x7f0000001000, shape2, simpler::DataType::FLOAT16,

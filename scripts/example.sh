@@ -6,11 +6,18 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 name="${1:-kernel_mode}"
 step() { echo "example.sh: $*" >&2; }
+if [ "$name" = "driver_demo" ]; then
+  script="$here/examples/driver_demo.py"
+else
+  script="$here/examples/$name/main.py"
+fi
+# Before setup and the build: a mistyped name should not cost minutes of building first.
+[ -f "$script" ] || { echo "example.sh: no example '$name' (looked for $script)" >&2; exit 2; }
 step "1/3 setup: Debian packages (installs only what is missing)"
 "$here/scripts/setup.sh" >&2
 # Only what an example needs: the Python module (with the sim driver and the worker) and
 # the two runtime builds; no tests, no benchmarks. A first build on a 2-core machine takes
-# about 2 minutes (86 of the project's 228 build steps); later runs take seconds.
+# about 2 minutes (124 of the project's 323 build steps); later runs take seconds.
 # multi_host also needs simpler._mpi_native, a target of its own (only when CMake found MPI):
 # simpler_python_modules builds every extension of the configuration.
 module=simpler_native
@@ -19,10 +26,4 @@ step "2/3 build: the Python module and the runtime builds (ninja's [done/total] 
 "$here/scripts/build.sh" --target="$module" --target=simpler_rt_tensormap_and_ringbuffer \
   --target=simpler_rt_host_build_graph >&2
 step "3/3 run: $name"
-if [ "$name" = "driver_demo" ]; then
-  script="$here/examples/driver_demo.py"
-else
-  script="$here/examples/$name/main.py"
-fi
-[ -f "$script" ] || { echo "example.sh: no example '$name' (looked for $script)" >&2; exit 2; }
 PYTHONPATH="$here/python" exec /usr/bin/python3 "$script"

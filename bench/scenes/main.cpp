@@ -504,9 +504,10 @@ int main(int argc, char** argv) {
     std::printf(
         "decode loop, one run per token (%lld runs, Worker.submit), pipeline_depth 1 vs 2:\n",
         static_cast<long long>(loop.tokens));
-    std::printf("%-20s %11s %11s %9s %9s %11s %10s %12s\n", "host work per step", "depth 1 ms",
-                "depth 2 ms", "speed-up", "at best", "orch share", "orch us", "incl. inline");
-    for (int64_t host_us : {0, 100, 200}) {
+    std::printf("%-20s %11s %11s %9s %9s %8s %11s %10s %12s  %s\n", "host work per step",
+                "depth 1 ms", "depth 2 ms", "speed-up", "at best", "of best", "orch share",
+                "orch us", "incl. inline", "target >= 1.3x at share >= 20%");
+    for (int64_t host_us : {0, 25, 50, 100, 200}) {
       if (!steps_part) break;
       const StepFigures steps = measure_steps(loop, step, host_us, rounds);
       const double one = median(steps.unpipelined), two = median(steps.pipelined);
@@ -515,10 +516,17 @@ int main(int argc, char** argv) {
       const double floor =
           std::max((steps.own_seconds + steps.kernel_seconds) / workers, steps.own_seconds);
       const double at_best = floor > 0 ? one / static_cast<double>(loop.tokens) / floor : 0;
-      std::printf("%-20s %11.2f %11.2f %8.2fx %8.2fx %10.0f%% %10.1f %11.0f%%\n",
-                  (std::to_string(host_us) + " us").c_str(), one * 1e3, two * 1e3, one / two,
-                  at_best, steps.own_share * 100, steps.own_seconds * 1e6,
-                  steps.with_inline_share * 100);
+      const double speed_up = one / two;
+      // A row whose bound is itself under the target cannot meet it on this machine,
+      // whatever the runtime does: say so rather than print a bare MISSED.
+      const char* verdict = steps.own_share < 0.2 ? "n/a (share < 20%)"
+                            : speed_up >= 1.3     ? "met"
+                            : at_best < 1.3       ? "missed (bound < 1.3x here)"
+                                                  : "MISSED";
+      std::printf("%-20s %11.2f %11.2f %8.2fx %8.2fx %7.0f%% %10.0f%% %10.1f %11.0f%%  %s\n",
+                  (std::to_string(host_us) + " us").c_str(), one * 1e3, two * 1e3, speed_up,
+                  at_best, at_best > 0 ? speed_up / at_best * 100 : 0, steps.own_share * 100,
+                  steps.own_seconds * 1e6, steps.with_inline_share * 100, verdict);
     }
     std::printf(
         "(orch share: profile.json orchestration_own_ns / run_ns of an unpipelined step, the "

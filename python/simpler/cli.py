@@ -132,8 +132,10 @@ def _level4() -> Dict[str, Any]:
     try:
         from simpler import _mpi_native  # noqa: F401 - loads libmpi only
     except ImportError:
-        return {"available": False, "reason": "simpler._mpi_native is not built (CMake found no "
-                "MPI: install libopenmpi-dev, scripts/setup.sh, then rebuild)"}
+        # A missing module is not missing MPI: scripts/example.sh builds only simpler_native.
+        return {"available": False, "reason": "simpler._mpi_native is not built: build it with "
+                "scripts/build.sh (or bash scripts/example.sh multi_host); CMake builds it only "
+                "when it finds MPI (Debian: libopenmpi-dev, scripts/setup.sh)"}
     if importlib.util.find_spec("mpi4py") is None:
         return {"available": False, "reason": "mpi4py is missing (Debian: python3-mpi4py)"}
     try:
@@ -165,7 +167,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     for r in info["runtimes"]:
         abi = "?" if r["abi_version"] is None else r["abi_version"]
         print(f"  {r['platform']}/{r['runtime']:<26} ABI {abi}  kernel mode: "
-              f"{_yes_no(r['kernel_mode'])}  {r['path']}")
+              f"{_yes_no(r['kernel_mode']):<4} {r['path']}")
     s = info["sim"]
     print(f"sim devices (driver API {s['driver_api_version']}, "
           f"{s['device_memory_bytes'] // (1 << 20)} MiB each)")

@@ -292,7 +292,15 @@ PackedTensor from_dlpack(const PackTarget& t, uint32_t i, const ArgSpec& spec, p
   std::vector<int64_t> shape = v.shape;
   if (shape.empty()) shape.push_back(1);
   uint64_t bytes = element_size(*v.dtype);
-  for (int64_t d : shape) bytes *= static_cast<uint64_t>(d);
+  for (size_t d = 0; d < shape.size(); ++d) {
+    // A producer's own shape: refused here, naming the argument, before it can wrap.
+    if (shape[d] < 0) {
+      bad_value(t, i, spec, "shape[" + std::to_string(d) + "] is " + std::to_string(shape[d]));
+    }
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(shape[d]), &bytes)) {
+      bad_value(t, i, spec, "its byte size overflows 64 bits");
+    }
+  }
   if (bytes != 0) {
     const int32_t owner = sim_owner(t, i, spec, v.data, bytes);
     if (owner < 0) {

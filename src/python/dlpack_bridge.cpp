@@ -87,7 +87,8 @@ DLDataType dl_data_type_of(DataType dtype) {
 
 std::pair<int32_t, int32_t> dlpack_device(py::handle obj) {
   py::tuple device = obj.attr("__dlpack_device__")();
-  if (device.size() != 2) throw py::type_error("__dlpack_device__() must return a 2-tuple");
+  // A cast_error: the caller names the argument it came from.
+  if (device.size() != 2) throw py::cast_error("__dlpack_device__() must return a 2-tuple");
   return {device[0].cast<int32_t>(), device[1].cast<int32_t>()};
 }
 

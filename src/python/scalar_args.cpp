@@ -210,15 +210,14 @@ uint64_t pack_scalar(const PackTarget& t, uint32_t i, const ArgSpec& spec, py::h
   if (PyLong_Check(v)) return int_bits(t, i, spec, value);
   if (PyFloat_Check(v)) {
     const double d = PyFloat_AS_DOUBLE(v);
-    // Untyped: FLOAT32, the kernels' common scalar type (typed signatures say otherwise);
-    // a finite value it cannot hold is refused, not passed as infinity (as a typed FLOAT32).
+    // Untyped: FLOAT32, the kernels' common scalar type (typed signatures say otherwise).
     if (!spec.dtype) {
-      const float f = static_cast<float>(d);
+      const auto f = static_cast<float>(d);
       if (std::isfinite(d) && std::isinf(f)) {
         bad_value(t, i, spec,
                   py::repr(value).cast<std::string>() +
-                      " is out of float32's range (an untyped scalar takes a Python float as "
-                      "FLOAT32; pass numpy.float64(x) for a double)");
+                      " is out of range for FLOAT32 (it would become infinity; an untyped float "
+                      "scalar is passed as FLOAT32: pass numpy.float64(v) for a double)");
       }
       return scalar_bits_from_f32(f);
     }

@@ -69,3 +69,31 @@ def test_example_sh_builds_what_the_multi_host_example_imports(tmp_path):
 
     assert sources(_targets_example_sh_builds("multi_host", tmp_path))
     assert not sources(_targets_example_sh_builds("vector_add", tmp_path / "2"))  # only there
+
+
+def test_example_sh_refuses_an_unknown_example_before_setup_and_build(tmp_path):
+    # It set up and built (minutes on a fresh clone) before saying the name was wrong.
+    repo = tmp_path / "repo"
+    (repo / "scripts").mkdir(parents=True)
+    (repo / "examples").mkdir()
+    shutil.copy(ROOT / "scripts" / "example.sh", repo / "scripts" / "example.sh")
+    ran = tmp_path / "ran"
+    for script in ("setup.sh", "build.sh"):
+        (repo / "scripts" / script).write_text(f"#!/bin/sh\necho {script} >> {ran}\n")
+        (repo / "scripts" / script).chmod(0o755)
+    result = subprocess.run(["bash", str(repo / "scripts" / "example.sh"), "vector_ad"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "no example 'vector_ad'" in result.stderr
+    assert not ran.exists(), ran.read_text()
+
+
+def test_driver_demo_runs_and_checks(tmp_path):
+    # README lists it among example.sh's examples; it is a file, not a folder.
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT / "python") + os.pathsep + env.get("PYTHONPATH", "")
+    result = subprocess.run([sys.executable, str(ROOT / "examples" / "driver_demo.py")],
+                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert any(line.startswith("driver_demo: checked ") and line.endswith(": OK")
+               for line in result.stdout.splitlines()), result.stdout

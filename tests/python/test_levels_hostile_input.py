@@ -267,7 +267,7 @@ def test_unregister_during_a_run_is_refused_and_the_run_completes(w2, add_scalar
 
 @pytest.mark.parametrize("value, match", [(2 ** 64, "does not fit 64 bits"),
                                           (-2 ** 63 - 1, "does not fit 64 bits"),
-                                          (1e40, "out of float32's range")])
+                                          (1e40, "out of range for FLOAT32")])
 def test_a_scalar_that_does_not_fit_is_refused_not_truncated(w2, add_scalar_callable, value, match):
     # 2**64 used to reach the chip as 0; 1e40 raised struct's bare OverflowError.
     add = w2.register(add_scalar_callable)

@@ -101,6 +101,27 @@ def test_a_finite_number_a_float_type_cannot_hold_is_refused(worker_and_programs
              rf"argument 2 \(SCALAR {dtype.name}\): .* is out of range for {dtype.name}")
 
 
+@pytest.mark.parametrize("value", [1e300, -1e39])
+def test_an_untyped_float_is_float32_and_refused_where_float32_cannot_hold_it(
+        worker_and_programs, add_scalar_kernel_worker, value):
+    # An untyped slot passes a Python float as FLOAT32: the same range rule, both modes.
+    worker, handles = worker_and_programs
+    _refused(worker, handles[None], value, errors.ArgumentError,
+             r"argument 2 \(SCALAR\): .* is out of range for FLOAT32")
+    w, cid, stream = add_scalar_kernel_worker
+    dx = sim.DeviceArray.zeros(8, np.float32, stream=stream)
+    dy = sim.DeviceArray.zeros(8, np.float32, stream=stream)
+    sim.reset_counters()
+    with pytest.raises(errors.ArgumentError, match="out of range for FLOAT32") as err:
+        w.kernel_launch(cid, dx, dy, value, caller_stream=stream)
+    assert err.value.index == 2 and err.value.code == errors.PTO_RUNTIME_ERR_INVALID_ARGUMENT
+    assert sim.call_count("launch") == 0
+    for fine in (3.4e38, math.inf, -math.inf):  # representable, or infinity as given
+        w.kernel_launch(cid, dx, dy, fine, caller_stream=stream)
+        stream.synchronize()
+        assert (dy.numpy() == np.float32(fine)).all()
+
+
 def test_float16_values_that_round_to_its_largest_finite_value_pass(worker_and_programs):
     worker, handles = worker_and_programs
     x = np.zeros(8, dtype=np.float32)

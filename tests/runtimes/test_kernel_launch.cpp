@@ -297,6 +297,99 @@ TEST_F(KernelLaunch, AFailureDuringExecutionIsReportedOnTheCallersStream) {
   stream_ = nullptr;
 }
 
+// docs/runtime-abi.md: a struct_size that does not cover an entry's 2.0 fields is
+// INVALID_ARGUMENT naming struct_size, before anything is read, minted or enqueued; the
+// build writes nothing past struct_size (each out field below lies past it).
+TEST_F(KernelLaunch, KernelEntriesRefuseAShortStructAndWriteNothingPastIt) {
+  const SimplerApi& api = tmr.table();
+  std::vector<uint8_t> image = image_of(programs::add_scalar());
+  SimplerKernelModePrepareCallableArgs prepare_args{
+      .struct_size = SIMPLER_KERNEL_MODE_PREPARE_CALLABLE_ARGS_STRUCT_SIZE - 1,
+      .ctx = ctx(),
+      .image = image.data(),
+      .size = image.size(),
+      .callable_id = 1234};
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, api.kernel_mode_prepare_callable(&prepare_args));
+  EXPECT_NE(last_error(tmr, ctx()).find("struct_size"), std::string::npos)
+      << last_error(tmr, ctx());
+  EXPECT_EQ(prepare_args.callable_id, 1234);
+  const int64_t id = prepare(programs::add_scalar());
+  EXPECT_EQ(id, 0);  // the refused prepare minted nothing
+
+  DeviceBuffer x(kBytes), y(kBytes);
+  const ChipStorageTaskArgs args = add_scalar_args(x, y, 1.0f);
+  sim_reset_counters();
+  SimplerKernelModeLaunchArgs launch_args{
+      .struct_size = SIMPLER_KERNEL_MODE_LAUNCH_ARGS_STRUCT_SIZE - 1,
+      .ctx = ctx(),
+      .callable_id = id,
+      .args = &args,
+      .stream = stream_};
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, api.kernel_mode_launch(&launch_args));
+  EXPECT_EQ(call_count("launch"), 0u);
+
+  const char sentinel[] = "untouched";
+  SimplerKernelModeLaunchErrorArgs error_args{
+      .struct_size = SIMPLER_KERNEL_MODE_LAUNCH_ERROR_ARGS_STRUCT_SIZE - 1,
+      .ctx = ctx(),
+      .message = sentinel};
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, api.kernel_mode_launch_error(&error_args));
+  EXPECT_EQ(error_args.message, sentinel);
+  SimplerKernelModeSupportedArgs supported_args{
+      .struct_size = SIMPLER_KERNEL_MODE_SUPPORTED_ARGS_STRUCT_SIZE - 1,
+      .ctx = ctx(),
+      .supported = true};
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, api.kernel_mode_supported(&supported_args));
+  EXPECT_TRUE(supported_args.supported);
+
+  Context fresh(tmr);
+  SimplerCallConfig config = default_config();
+  SimplerKernelModeInitArgs init_args{.struct_size = SIMPLER_KERNEL_MODE_INIT_ARGS_STRUCT_SIZE - 1,
+                                      .ctx = fresh.get(),
+                                      .device_id = 1,
+                                      .config = &config,
+                                      .generation = 9};
+  ASSERT_STATUS(SIMPLER_OK, sim_set_device(1));
+  EXPECT_STATUS(PTO_RUNTIME_ERR_INVALID_ARGUMENT, api.kernel_mode_init(&init_args));
+  EXPECT_EQ(committed(tmr, fresh.get()), 0u);  // nothing taken: still fresh
+  init_args.struct_size = sizeof init_args;
+  EXPECT_STATUS(SIMPLER_OK, api.kernel_mode_init(&init_args)) << last_error(tmr, fresh.get());
+  EXPECT_STATUS(SIMPLER_OK, tmr.finalize(fresh.get()));
+  ASSERT_STATUS(SIMPLER_OK, sim_set_device(0));
+}
+
+// A kernel writing just past its cluster buffer crashes (docs/kernels.md): through the C
+// ABI the caller's stream reports KERNEL_FAULT by name, the launch error names the
+// SIGSEGV, the context is failed sticky (a later launch is refused with the same named
+// status, nothing enqueued), and finalize_device still releases everything.
+TEST_F(KernelLaunch, AClusterBufferOverrunLeavesTheContextFailedWithANamedKernelFault) {
+  const int64_t id = prepare(programs::cluster());
+  DeviceBuffer x(64 * sizeof(float)), y(64 * sizeof(float));
+  ChipStorageTaskArgs args{};
+  args_add_tensor(args, x.f32({64}));
+  args_add_tensor(args, y.f32({64}));
+  args_add_scalar(args, 1);  // block_num: one cluster
+  args_add_scalar(args, 5);  // mode 5: the AIC part writes the byte past the buffer's end
+  ASSERT_STATUS(SIMPLER_OK, tmr.kernel_launch(ctx(), id, &args, stream_)) << last_error(tmr, ctx());
+  const int sync = sim_stream_synchronize(stream_);
+  EXPECT_STATUS(SIMPLER_CHIP_ERR_KERNEL_FAULT, sync);
+  EXPECT_STREQ(simpler_status_name(sync), "SIMPLER_CHIP_ERR_KERNEL_FAULT");
+  SimplerKernelModeLaunchErrorArgs launch_error{.struct_size = sizeof launch_error, .ctx = ctx()};
+  ASSERT_STATUS(SIMPLER_OK, tmr.table().kernel_mode_launch_error(&launch_error));
+  const std::string message = launch_error.message;
+  EXPECT_NE(message.find("crashed with SIGSEGV"), std::string::npos) << message;
+  EXPECT_NE(message.find("[SIMPLER_CHIP_ERR_KERNEL_FAULT]"), std::string::npos) << message;
+
+  sim_reset_counters();
+  args.scalars[1] = 0;  // a valid exchange: still refused, the context failed
+  EXPECT_STATUS(SIMPLER_CHIP_ERR_KERNEL_FAULT, tmr.kernel_launch(ctx(), id, &args, stream_));
+  EXPECT_NE(last_error(tmr, ctx()).find("failed earlier"), std::string::npos)
+      << last_error(tmr, ctx());
+  EXPECT_EQ(call_count("launch"), 0u);
+  ASSERT_STATUS(SIMPLER_OK, tmr.finalize(ctx()));
+  EXPECT_EQ(committed(tmr, ctx()), 0u);
+}
+
 TEST_F(KernelLaunch, FinalizeIsRefusedWhileLaunchesAreUnfinished) {
   const int64_t id = prepare(programs::sleep());
   DeviceBuffer x(2 * sizeof(float));
