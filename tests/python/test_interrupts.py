@@ -127,7 +127,7 @@ def test_ctrl_c_interrupts_a_level3_run_which_completes_in_the_background(wait_f
     # docs/api.md, Worker(level=3).run: as at level 2. The interrupted run was left half
     # done: its outputs never copied back, its device buffers and chip threads leaked.
     threads_before = len(_host_threads())
-    w = Worker(level=3, device_ids=[2])
+    w = Worker(level=3, device_ids=[3])   # device 2 holds test_faults' abandoned contexts
     w.init()
     try:
         handle = w.register(wait_flag_callable)
@@ -137,7 +137,7 @@ def test_ctrl_c_interrupts_a_level3_run_which_completes_in_the_background(wait_f
             w.run(lambda o, a: o.submit(handle, flag, out))
         assert since_kill() < PROMPT_SECONDS
         interrupted = w._last_run
-        _release_level3_flag(w, 2)
+        _release_level3_flag(w, 3)
         if then == "run":
             w.run(lambda o, a: None)   # runs are serial: the interrupted one completes first
     finally:

@@ -170,7 +170,7 @@ def test_level4_times_are_bounded(name, seconds):
     if name == "heartbeat":
         times["heartbeat"] = seconds
     with pytest.raises(SimplerValueError, match=f"{name} must be a positive number of seconds, "
-                                                "at most 1e\+06"):
+                                                r"at most 1e\+06"):
         Worker(level=4, device_ids=[0], **times)
 
 

@@ -238,7 +238,7 @@ class HostWorker(Worker):
         self._refuse_inside_orchestration("close")
         with self._lifecycle:
             if self._state in ("NEW", "FAILED", "CLOSED"):
-                self._state = "CLOSED" if self._state != "FAILED" else "FAILED"
+                self._state = "CLOSED"   # a failed init released everything (as level 2)
                 return
             self._begin_close()
             with self._runs_finished():   # a run() on another thread finishes first

@@ -614,6 +614,7 @@ class MpiTransport(ChipTransport):
 
 _MAX_SECONDS = 1e6   # rank_timeout and heartbeat: 11.6 days, as Worker.close_grace
 
+
 @typed_methods("Worker", exclude=("__init__",))
 class MpiWorker(HostWorker):
     """``Worker(level=4)``: every rank's chips; rank 0 orchestrates, the others serve."""
@@ -835,7 +836,7 @@ class MpiWorker(HostWorker):
         self._refuse_inside_orchestration("close")
         with self._lifecycle:
             if self._state in ("NEW", "FAILED", "CLOSED"):
-                self._state = "CLOSED" if self._state != "FAILED" else "FAILED"
+                self._state = "CLOSED"   # a failed init released everything (as level 2)
                 return
             self._begin_close()
             if self._rank == 0:

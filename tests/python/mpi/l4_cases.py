@@ -343,6 +343,7 @@ def case_init_rollback():
     assert (SIZE - 1, 0) in err.failures and w.state == "FAILED"
     assert free_memory() == before
     w.close()
+    assert w.state == "CLOSED"                  # as at level 2 (it stayed FAILED)
     COMM.Barrier()
 
 
