@@ -9,14 +9,16 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 mode="${1:-}"
-"$here/scripts/setup.sh"
-case "$mode" in
-  --lint)
-    "$here/scripts/build.sh" >/dev/null
-    exec "$here/scripts/lint.sh" ;;
-  ""|--sanitize=address|--sanitize=thread) ;;
+case "$mode" in  # before setup: a mistyped option installs and builds nothing
+  ""|--lint|--sanitize=address|--sanitize=thread) ;;
   *) echo "test.sh: unknown argument $mode (use --lint, --sanitize=address|thread)" >&2; exit 2 ;;
 esac
+[ $# -le 1 ] || { echo "test.sh: one argument at most, got: $*" >&2; exit 2; }
+"$here/scripts/setup.sh"
+if [ "$mode" = --lint ]; then
+  "$here/scripts/build.sh" >/dev/null
+  exec "$here/scripts/lint.sh"
+fi
 "$here/scripts/build.sh" ${mode:+"$mode"} >/dev/null
 dir="$here/build"
 case "$mode" in

@@ -99,6 +99,9 @@ class ChipWorker(ProcessLocal):
         self._call("unregister", handle)
 
     def run(self, handle: Any, args: Any, config: Any = None) -> None:
+        if config is not None and not isinstance(config, _native.task_interface.CallConfig):
+            raise SimplerTypeError(f"ChipWorker.run: config must be a CallConfig or None, "
+                                   f"got {type(config).__name__}")
         self._call("run", handle, args, config)
 
     def malloc(self, size: int) -> int:

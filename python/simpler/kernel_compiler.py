@@ -23,6 +23,8 @@ from __future__ import annotations
 import collections.abc
 import concurrent.futures
 import inspect
+import math
+import numbers
 import os
 import time
 from dataclasses import dataclass
@@ -81,6 +83,19 @@ def _require_str(api: str, name: str, value: object) -> None:
                                f"{type(value).__name__}")
 
 
+def _timeout_seconds(value: Any) -> float:
+    """``timeout_seconds`` as a float: a Python or numpy number (an int too large for a
+    float is inf: no limit, as any value above 10^9 s); a bool or a str is a
+    SimplerTypeError (True would be a 1 s limit). The range is the native check's."""
+    if not is_bool(value) and isinstance(value, numbers.Real):
+        try:
+            return float(value)
+        except OverflowError:
+            return math.inf if value > 0 else -math.inf
+    raise SimplerTypeError(f"KernelCompiler: timeout_seconds must be a number of seconds, "
+                           f"got {type(value).__name__}")
+
+
 @typed_methods("KernelCompiler", exclude=("__init__",))  # __init__ checks its own call
 class KernelCompiler(_native.KernelCompiler):
     """Compiles kernel and orchestration sources (see docs/kernels.md); cached by content.
@@ -89,10 +104,8 @@ class KernelCompiler(_native.KernelCompiler):
     use_cache=True, timeout_seconds=0)``."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        timeout = kwargs.get("timeout_seconds")
-        if is_bool(timeout):  # not a number of seconds: True would be a 1 s limit
-            raise SimplerTypeError(f"KernelCompiler: timeout_seconds must be a number of "
-                                   f"seconds, got {type(timeout).__name__}")
+        if "timeout_seconds" in kwargs:
+            kwargs["timeout_seconds"] = _timeout_seconds(kwargs["timeout_seconds"])
         try:
             super().__init__(*args, **kwargs)
         except TypeError as error:
@@ -117,6 +130,10 @@ class KernelCompiler(_native.KernelCompiler):
         _require_str("compile_orchestration", "source", source)
         if entry is not None:
             _require_str("compile_orchestration", "entry", entry)
+            if not entry:  # it would check nothing: the image was accepted without an entry
+                raise SimplerValueError("KernelCompiler.compile_orchestration: entry must name "
+                                        "the exported function (or be None to check none), "
+                                        "got ''")
         return super().compile_orchestration(source, entry)
 
     def __reduce_ex__(self, protocol: Any) -> NoReturn:  # pickle, copy.copy, copy.deepcopy

@@ -88,7 +88,7 @@ def load(path: PathLike) -> Dict[str, Any]:
     with open(path, encoding="utf-8") as f:
         try:
             data = json.load(f)
-        except json.JSONDecodeError as e:
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:  # a binary file: not UTF-8
             raise SimplerValueError(f"not valid JSON: {e}") from None
     if isinstance(data, list):  # the JSON-array form of the Chrome trace format
         data = {"traceEvents": data}

@@ -23,6 +23,8 @@ Python keyword handling, numpy interop, the context manager and the GC pin.
 from __future__ import annotations
 
 import inspect
+import itertools
+import math
 import numbers
 import os
 import threading
@@ -109,35 +111,67 @@ def _pin_unclosed(native: Any, device_id: int) -> None:
     warnings.warn(_GC_WARNING.format(device=device_id), ResourceWarning, stacklevel=2)
 
 
+class _Omitted:
+    """The default of run/submit's ``args=`` (issue 4's ``run(handle, args=None, config=None)``):
+    the arguments were given by position, or not at all. Shown as None in call forms."""
+
+    def __repr__(self) -> str:
+        return "None"
+
+
+_OMITTED = _Omitted()
+
+
+def _given(arguments: "tuple[Any, ...]", args: Any, api: str) -> "tuple[Any, ...]":
+    """The run's arguments: by position, or the one ``args=`` value (a ChipStorageTaskArgs,
+    a list of arguments in signature order, or None), not both."""
+    if args is _OMITTED:
+        return arguments
+    if arguments:
+        raise SimplerTypeError(f"Worker.{api}: the arguments are given twice (by position and "
+                               f"as args=); pass them one way")
+    return (args,)
+
+
+_RUN_KEYS = itertools.count()  # next() is atomic under the GIL: runs submitted from threads
+_COMPLETE_DROPPED_MIN = 32     # runs held before submit looks for dropped finished ones
+
+
 @typed_methods("RunHandle")
 class RunHandle(ProcessLocal):
     """An asynchronous program-mode run returned by :meth:`Worker.submit`."""
 
-    __slots__ = ("_native", "_args", "_pending", "__weakref__")
+    __slots__ = ("_native", "_args", "_pending", "_key", "__weakref__")
 
     def __init__(self, native: Any, args: Any, pending: "dict[int, Any]") -> None:
         self._native = native
         self._args = args  # keeps HOST tensor memory alive until the run completed
         self._pending = pending
+        # The Worker keeps the args of a dropped handle until its run completed. Keyed by a
+        # number used once, not id(self): a dropped handle's id is reused by a later one,
+        # which would free the args of a run still queued (its outputs then written into
+        # freed memory).
+        self._key = next(_RUN_KEYS)
+        pending[self._key] = (native, args, weakref.ref(self))
 
     @property
     def done(self) -> bool:
         """True once the run finished (non-blocking); its HOST outputs are then written."""
         finished = self._native.done()
         if finished:
-            self._pending.pop(id(self), None)
+            self._pending.pop(self._key, None)
         return finished
 
     def wait(self, timeout: Optional[float] = None) -> None:
         """Waits for the run. ``timeout`` in seconds (None = forever): TimeoutError when it
         expires (the run is not cancelled). Raises the run's error; repeatable. Ctrl-C
         raises KeyboardInterrupt within ~50 ms; the run keeps running (wait again)."""
-        _require_timeout(timeout, "RunHandle.wait")
+        seconds = _require_timeout(timeout, "RunHandle.wait")
         try:
-            self._native.wait(timeout)
+            self._native.wait(seconds)
         finally:
             if self._native.done():
-                self._pending.pop(id(self), None)
+                self._pending.pop(self._key, None)
 
     def result(self, timeout: Optional[float] = None) -> None:
         """Same as :meth:`wait`: returns None once the run succeeded, raises its error."""
@@ -208,7 +242,10 @@ class Worker(ProcessLocal):
                                   _lib_dir_path(lib_dir) or "")
         self._pin: Optional[weakref.finalize] = None
         self._images: List[Any] = []   # kernel mode: prepared ChipCallables, kept until teardown
-        self._pending: "dict[int, Any]" = {}  # program mode: args of runs not yet completed
+        # Program mode: the runs not yet completed, key -> (native handle, args, weakref to
+        # the RunHandle); the args keep HOST memory alive until the run completed.
+        self._pending: "dict[int, Any]" = {}
+        self._complete_at = _COMPLETE_DROPPED_MIN
 
     # ---- state --------------------------------------------------------------------------
     @property
@@ -236,10 +273,11 @@ class Worker(ProcessLocal):
     @close_grace.setter
     def close_grace(self, seconds: float) -> None:
         # Python and numpy numbers (numpy.float32 too, as RunHandle.wait takes); not a bool.
-        if is_bool(seconds) or not isinstance(seconds, numbers.Real):
+        value = _seconds(seconds) if isinstance(seconds, numbers.Real) else None
+        if value is None:
             raise SimplerTypeError(f"Worker.close_grace: seconds must be a number, "
                                    f"got {type(seconds).__name__}")
-        self._native.close_grace = float(seconds)
+        self._native.close_grace = value
 
     @property
     def kernel_mode_supported(self) -> bool:
@@ -300,7 +338,7 @@ class Worker(ProcessLocal):
         self._native.unregister(handle)
 
     @typed_call("Worker.run")
-    def run(self, handle: Any, *args: Any, config: Any = None) -> None:
+    def run(self, handle: Any, *arguments: Any, args: Any = _OMITTED, config: Any = None) -> None:
         """Runs the callable and blocks until it finished; raises the run's error.
 
         ``args``: one ChipStorageTaskArgs, or the arguments in signature order (host numpy
@@ -310,24 +348,42 @@ class Worker(ProcessLocal):
 
         Ctrl-C raises KeyboardInterrupt within ~50 ms; the run is not cancelled: it keeps
         running, and close() completes it (bounded by ``close_grace``)."""
-        packed, config = self._program_args("run", handle, args, config)
+        packed, config = self._program_args("run", handle, _given(arguments, args, "run"), config)
         if self.execution_mode != "program":
             self._native.run(handle, packed, config)  # raises the mode error
         _prepare_output_dir(config)
         # submit + an interruptible wait (RunHandle.wait), so Ctrl-C is honoured.
+        self._complete_dropped_runs()
         run = RunHandle(self._native.submit(handle, packed, config, "run"), packed, self._pending)
-        self._pending[id(run)] = packed
         run.wait()
 
     @typed_call("Worker.submit")
-    def submit(self, handle: Any, *args: Any, config: Any = None) -> RunHandle:
+    def submit(self, handle: Any, *arguments: Any, args: Any = _OMITTED,
+               config: Any = None) -> RunHandle:
         """Starts the callable and returns at once with a :class:`RunHandle` (arguments as
         for :meth:`run`; host arrays stay leased until the run completed)."""
-        packed, config = self._program_args("submit", handle, args, config)
+        packed, config = self._program_args("submit", handle, _given(arguments, args, "submit"),
+                                            config)
         _prepare_output_dir(config)
-        run = RunHandle(self._native.submit(handle, packed, config), packed, self._pending)
-        self._pending[id(run)] = packed
-        return run
+        self._complete_dropped_runs()
+        return RunHandle(self._native.submit(handle, packed, config), packed, self._pending)
+
+    def _complete_dropped_runs(self) -> None:
+        """Completes the finished runs whose RunHandle was dropped (fire and forget): their
+        HOST outputs are copied back and their staged device copies freed. Without this they
+        were held until close() and a submit loop ran the device out of memory. Amortized:
+        a pass only once the runs held doubled since the last one."""
+        if len(self._pending) < self._complete_at:
+            return
+        for key, (native, _, handle) in list(self._pending.items()):
+            if handle() is None:
+                try:
+                    finished = native.done()
+                except Exception:  # noqa: BLE001 - a forked child: the submit says so itself
+                    return
+                if finished:
+                    self._pending.pop(key, None)
+        self._complete_at = max(_COMPLETE_DROPPED_MIN, 2 * len(self._pending))
 
     def _program_args(self, api: str, handle: Any, args: "tuple[Any, ...]",
                       config: Any) -> "tuple[Any, Any]":
@@ -492,22 +548,32 @@ def _require_int(value: Any, api: str, name: str, low: Optional[int] = None) -> 
     return require_int(value, f"Worker.{api}", name, low)
 
 
-def _require_timeout(timeout: Any, api: str) -> None:
-    """None, or a number of seconds >= 0: else a typed error naming ``timeout``."""
+def _require_timeout(timeout: Any, api: str) -> Optional[float]:
+    """None, or a number of seconds >= 0 (returned as a float): else a typed error naming
+    ``timeout``."""
     if timeout is None:
-        return
-    seconds = None
-    if not isinstance(timeout, (str, bytes)) and not is_bool(timeout):
-        try:
-            seconds = float(timeout)  # Python and numpy numbers
-        except (TypeError, ValueError):
-            pass
+        return None
+    seconds = _seconds(timeout)
     if seconds is None:
         raise SimplerTypeError(f"{api}: timeout must be a number of seconds or None, "
                                f"got {type(timeout).__name__}")
     if not seconds >= 0:  # NaN too
         raise SimplerValueError(f"{api}: timeout must be >= 0 seconds (or None to wait "
                                 f"forever), got {timeout!r}")
+    return seconds
+
+
+def _seconds(value: Any) -> Optional[float]:
+    """A Python or numpy number as a float (an int too large for one is +-inf), or None
+    for anything else (a bool, a str)."""
+    if isinstance(value, (str, bytes)) or is_bool(value):
+        return None
+    try:
+        return float(value)
+    except OverflowError:  # 10**400: a number of seconds all the same
+        return math.inf if value > 0 else -math.inf
+    except (TypeError, ValueError):
+        return None
 
 
 def _require_config(value: Any, api: str, name: str) -> Any:

@@ -138,8 +138,13 @@ struct HostBytes {
 };
 
 std::optional<std::chrono::microseconds> timeout_us(std::optional<double> seconds) {
-  if (!seconds) return std::nullopt;
-  if (*seconds < 0) throw py::value_error("timeout must be >= 0 seconds (or None to wait forever)");
+  // Past ~31 years a deadline means nothing: forever (inf converted to microseconds, or a
+  // deadline past the clock's range, was a timeout in the past: wait(inf) returned at once).
+  constexpr double kForeverSeconds = 1e9;
+  if (!seconds || *seconds >= kForeverSeconds) return std::nullopt;
+  if (!(*seconds >= 0)) {  // NaN too
+    throw py::value_error("timeout must be >= 0 seconds (or None to wait forever)");
+  }
   return std::chrono::microseconds(static_cast<int64_t>(*seconds * 1e6));
 }
 

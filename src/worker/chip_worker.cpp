@@ -220,6 +220,8 @@ int64_t ChipWorker::runtime_callable_id(CallableHandle handle, const char* api) 
 }
 
 std::vector<ArgDirection> ChipWorker::callable_signature(CallableHandle handle) const {
+  // The state first: after finalize() a handle is "unknown" only because the worker closed.
+  require_initialized(ChipWorkerMode::PROGRAM, "run");
   (void)runtime_callable_id(handle, "run");
   auto it = signatures_.find(handle.token);
   return it != signatures_.end() ? it->second : std::vector<ArgDirection>{};

@@ -8,7 +8,14 @@ src=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
+cmake --install "$build" --prefix "$tmp/prefix" >"$tmp/install.log"
+# Every file inside the prefix, and only the C++ layout there: include/ and lib/ (the Python
+# module belongs to the wheel's layout, setup.py's component; it landed at the prefix root).
+if grep -E '^-- (Installing|Up-to-date|Set runtime path)' "$tmp/install.log" | grep -v -F "$tmp/prefix/"; then
+  echo "cmake --install wrote outside the prefix" >&2; exit 1
+fi
+extra=$(cd "$tmp/prefix" && ls -A | grep -v -x -e include -e lib || true)
+[ -z "$extra" ] || { echo "unexpected at the prefix root: $extra" >&2; exit 1; }
 mv "$tmp/prefix" "$tmp/moved"
 prefix=$tmp/moved
 

@@ -156,3 +156,28 @@ def test_context_arguments_of_the_wrong_type_are_typed_and_take_no_device():
     assert bytes(out) == b"0123456789abcdef"
     cw.free(ptr)
     cw.finalize()
+
+
+def test_run_with_a_config_that_is_not_a_callconfig_is_a_typed_error(add_scalar_callable):
+    # Was pybind11's bare TypeError ("incompatible function arguments"), no SimplerError.
+    from simpler.errors import SimplerTypeError
+    cw = ChipWorker()
+    cw.init(0, bins())
+    try:
+        handle = cw.register(add_scalar_callable)
+        with pytest.raises(SimplerTypeError, match="ChipWorker.run: config must be a CallConfig or None, got str"):
+            cw.run(handle, ChipStorageTaskArgs(), "config")
+    finally:
+        cw.finalize()
+
+
+def test_run_after_finalize_names_the_state_not_the_handle(add_scalar_callable):
+    # Was INVALID_ARGUMENT "unknown callable handle": the handle was fine, the worker closed.
+    from simpler.errors import ChipWorkerError
+    cw = ChipWorker()
+    cw.init(0, bins())
+    handle = cw.register(add_scalar_callable)
+    cw.finalize()
+    with pytest.raises(ChipWorkerError, match=r"ChipWorker.run: requires an initialized worker \(state CLOSED\)") as e:
+        cw.run(handle, ChipStorageTaskArgs())
+    assert e.value.code == PTO_RUNTIME_ERR_INVALID_STATE

@@ -7,12 +7,14 @@ import sys
 
 import pytest
 
+import simpler
 from simpler import cli
 
 
 @pytest.fixture
 def no_mpi_native(monkeypatch):
     monkeypatch.setitem(sys.modules, "simpler._mpi_native", None)   # import -> ImportError
+    monkeypatch.delattr(simpler, "_mpi_native", raising=False)      # an earlier import's
 
 
 def _says_what_to_do(reason: str) -> None:

@@ -97,3 +97,20 @@ def test_driver_demo_runs_and_checks(tmp_path):
     assert result.returncode == 0, result.stderr
     assert any(line.startswith("driver_demo: checked ") and line.endswith(": OK")
                for line in result.stdout.splitlines()), result.stdout
+
+
+@pytest.mark.parametrize("argv", [["--sanitize=adress"], ["--lint", "--sanitize=thread"]])
+def test_test_sh_refuses_bad_arguments_before_setup(tmp_path, argv):
+    # It ran scripts/setup.sh (apt-get on a fresh machine) before looking at its argument,
+    # and ignored a second one.
+    repo = tmp_path / "repo"
+    (repo / "scripts").mkdir(parents=True)
+    shutil.copy(ROOT / "scripts" / "test.sh", repo / "scripts" / "test.sh")
+    ran = tmp_path / "ran"
+    for script in ("setup.sh", "build.sh", "lint.sh"):
+        (repo / "scripts" / script).write_text(f"#!/bin/sh\necho {script} >> {ran}\n")
+        (repo / "scripts" / script).chmod(0o755)
+    result = subprocess.run(["bash", str(repo / "scripts" / "test.sh"), *argv],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "test.sh: " in result.stderr, result.stderr
+    assert not ran.exists(), ran.read_text()

@@ -205,3 +205,19 @@ def test_timeout_seconds_is_a_number_not_a_bool(tmp_path, flag):
     with pytest.raises(SimplerTypeError, match="timeout_seconds must be a number of seconds, got bool"):
         KernelCompiler(tmp_path / "cache", timeout_seconds=flag)
     assert KernelCompiler(tmp_path / "cache", timeout_seconds=np.float32(30)).timeout_seconds == 30
+
+
+def test_timeout_seconds_past_a_floats_range_means_no_limit_and_a_str_is_named():
+    # docs/kernels.md: "any value above 10^9 s means no limit"; 10**400 was pybind11's
+    # "incompatible constructor arguments".
+    from simpler.errors import SimplerTypeError
+    assert KernelCompiler(timeout_seconds=10 ** 400).timeout_seconds == 1e9
+    with pytest.raises(SimplerTypeError, match="timeout_seconds must be a number of seconds"):
+        KernelCompiler(timeout_seconds="5")
+
+
+def test_an_empty_orchestration_entry_is_refused_not_unchecked():
+    from simpler.errors import SimplerValueError
+    source = '#include "simpler/orch/orchestration_api.h"\nextern "C" int f() { return 0; }\n'
+    with pytest.raises(SimplerValueError, match="entry must name"):
+        KernelCompiler().compile_orchestration(source, entry="")

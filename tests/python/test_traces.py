@@ -100,6 +100,10 @@ def test_summary_refuses_what_is_not_a_trace(tmp_path):
     bad.write_text('{"events": []}')
     with pytest.raises(ValueError, match="traceEvents"):
         trace.summarize(bad)
+    from simpler.errors import SimplerValueError
+    bad.write_bytes(b"\xff\xfe binary")  # not UTF-8: was a bare UnicodeDecodeError
+    with pytest.raises(SimplerValueError, match="not valid JSON"):
+        trace.summarize(bad)
 
 
 def test_trace_arguments_of_the_wrong_type_are_typed_and_no_descriptor_is_touched(tmp_path):

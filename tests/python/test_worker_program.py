@@ -233,3 +233,18 @@ def test_close_completes_runs_in_submit_order(add_scalar_callable, finish):
         gc.collect()
     assert all(r.done for r in runs)
     np.testing.assert_array_equal(y, x + 23)
+
+
+def test_run_and_submit_take_the_arguments_as_args_keyword(worker, add_scalar_callable):
+    # Issue 4: run(handle, args=None, config=None); args= was "unknown keyword 'args'".
+    from simpler.errors import SimplerTypeError
+    worker.init()
+    handle = worker.register(add_scalar_callable)
+    x = np.arange(64, dtype=np.float32)
+    y = np.zeros_like(x)
+    worker.run(handle, args=add_args(worker, x, y, 1.0), config=CallConfig())
+    assert (y == x + 1).all()
+    worker.submit(handle, args=[x, y, 2.0]).wait(30)
+    assert (y == x + 2).all()
+    with pytest.raises(SimplerTypeError, match="given twice"):
+        worker.run(handle, x, args=[x, y, 2.0])

@@ -514,8 +514,8 @@ class HostRunHandle(RunHandle):
     def wait(self, timeout: Optional[float] = None) -> None:
         """Waits for the run (None = forever); TimeoutError on expiry (not cancelled);
         raises the run's error; repeatable."""
-        _require_timeout(timeout, "HostRunHandle.wait")
-        if timeout is not None and float(timeout) >= threading.TIMEOUT_MAX:
+        timeout = _require_timeout(timeout, "HostRunHandle.wait")
+        if timeout is not None and timeout >= threading.TIMEOUT_MAX:
             timeout = None    # inf: forever (Event.wait raises OverflowError beyond TIMEOUT_MAX)
         if not self._finished.wait(None if timeout is None else float(timeout)):
             raise WorkerTimeoutError(f"HostRunHandle.wait: the host run did not finish within {timeout} s; "
