@@ -99,6 +99,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (rest > sizeof args)
     std::memcpy(&seed, data + 1 + n + sizeof args, std::min<size_t>(rest - sizeof args, 8));
 
+  // kernel_mode_launch asks its checked-args cache before checking anything: raw args,
+  // against an empty cache (generation 0: an untouched device) and a remembered launch.
+  simpler::rt::host::CheckedArgs cache;
+  (void)cache.matches(args, 0);
+  ChipStorageTaskArgs remembered{};
+  remembered.tensor_count = static_cast<uint32_t>(seed % 12);  // up to kMaxTensors + 3
+  remembered.scalar_count = args.scalar_count;
+  cache.remember(remembered, 0);
+  (void)cache.matches(args, 0);
+
   for (const ChipTensor& t : args.tensors) exercise_tensor(t, seed);
   ChipStorageTaskArgs rebuilt{};
   for (uint32_t i = 0; i < 40; ++i) {

@@ -80,6 +80,10 @@ void args_seeds(const fs::path& dir) {
                            simpler::tensor_transpose(simpler::tensor_slice(t, 1, 2, 6), 0, 1));
   args_seed(dir / "device_view", {D::IN}, sliced, 0x00ff00ff00ff00ffull);
   args_seed(dir / "empty", {}, ChipStorageTaskArgs{}, 0);
+  // A raw count equal to the checked-args cache's "nothing remembered" value.
+  ChipStorageTaskArgs sentinel{};
+  sentinel.tensor_count = UINT32_MAX;
+  args_seed(dir / "sentinel_tensor_count", {D::IN}, sentinel, 0);
 }
 
 }  // namespace

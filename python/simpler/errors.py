@@ -175,10 +175,10 @@ class ArgumentError(SimplerValueError):
         self.arg_index: "int | None" = index
 
 
-class ArgumentTypeError(ArgumentError, SignatureMismatchError):
+class ArgumentTypeError(ArgumentError, SignatureMismatchError, SimplerTypeError):
     """An argument of the wrong kind or type: a dtype other than the signature's, a number
     where a tensor is expected (or the reverse), or the wrong number of arguments. Also a
-    TypeError and a SignatureMismatchError."""
+    TypeError, a SimplerTypeError and a SignatureMismatchError."""
 
 
 class KernelFaultError(ChipWorkerError):

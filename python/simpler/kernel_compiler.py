@@ -33,7 +33,7 @@ from typing import Any, Callable, List, NoReturn, Optional, Sequence
 from simpler import _log  # noqa: F401 - native log lines -> logging "simpler"
 from simpler import _native
 from simpler.errors import STATUS_CODES, SimplerError, SimplerTypeError, SimplerValueError
-from simpler._ints import as_int, is_bool
+from simpler._ints import as_int, is_bool, require_bool
 from simpler._typed_call import ClassSignature, typed_call, typed_methods
 
 __all__ = ["KernelCompiler", "KernelCompileError", "KernelCacheError", "KernelBinary",
@@ -96,6 +96,26 @@ def _timeout_seconds(value: Any) -> float:
                            f"got {type(value).__name__}")
 
 
+def _check_options(given: "dict[str, Any]") -> None:
+    """The options a caller gets wrong in ways pybind11 reports only as "incompatible
+    constructor arguments": named, with what to pass. (Unknown keywords: pybind11's.)"""
+    for name in ("cache_dir", "compiler"):
+        value = given.get(name)
+        if value is not None and not isinstance(value, (str, bytes, os.PathLike)):
+            raise SimplerTypeError(f"KernelCompiler: {name} must be a path (str or os.PathLike) "
+                                   f"or None, got {type(value).__name__}")
+    for name, kinds, example in (("include_dirs", (str, bytes, os.PathLike), "['/path/to/headers']"),
+                                 ("extra_flags", (str,), "['-DN=4']")):
+        value = given.get(name, [])
+        if (isinstance(value, (str, bytes)) or not isinstance(value, collections.abc.Sequence)
+                or not all(isinstance(item, kinds) for item in value)):
+            raise SimplerTypeError(f"KernelCompiler: {name} must be a list of "
+                                   f"{'paths' if name == 'include_dirs' else 'str'} "
+                                   f"(e.g. {name}={example}), got {value!r}")
+    if "use_cache" in given:
+        require_bool(given["use_cache"], "KernelCompiler: use_cache")
+
+
 @typed_methods("KernelCompiler", exclude=("__init__",))  # __init__ checks its own call
 class KernelCompiler(_native.KernelCompiler):
     """Compiles kernel and orchestration sources (see docs/kernels.md); cached by content.
@@ -106,6 +126,7 @@ class KernelCompiler(_native.KernelCompiler):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if "timeout_seconds" in kwargs:
             kwargs["timeout_seconds"] = _timeout_seconds(kwargs["timeout_seconds"])
+        _check_options({**dict(zip(("cache_dir",), args)), **kwargs})
         try:
             super().__init__(*args, **kwargs)
         except TypeError as error:

@@ -5,8 +5,10 @@
 namespace simpler::rt::host {
 
 bool CheckedArgs::matches(const ChipStorageTaskArgs& args, uint64_t memory_generation) const {
-  if (args.tensor_count != tensor_count_ || args.scalar_count != scalar_count_ ||
-      memory_generation != generation_) {
+  // tensor_count_ > kMaxTensors: nothing remembered (a caller's count equal to that
+  // sentinel must not reach the memcmp below, which would read past both arrays).
+  if (tensor_count_ > kMaxTensors || args.tensor_count != tensor_count_ ||
+      args.scalar_count != scalar_count_ || memory_generation != generation_) {
     return false;
   }
   // All tensors in one compare (both arrays are contiguous): one call, vector loads.

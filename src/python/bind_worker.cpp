@@ -518,6 +518,14 @@ void bind_worker(py::module_& m) {
   bind_chip_worker(sub);
   bind_kernel_launch(sub);
   bind_worker_classes(sub);
+  // One scalar by level 2's rules, for levels 3/4 (orch.submit): both levels then pass the
+  // same bits and refuse the same values with the same errors.
+  sub.def(
+      "pack_scalar",
+      [](const ArgSpec& spec, py::handle value, const std::string& api, uint32_t index) {
+        return detail::pack_scalar({CallMode::PROGRAM, 0, api.c_str()}, index, spec, value);
+      },
+      py::arg("spec"), py::arg("value"), py::arg("api"), py::arg("index"));
 }
 
 }  // namespace simpler::python

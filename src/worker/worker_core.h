@@ -25,6 +25,7 @@ namespace simpler::detail {
 // published last (release), after which the record never changes again.
 struct RunRecord {
   uint64_t run_id = 0;
+  uint64_t callable_token = 0;  // the registered callable it runs (unregister checks it)
   std::vector<std::pair<uint64_t, uint64_t>> host_ranges;  // HOST tensors it stages: (addr, bytes)
   std::exception_ptr error;
   std::atomic<bool> finished{false};

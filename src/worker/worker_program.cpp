@@ -58,6 +58,15 @@ std::vector<std::pair<uint64_t, uint64_t>> host_ranges_of(const ChipStorageTaskA
   return ranges;
 }
 
+// The runs in flight of one registered callable (a copy: completing one erases it).
+std::vector<std::shared_ptr<RunRecord>> runs_of_callable(const WorkerCore& c, uint64_t token) {
+  std::vector<std::shared_ptr<RunRecord>> runs;
+  for (const auto& [run_id, record] : c.in_flight) {
+    if (record->callable_token == token) runs.push_back(record);
+  }
+  return runs;
+}
+
 }  // namespace
 
 void Worker::require_program_api(const char* api) const { require_program_mode(*core_, api); }
@@ -190,6 +199,16 @@ void Worker::unregister_callable(CallableHandle handle) {
                              worker_state_name(state));
   }
   auto& reg = find_registered(c, handle, "unregister");
+  // Its finished runs are completed here: a run whose RunHandle was dropped is never
+  // waited for, and the runtime refuses to unload a callable a run has not released.
+  for (const auto& record : runs_of_callable(c, handle.token)) {
+    if (!c.chip->poll(record->run_id)) {
+      throw std::runtime_error(
+          "Worker.unregister: a submitted run of this callable is still running; wait for its "
+          "RunHandle before unregistering it");
+    }
+    c.complete_run(*record);
+  }
   if (reg.chip_handle) c.chip->unregister_callable(*reg.chip_handle, "unregister");
   c.callables.erase(handle.token);
 }
@@ -223,6 +242,7 @@ RunHandle Worker::submit(CallableHandle handle, const ChipStorageTaskArgs& args,
   auto& reg = find_registered(c, handle, api);
   detail::check_signature_types(args, reg.specs, api);
   auto record = std::make_shared<RunRecord>();
+  record->callable_token = handle.token;
   record->host_ranges = host_ranges_of(args);
   record->run_id = c.chip->submit(*reg.chip_handle, args, config, api);
   c.in_flight.emplace(record->run_id, record);

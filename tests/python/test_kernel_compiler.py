@@ -191,10 +191,13 @@ def test_an_infinite_compile_timeout_means_no_limit(tmp_path, monkeypatch):
         KernelCompiler(tmp_path / "cache", timeout_seconds=float("nan"))
 
 
-@pytest.mark.parametrize("kwargs", [{"bogus": 1}, {"cache_dir": 3}, {"include_dirs": 5}])
-def test_constructor_arguments_that_do_not_fit_are_simpler_type_errors(kwargs):
+@pytest.mark.parametrize("kwargs, words", [
+    ({"bogus": 1}, "incompatible constructor"),
+    ({"cache_dir": 3}, "cache_dir must be a path"),
+    ({"include_dirs": 5}, "include_dirs must be a list of paths")])
+def test_constructor_arguments_that_do_not_fit_are_simpler_type_errors(kwargs, words):
     from simpler.errors import SimplerTypeError
-    with pytest.raises(SimplerTypeError, match="KernelCompiler: .*incompatible constructor"):
+    with pytest.raises(SimplerTypeError, match=f"KernelCompiler: .*{words}"):
         KernelCompiler(**kwargs)
 
 
@@ -221,3 +224,19 @@ def test_an_empty_orchestration_entry_is_refused_not_unchecked():
     source = '#include "simpler/orch/orchestration_api.h"\nextern "C" int f() { return 0; }\n'
     with pytest.raises(SimplerValueError, match="entry must name"):
         KernelCompiler().compile_orchestration(source, entry="")
+
+
+def test_options_of_the_wrong_type_are_named_with_what_to_pass():
+    # Were pybind11's "incompatible constructor arguments" dump; use_cache="no" or 1 ran.
+    from simpler.errors import SimplerTypeError
+    for options, words in ((dict(include_dirs="/usr/include"), "include_dirs must be a list of paths"),
+                           (dict(extra_flags="-O3"), r"extra_flags must be a list of str \(e.g."),
+                           (dict(extra_flags=["-O2", 3]), "extra_flags must be a list of str"),
+                           (dict(use_cache="no"), "use_cache must be True or False, got 'no'"),
+                           (dict(use_cache=1), "use_cache must be True or False, got 1"),
+                           (dict(cache_dir=5), "cache_dir must be a path"),
+                           (dict(compiler=5), "compiler must be a path")):
+        with pytest.raises(SimplerTypeError, match=words):
+            KernelCompiler(**options)
+    assert KernelCompiler(include_dirs=("/usr/include",), extra_flags=["-O2"],
+                          use_cache=np.bool_(False)).use_cache is False

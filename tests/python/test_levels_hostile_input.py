@@ -13,7 +13,7 @@ import time
 import numpy as np
 import pytest
 
-from simpler import Worker, sim
+from simpler import Worker, errors, sim
 from simpler.errors import (SimplerAttributeError, SimplerError, SimplerRuntimeError, SimplerTypeError,
                             SimplerValueError)
 
@@ -161,6 +161,19 @@ def test_level4_options_are_checked_before_mpi():
         Worker(level=4, device_ids=[0], rank_timeout=1.0, heartbeat=3.0)
 
 
+@pytest.mark.parametrize("name", ["rank_timeout", "heartbeat"])
+@pytest.mark.parametrize("seconds", [1e6 + 1, 1e12, 1e300, float("inf"), float("nan"), 0, -1])
+def test_level4_times_are_bounded(name, seconds):
+    # 1e12 s overflowed the native engine's 64-bit nanoseconds: every rank was declared dead
+    # at once and the process aborted at exit; 1e300 hung init.
+    times = {"rank_timeout": 1e6 if name == "heartbeat" else seconds}
+    if name == "heartbeat":
+        times["heartbeat"] = seconds
+    with pytest.raises(SimplerValueError, match=f"{name} must be a positive number of seconds, "
+                                                r"at most 1e\+06"):
+        Worker(level=4, device_ids=[0], **times)
+
+
 def test_level4_times_take_numpy_numbers_but_not_bools():
     # docs/api.md: numpy numbers are numbers; np.float32(4) was 'not a positive number'.
     w = Worker(level=4, device_ids=[0], rank_timeout=np.float32(4), heartbeat=np.float16(0.5))
@@ -254,7 +267,7 @@ def test_unregister_during_a_run_is_refused_and_the_run_completes(w2, add_scalar
 
 @pytest.mark.parametrize("value, match", [(2 ** 64, "does not fit 64 bits"),
                                           (-2 ** 63 - 1, "does not fit 64 bits"),
-                                          (1e40, "out of float32's range")])
+                                          (1e40, "out of range for FLOAT32")])
 def test_a_scalar_that_does_not_fit_is_refused_not_truncated(w2, add_scalar_callable, value, match):
     # 2**64 used to reach the chip as 0; 1e40 raised struct's bare OverflowError.
     add = w2.register(add_scalar_callable)
@@ -272,6 +285,20 @@ def test_an_infinite_wait_on_a_host_run_means_forever(w2):
         run.wait(timeout)
         run.result(timeout)
     assert run.done
+
+
+@pytest.mark.parametrize("timeout", [np.float32(0.05), np.float64(0.05), np.int64(0), 0])
+def test_a_host_run_wait_takes_numpy_numbers_as_level_2_does(w2, timeout):
+    # A numpy float32 timeout raised threading's bare TypeError ("cannot be interpreted as
+    # an integer") at level 3; level 2's RunHandle.wait takes it.
+    gate = threading.Event()
+    run = w2.submit(lambda o, a: gate.wait(30))
+    try:
+        with pytest.raises(errors.WorkerTimeoutError, match="did not finish within"):
+            run.wait(timeout)
+    finally:
+        gate.set()
+    run.wait(30)
 
 
 def test_close_grace_is_every_chips_close_grace():
@@ -531,3 +558,29 @@ def test_close_with_a_task_that_never_returns_is_bounded(wait_flag_callable):
     with pytest.raises(ChipTaskError, match="abandoned") as err:
         state["run"].wait(30)
     assert err.value.code == PTO_RUNTIME_ERR_TIMEOUT
+
+
+@pytest.mark.parametrize("level", [3, 4])
+@pytest.mark.parametrize("ids", [{0, 1}, frozenset({1}), {0: "a", 1: "b"}], ids=type)
+def test_unordered_device_ids_are_refused(level, ids):
+    # Chip i is device_ids[i]: a set (iterated in hash order) was taken as given.
+    with pytest.raises(SimplerValueError, match="must be an ordered list of ints") as err:
+        Worker(level=level, device_ids=ids)
+    assert err.value.code == errors.PTO_RUNTIME_ERR_INVALID_ARGUMENT
+
+
+@pytest.mark.parametrize("level", [2, 3, 4])
+@pytest.mark.parametrize("option, match", [({"runtime": "nope"}, "unknown runtime 'nope'"),
+                                           ({"platform": "nope"}, "unknown platform 'nope'")])
+def test_a_bad_runtime_or_platform_leaves_every_level_new(level, option, match):
+    # Level 3 (and 4) took it as a chip failing to come up: ChipGroupError, FAILED.
+    ids = {"device_id": 3} if level == 2 else {"device_ids": [3]}   # w2 holds 0 and 1
+    w = Worker(level=level, **ids, **option)
+    before = sim.call_count("malloc"), sim.call_count("stream_create")
+    with pytest.raises(SimplerValueError, match=match) as err:
+        w.init()
+    assert type(err.value).__name__ == "SimplerValueError"     # bad input, not a chip failure
+    assert (sim.call_count("malloc"), sim.call_count("stream_create")) == before
+    assert w.state == "NEW"
+    w.close()
+    assert w.state == "CLOSED"

@@ -292,6 +292,7 @@ def test_init_failure_on_chip_k_rolls_back_the_others(monkeypatch, add_scalar_ca
     assert w.state == "FAILED" and w.committed_device_memory() == 0
     assert _free_memory(devices) == before   # chips 0 and 1 came up and were released
     w.close()  # nothing left to tear down
+    assert w.state == "CLOSED"                 # as at level 2 (it stayed FAILED)
     monkeypatch.undo()
     again = Worker(level=3, device_ids=[0, 1, 2, 3])   # the devices are free again
     again.init()

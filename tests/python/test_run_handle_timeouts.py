@@ -17,7 +17,7 @@ from simpler.task_interface import ChipStorageTaskArgs, ChipTensor, DataType
 @pytest.fixture
 def held_run(wait_flag_callable):
     """(run, release, out): a submitted run that holds until release() is called."""
-    w = Worker(level=2, device_id=2)
+    w = Worker(level=2, device_id=1)
     w.init()
     flag = w.malloc(4)
     w.copy_to(flag, np.zeros(1, np.int32))
@@ -49,7 +49,7 @@ def test_wait_with_an_unbounded_timeout_waits_for_the_run(held_run, forever):
 
 
 def test_close_grace_past_a_floats_range_is_a_typed_error():
-    w = Worker(level=2, device_id=2)
+    w = Worker(level=2, device_id=1)
     with pytest.raises(SimplerValueError, match="close_grace"):
         w.close_grace = 10 ** 400          # was an OverflowError
     assert w.close_grace == 10

@@ -20,6 +20,7 @@ The chips are driven through a ChipTransport (simpler.host.transport); level 4
 from __future__ import annotations
 
 import collections
+import collections.abc
 import contextlib
 import itertools
 import numbers
@@ -72,6 +73,11 @@ def validate_device_ids(device_ids: Any, platform: str, api: str) -> List[int]:
         raise SimplerValueError(f"{api}: device_ids is required (a list of device ids, e.g. [0, 1])")
     if isinstance(device_ids, (str, bytes)) or not hasattr(device_ids, "__iter__"):
         raise SimplerValueError(f"{api}: device_ids must be a list of ints, got {device_ids!r}")
+    if isinstance(device_ids, (collections.abc.Set, collections.abc.Mapping)):
+        # Order names the chips (slot i = device_ids[i]; level 4: every rank alike).
+        raise SimplerValueError(f"{api}: device_ids must be an ordered list of ints (chip i is "
+                                f"device_ids[i]), got a {type(device_ids).__name__}; pass "
+                                f"sorted(...) or a list in the order you mean")
     ids = list(itertools.islice(device_ids, _MAX_DEVICE_IDS + 1))   # a generator may not end
     if len(ids) > _MAX_DEVICE_IDS:
         raise SimplerValueError(f"{api}: more than {_MAX_DEVICE_IDS} device ids given; give this "
@@ -205,6 +211,7 @@ class HostWorker(Worker):
             if self._state != "NEW":
                 raise SimplerRuntimeError(f"Worker(level={self._level}).init: the worker is "
                                           f"{self._state}; init() only once, on a NEW worker")
+            self._local_chips.check_build()   # bad input: refused, the worker stays NEW
             try:
                 self._transport.init(prewarm_config)
             except BaseException:
@@ -231,7 +238,7 @@ class HostWorker(Worker):
         self._refuse_inside_orchestration("close")
         with self._lifecycle:
             if self._state in ("NEW", "FAILED", "CLOSED"):
-                self._state = "CLOSED" if self._state != "FAILED" else "FAILED"
+                self._state = "CLOSED"   # a failed init released everything (as level 2)
                 return
             self._begin_close()
             with self._runs_finished():   # a run() on another thread finishes first
@@ -253,12 +260,18 @@ class HostWorker(Worker):
         deadline = time.monotonic() + self._close_grace
         for run in list(self._in_flight):
             run._join(max(0.0, deadline - time.monotonic()))
+        self._join_completion(max(0.0, deadline - time.monotonic()))
         locked = self._run_lock.acquire(timeout=max(0.0, deadline - time.monotonic()))
         try:
             yield
         finally:
             if locked:
                 self._run_lock.release()
+
+    def _join_completion(self, timeout: Optional[float] = None) -> None:
+        last = self._last_run
+        if last is not None and last.completion is not None:
+            last.completion.join(timeout)
 
     def _begin_close(self) -> None:
         with self._admit:
@@ -366,6 +379,7 @@ class HostWorker(Worker):
             config.validate()
 
     def _execute(self, orchestration: Callable[..., Any], args: Any, config: Any) -> None:
+        self._join_completion()   # a run interrupted by Ctrl-C completes first (runs are serial)
         run = HostRun(self._transport, self._callables, config)
         self._last_run = run
         orch = self._orchestrator(run)
@@ -503,7 +517,7 @@ class HostRunHandle(RunHandle):
         timeout = _require_timeout(timeout, "HostRunHandle.wait")
         if timeout is not None and timeout >= threading.TIMEOUT_MAX:
             timeout = None    # inf: forever (Event.wait raises OverflowError beyond TIMEOUT_MAX)
-        if not self._finished.wait(timeout):
+        if not self._finished.wait(None if timeout is None else float(timeout)):
             raise WorkerTimeoutError(f"HostRunHandle.wait: the host run did not finish within {timeout} s; "
                                      "it keeps running (wait again, or wait(None) for no bound)")
         if self._error is not None:

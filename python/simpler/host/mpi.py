@@ -44,7 +44,7 @@ from simpler.host.errors import ChipGroupError, RankError
 from simpler.host.host_worker import CallableHandle, HostWorker, check_mode, validate_device_ids
 from simpler.host.mpi_rendezvous import rendezvous
 from simpler.host.transport import ChipTransport, LocalTransport, TensorRef
-from simpler.worker import _lib_dir_path
+from simpler.worker import _lib_dir_path, _require_config
 
 _INLINE = 8 << 10        # transfers up to this size ride inside the request / reply message
 # Larger all_reduces take simpler's ring: MPI's path copies device memory out and back
@@ -612,6 +612,9 @@ class MpiTransport(ChipTransport):
         return self.local.close()
 
 
+_MAX_SECONDS = 1e6   # rank_timeout and heartbeat: 11.6 days, as Worker.close_grace
+
+
 @typed_methods("Worker", exclude=("__init__",))
 class MpiWorker(HostWorker):
     """``Worker(level=4)``: every rank's chips; rank 0 orchestrates, the others serve."""
@@ -632,9 +635,11 @@ class MpiWorker(HostWorker):
             if value is None and name == "heartbeat":
                 continue
             # numpy numbers are numbers (np.float32(5)); a bool is not a number of seconds.
-            if is_bool(value) or not isinstance(value, numbers.Real) or not 0 < value < float("inf"):
-                raise SimplerValueError(f"{api}: {name} must be a positive number of seconds, "
-                                        f"got {value!r}")
+            # Bounded: the native engine counts nanoseconds in 64 bits (1e12 s overflowed it).
+            if (is_bool(value) or not isinstance(value, numbers.Real)
+                    or not 0 < value <= _MAX_SECONDS):
+                raise SimplerValueError(f"{api}: {name} must be a positive number of seconds, at "
+                                        f"most {_MAX_SECONDS:.0e}, got {value!r}")
         if heartbeat is not None and heartbeat > rank_timeout / 2:
             # Fewer than two heartbeats per rank_timeout: healthy ranks get declared dead.
             raise SimplerValueError(f"{api}: heartbeat ({heartbeat} s) must be at most half of "
@@ -689,7 +694,9 @@ class MpiWorker(HostWorker):
 
     @mpi_collectives.setter
     def mpi_collectives(self, value: bool) -> None:
-        self._mpi_collectives = require_bool(value, "Worker(level=4).mpi_collectives")
+        value = require_bool(value, "Worker(level=4).mpi_collectives")
+        self._require_setting_on_rank_0("mpi_collectives")
+        self._mpi_collectives = value
         if self._transport is not None and hasattr(self._transport, "mpi_collectives"):
             self._transport.mpi_collectives = self._mpi_collectives
 
@@ -709,6 +716,7 @@ class MpiWorker(HostWorker):
         if value < 0:
             raise SimplerValueError(f"{what} must be >= 0 bytes (0: every all_reduce takes the "
                                     f"ring), got {value}")
+        self._require_setting_on_rank_0("mpi_all_reduce_max_bytes")
         self._mpi_all_reduce_max_bytes = int(value)
         if self._transport is not None and hasattr(self._transport, "mpi_all_reduce_max_bytes"):
             self._transport.mpi_all_reduce_max_bytes = self._mpi_all_reduce_max_bytes
@@ -724,6 +732,10 @@ class MpiWorker(HostWorker):
             if self._state != "NEW":
                 raise SimplerRuntimeError(f"Worker(level=4).init: the worker is {self._state}; "
                                           "init() only once, on a NEW worker")
+            _require_config(prewarm_config, "init", "prewarm_config")
+            # Bad input, refused before the rendezvous (the worker stays NEW); a rank that
+            # refuses it is a rank that never reached init() for the others.
+            self._local.check_build()
             try:
                 rendezvous(self._comm, self._rank_timeout)   # before any collective MPI call
             except BaseException:
@@ -824,7 +836,7 @@ class MpiWorker(HostWorker):
         self._refuse_inside_orchestration("close")
         with self._lifecycle:
             if self._state in ("NEW", "FAILED", "CLOSED"):
-                self._state = "CLOSED" if self._state != "FAILED" else "FAILED"
+                self._state = "CLOSED"   # a failed init released everything (as level 2)
                 return
             self._begin_close()
             if self._rank == 0:
@@ -904,6 +916,13 @@ class MpiWorker(HostWorker):
         if self._rank != 0:
             raise SimplerRuntimeError(f"Worker(level=4).{api}: only rank 0 runs host orchestrations "
                                       f"and addresses chips; rank {self._rank} serves its chips "
+                                      "(docs/multi-host.md)")
+
+    def _require_setting_on_rank_0(self, name: str) -> None:
+        # Rank 0 picks every collective's path; a value set elsewhere would be ignored.
+        if self._rank != 0:
+            raise SimplerRuntimeError(f"Worker(level=4).{name}: set it on rank 0, which picks the path "
+                                      f"of every collective; rank {self._rank} only serves its chips "
                                       "(docs/multi-host.md)")
 
     def _require_ready(self, api: str) -> None:

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import itertools
 import os
-import struct
 import threading
 import queue
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from simpler import _native
 from simpler._ints import as_int
 from simpler._typed_call import typed_call
 from simpler.errors import (ArgumentTypeError, SimplerRuntimeError, SimplerTypeError,
@@ -47,26 +47,6 @@ def host_range(array: Any, what: str, writes: bool = False) -> Tuple[np.ndarray,
         raise SimplerValueError(f"{what}: the array is empty; host tensors need at least one element")
     lo = int(array.__array_interface__["data"][0])
     return array, lo, lo + int(array.nbytes)
-
-
-def scalar_bits(value: Any, what: str) -> int:
-    """A scalar argument as the 64-bit pattern the chip receives: Python int and numpy
-    integers as int64, Python float and np.float32 as float32, np.float64 as float64."""
-    if isinstance(value, (bool, np.bool_)):
-        return int(value)
-    if isinstance(value, (int, np.integer)):
-        if not -(1 << 63) <= int(value) < (1 << 64):   # masking would pass another number
-            raise SimplerValueError(f"{what}: {value} does not fit 64 bits")
-        return int(value) & 0xFFFFFFFFFFFFFFFF
-    if isinstance(value, np.float64):
-        return struct.unpack("<Q", struct.pack("<d", float(value)))[0]
-    if isinstance(value, (float, np.floating)):
-        try:
-            return struct.unpack("<I", struct.pack("<f", float(value)))[0]
-        except OverflowError:
-            raise SimplerValueError(f"{what}: {value} is out of float32's range (a Python float is "
-                                    "passed as float32; pass np.float64(x) for a float64 scalar)") from None
-    raise SimplerTypeError(f"{what}: a scalar must be an int or a float, got {type(value).__name__}")
 
 
 class _Task:
@@ -241,6 +221,7 @@ class HostRun:
         self.images = images
         self.config = config
         self.finished = False    # finish() started: no task may join the run any more
+        self.completion: Optional[threading.Thread] = None   # finishing after a Ctrl-C
         self.tensors = HostTensorMap()
         self.residency = Residency()
         self.tasks: List[_Task] = []
@@ -340,6 +321,19 @@ class HostRun:
         level 2), frees every device buffer and stops the executors. Returns the first
         error (by task number), or None."""
         self.finished = True
+        try:
+            for task in self.tasks:
+                task.done.wait()
+        except BaseException:
+            # Ctrl-C while waiting: the run is not cancelled (as at level 2); it completes on
+            # a thread of its own, which the next run and close() wait for.
+            self.completion = threading.Thread(target=self._complete, args=(orchestration_failed,),
+                                               daemon=True, name="simpler-host-run-completion")
+            self.completion.start()
+            raise
+        return self._complete(orchestration_failed)
+
+    def _complete(self, orchestration_failed: bool) -> Optional[BaseException]:
         for task in self.tasks:
             task.done.wait()
         error = next((t.error for t in self.tasks if t.error is not None), None)
@@ -399,7 +393,9 @@ class HostOrchestrator:
         for index, (direction, value) in enumerate(zip(signature, args)):
             what = f"HostOrchestrator.submit({name}) argument {index} ({direction.name})"
             if direction == ArgDirection.SCALAR:
-                scalars.append(scalar_bits(value, what))
+                # Level 2's packer: the same bits, the same refusals (docs/kernel-mode.md).
+                scalars.append(_native.worker.pack_scalar(specs[index], value,
+                                                          f"HostOrchestrator.submit({name})", index))
                 continue
             reads = direction in (ArgDirection.IN, ArgDirection.INOUT)
             writes = direction in (ArgDirection.OUT, ArgDirection.INOUT)

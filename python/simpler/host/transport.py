@@ -121,6 +121,12 @@ class LocalTransport(ChipTransport):
         return self._workers[slot]
 
     # ---- lifecycle ----------------------------------------------------------------------
+    def check_build(self) -> None:
+        """The runtime build every chip would load, found or refused as level 2's init does
+        first (an unknown platform/runtime, a missing file): bad input, nothing taken."""
+        from simpler.builds import find_build
+        find_build(self._platform, self._runtime, self._lib_dir)
+
     def init(self, prewarm_config: Any = None) -> None:
         """Brings every chip up, or none: a failure on chip k closes chips 0..k-1 and
         raises :class:`simpler.host.errors.ChipGroupError` naming device k."""

@@ -255,6 +255,12 @@ def case_bad_input():
         assert w.mpi_all_reduce_max_bytes == 16 << 20
         if SIZE >= 3:
             refused_transfer_between_serving_ranks(w)
+    else:
+        # Rank 0 picks every collective's path: a setting made elsewhere was stored and ignored.
+        for name, value in (("mpi_collectives", False), ("mpi_all_reduce_max_bytes", 0)):
+            error = expect(SimplerError, lambda: setattr(w, name, value), "set it on rank 0")
+            assert isinstance(error, RuntimeError) and f"rank {RANK}" in str(error), error
+        assert w.mpi_collectives is True and w.mpi_all_reduce_max_bytes == 16 << 20
     w.close()
 
 
@@ -337,6 +343,7 @@ def case_init_rollback():
     assert (SIZE - 1, 0) in err.failures and w.state == "FAILED"
     assert free_memory() == before
     w.close()
+    assert w.state == "CLOSED"                  # as at level 2 (it stayed FAILED)
     COMM.Barrier()
 
 
