@@ -526,6 +526,9 @@ class HostRunHandle(RunHandle):
     def result(self, timeout: Optional[float] = None) -> None:
         self.wait(timeout)
 
+    def __repr__(self) -> str:   # level 2's reads a native handle this one does not have
+        return f"<simpler.RunHandle {'done' if self.done else 'running'}>"
+
 
 def check_mode(level: int, execution_mode: Any, platform: Any = "a2a3sim",
                runtime: Any = "tensormap_and_ringbuffer") -> None:
