@@ -584,3 +584,13 @@ def test_a_bad_runtime_or_platform_leaves_every_level_new(level, option, match):
     assert w.state == "NEW"
     w.close()
     assert w.state == "CLOSED"
+
+
+def test_a_bad_prewarm_config_leaves_a_level4_worker_new():
+    # Level 3 refused it before anything was taken; level 4 took it for a chip failing to
+    # come up: ChipGroupError on every rank, FAILED.
+    w = Worker(level=4, device_ids=[3])
+    with pytest.raises(SimplerTypeError, match="prewarm_config must be a CallConfig"):
+        w.init(prewarm_config=3)
+    assert w.state == "NEW"
+    w.close()
