@@ -584,3 +584,40 @@ def test_a_bad_runtime_or_platform_leaves_every_level_new(level, option, match):
     assert w.state == "NEW"
     w.close()
     assert w.state == "CLOSED"
+
+
+def test_a_bad_prewarm_config_leaves_a_level4_worker_new():
+    # Level 3 refused it before anything was taken; level 4 took it for a chip failing to
+    # come up: ChipGroupError on every rank, FAILED.
+    w = Worker(level=4, device_ids=[3])
+    with pytest.raises(SimplerTypeError, match="prewarm_config must be a CallConfig"):
+        w.init(prewarm_config=3)
+    assert w.state == "NEW"
+    w.close()
+
+
+def test_close_on_another_thread_is_refused_and_the_worker_stays_usable():
+    # docs/api.md: close() only on the thread that called init(). At level 3 every chip's
+    # close failed (a ChipGroupError) after close() had begun: no run was admitted after.
+    w = Worker(level=3, device_ids=[2, 3])          # the module's w2 holds chips 0 and 1
+    w.init()
+    try:
+        box = {}
+
+        def other():
+            try:
+                w.close()
+            except BaseException as error:  # noqa: BLE001 - checked below
+                box["error"] = error
+
+        closer = threading.Thread(target=other)
+        closer.start()
+        closer.join(60)
+        assert isinstance(box.get("error"), SimplerRuntimeError), box
+        assert "thread that called init()" in str(box["error"]) and w.state == "READY"
+        xs = [np.ones(4, np.float32), np.ones(4, np.float32)]
+        w.run(lambda o, a: o.all_reduce(xs))        # still usable
+        np.testing.assert_array_equal(xs[1], np.full(4, 2, np.float32))
+    finally:
+        w.close()
+    assert w.state == "CLOSED"
