@@ -621,3 +621,18 @@ def test_close_on_another_thread_is_refused_and_the_worker_stays_usable():
     finally:
         w.close()
     assert w.state == "CLOSED"
+
+
+@pytest.mark.parametrize("array_dtype, dtype", [(np.float16, "BFLOAT16"), (np.float32, "INT32"),
+                                                (np.float16, "INT16")])
+def test_a_collective_dtype_does_not_reinterpret_float_arrays(w2, array_dtype, dtype):
+    # dtype= is for raw bits (uint16 arrays with BFLOAT16); float16 arrays with
+    # dtype=BFLOAT16 were summed as bfloat16 bits: garbage, no error.
+    from simpler.task_interface import DataType
+    xs = [np.ones(4, array_dtype), np.ones(4, array_dtype)]
+    _refused(w2, lambda o, a: o.all_reduce(xs, dtype=getattr(DataType, dtype)), SimplerValueError,
+             f"the array is {np.dtype(array_dtype).name} but dtype={dtype}")
+    assert (xs[0] == 1).all()
+    bits = [np.full(4, 0x3c00, np.uint16), np.full(4, 0x3c00, np.uint16)]   # float16 1.0
+    w2.run(lambda o, a: o.all_reduce(bits, dtype=DataType.FLOAT16))      # raw bits: fine
+    np.testing.assert_array_equal(bits[0].view(np.float16), np.full(4, 2, np.float16))
