@@ -148,6 +148,11 @@ def summarize(path: PathLike, gaps: int = 5) -> TraceSummary:
                                 f"value ({type(e).__name__}: {e})") from None
 
 
+def _track_order(key: Tuple[Any, Any]) -> Tuple[Tuple[int, int, str], ...]:
+    """(pid, tid) in numeric order where they are ints: AIV 8, AIV 9, AIV 10 (not 10, 8, 9)."""
+    return tuple((0, v, "") if isinstance(v, int) else (1, 0, str(v)) for v in key)
+
+
 def _summarize(trace: Dict[str, Any], gaps: int) -> TraceSummary:
     names: Dict[Tuple[Any, Any], str] = {}
     blocks: Dict[Tuple[Any, Any], List[Tuple[int, int, Any]]] = {}
@@ -167,7 +172,7 @@ def _summarize(trace: Dict[str, Any], gaps: int) -> TraceSummary:
     span = max(b[1] for b in all_blocks) - origin
     cores: List[CoreSummary] = []
     all_gaps: List[Gap] = []
-    for key in sorted(blocks, key=lambda k: (str(k[0]), str(k[1]))):
+    for key in sorted(blocks, key=_track_order):
         label = names.get(key, f"{key[0]}/{key[1]}")
         runs = sorted(blocks[key])
         busy, longest, cursor = 0, 0, None

@@ -24,10 +24,16 @@ size_t CodeArena::capacity() const {
   return total;
 }
 
+bool CodeArena::fits(size_t size) const {
+  if (blocks_.empty()) return false;
+  const size_t start = (used_ + kAlignment - 1) / kAlignment * kAlignment;
+  return start <= blocks_.back().size() && size <= blocks_.back().size() - start;
+}
+
 const uint8_t* CodeArena::upload(const void* bytes, size_t size) {
   if (blocks_.empty()) fail(PTO_RUNTIME_ERR_INVALID_STATE, "the code arena is not committed");
   size_t start = (used_ + kAlignment - 1) / kAlignment * kAlignment;
-  if (start > blocks_.back().size() || size > blocks_.back().size() - start) {
+  if (!fits(size)) {
     // A new block: at least the usual block size, larger for a larger image.
     const size_t block = std::max(block_bytes_, size);
     const size_t committed = capacity();

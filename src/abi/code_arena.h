@@ -30,6 +30,8 @@ class CodeArena {
   // full. Throws AbiError PTO_RUNTIME_ERR_CALLABLE_BYTES_EXCEEDED when the limit would be
   // passed; nothing changes then.
   const uint8_t* upload(const void* bytes, size_t size);
+  // Whether upload(size) fits the current block (no device allocation).
+  bool fits(size_t size) const;
   // Forgets everything uploaded after `mark` and frees the blocks added since.
   void rollback(Mark mark);
   // SIMPLER_OK, or the first failed free's status (the blocks not freed are kept).

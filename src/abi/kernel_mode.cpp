@@ -5,6 +5,7 @@
 #include <cstring>
 #include <functional>
 #include <new>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -111,9 +112,10 @@ int64_t KernelMode::prepare(const void* image, size_t size) {
   checked_args_.reserve(callables_.size() + 1);
   auto checked = std::make_unique<CheckedArgs>();
   const CodeArena::Mark mark = arena_.mark();
-  // A full arena grows by a device allocation: on this context's device, whatever device
-  // (if any) is current on the calling thread (a prepare from another thread than init's).
-  ScopedDevice on_device(device_);
+  // A full arena grows by a device allocation on this context's device, made current for
+  // it only then: the driver cannot restore "no device" to a thread that had none.
+  std::optional<ScopedDevice> on_device;
+  if (!arena_.fits(size)) on_device.emplace(device_);
   const uint8_t* uploaded = arena_.upload(image, size);
   try {
     callables_.push_back(make_resident(uploaded, size, same_image));

@@ -170,3 +170,16 @@ def test_the_tutorials_run_command_works_from_a_fresh_shell(tmp_path):
     result = subprocess.run(line.replace("step.py", str(step)), shell=True, cwd=ROOT, env=env,
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, f"{line!r} from the checkout:\n{result.stderr[-3000:]}"
+
+
+def test_every_fenced_block_is_of_a_known_kind():
+    # A block fenced ```py or ```python3 would escape the runs above; name it ```python.
+    known = {"python", "cpp", "c", "cmake", "sh", "text", ""}
+    opened = 0
+    for doc in DOCS:
+        text = doc.read_text()
+        opened += len(re.findall(r"^```python\b", text, re.M))
+        for m in FENCE.finditer(text):
+            kind = (m.group(1).split() or [""])[0]
+            assert kind in known, f"{doc.name}: a ```{m.group(1)} block ({kind!r} is not checked)"
+    assert opened == len(PYTHON)

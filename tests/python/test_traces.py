@@ -92,6 +92,23 @@ def test_summary_of_a_handmade_trace(tmp_path):
     assert [(g.start_ns, g.end_ns) for g in summary.gaps] == [(100, 300)]
 
 
+def test_summary_lists_cores_in_numeric_order(tmp_path):
+    # `simpler trace` on the tutorial's trace listed AIV 10, AIV 11, AIV 8, AIV 9.
+    events = []
+    for core in (10, 8, 9, 11):
+        events.append({"ph": "M", "name": "thread_name", "pid": 2, "tid": core,
+                       "args": {"name": f"AIV {core}"}})
+        events.append({"ph": "X", "name": "f0", "pid": 2, "tid": core, "ts": core, "dur": 1,
+                       "args": {"task": core, "start_ns": core * 1000,
+                                "end_ns": core * 1000 + 1000}})
+    events.append({"ph": "X", "name": "f0", "pid": 1, "tid": 0, "ts": 0, "dur": 1,
+                   "args": {"task": 0, "start_ns": 0, "end_ns": 1000}})
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    cores = [c.core for c in trace.summarize(path).cores]
+    assert cores == ["1/0", "AIV 8", "AIV 9", "AIV 10", "AIV 11"]
+
+
 def test_summary_refuses_what_is_not_a_trace(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")

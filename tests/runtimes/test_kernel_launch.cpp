@@ -358,6 +358,40 @@ TEST_F(KernelLaunch, KernelEntriesRefuseAShortStructAndWriteNothingPastIt) {
   ASSERT_STATUS(SIMPLER_OK, sim_set_device(0));
 }
 
+// The calling thread's current device is the caller's: a prepare or launch from a thread
+// with none leaves it with none, and one with another device keeps it, switching nothing
+// while the upload fits the arena's current block.
+TEST_F(KernelLaunch, PrepareAndLaunchFromOtherThreadsLeaveTheirCurrentDeviceAlone) {
+  DeviceBuffer x(kBytes), y(kBytes);
+  const std::vector<float> zeros(kN, 0.0f);
+  x.upload(zeros.data(), kBytes);
+  const ChipStorageTaskArgs args = add_scalar_args(x, y, 1.0f);
+  std::vector<uint8_t> image = image_of(programs::add_scalar());
+  sim_reset_counters();
+  for (int32_t device : {-1, 1}) {
+    std::thread([&] {
+      if (device >= 0) {
+        ASSERT_STATUS(SIMPLER_OK, sim_set_device(device));
+      }
+      int64_t id = -1;
+      ASSERT_STATUS(SIMPLER_OK, tmr.kernel_prepare(ctx(), image.data(), image.size(), &id))
+          << last_error(tmr, ctx());
+      ASSERT_STATUS(SIMPLER_OK, tmr.kernel_launch(ctx(), id, &args, stream_))
+          << last_error(tmr, ctx());
+      int32_t current = -1;
+      if (device < 0) {
+        EXPECT_STATUS(SIM_ERR_NO_DEVICE, sim_get_device(&current)) << "device " << current;
+      } else {
+        ASSERT_STATUS(SIMPLER_OK, sim_get_device(&current));
+        EXPECT_EQ(current, device);
+      }
+    }).join();
+  }
+  EXPECT_EQ(call_count("set_device"), 1u);  // the test's own
+  ASSERT_STATUS(SIMPLER_OK, sim_stream_synchronize(stream_));
+  EXPECT_EQ(download(y), std::vector<float>(kN, 1.0f));
+}
+
 // A kernel writing just past its cluster buffer crashes (docs/kernels.md): through the C
 // ABI the caller's stream reports KERNEL_FAULT by name, the launch error names the
 // SIGSEGV, the context is failed sticky (a later launch is refused with the same named
