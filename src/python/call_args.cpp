@@ -301,13 +301,12 @@ PackedTensor from_dlpack(const PackTarget& t, uint32_t i, const ArgSpec& spec, p
       bad_value(t, i, spec, "its byte size overflows 64 bits");
     }
   }
-  if (bytes != 0) {
-    const int32_t owner = sim_owner(t, i, spec, v.data, bytes);
-    if (owner < 0) {
-      bad_value(t, i, spec, "its data is not inside a live sim device allocation");
-    }
-    check_device(t, i, spec, owner);
+  // An empty tensor still names one byte (its buffer, as the runtime checks it).
+  const int32_t owner = sim_owner(t, i, spec, v.data, bytes == 0 ? 1 : bytes);
+  if (owner < 0) {
+    bad_value(t, i, spec, "its data is not inside a live sim device allocation");
   }
+  check_device(t, i, spec, owner);
   PackedTensor p;
   p.tensor = make_tensor(v.data, shape, *v.dtype, AddressSpace::DEVICE, bytes == 0 ? 1 : bytes);
   finish_tensor(t, i, spec, p);

@@ -69,6 +69,22 @@ def test_a_well_formed_producer_over_device_memory_launches(kernel):
                     caller_stream=stream)
     stream.synchronize()
     np.testing.assert_array_equal(dy.numpy(), x + np.float32(1.5))
+    w.kernel_launch(cid, Producer(dx.ptr, [0]), Producer(dy.ptr, [0]), 9.0,
+                    caller_stream=stream)  # empty, inside device memory: nothing to do
+    stream.synchronize()
+    np.testing.assert_array_equal(dy.numpy(), x + np.float32(1.5))
+
+
+@pytest.mark.parametrize("ptr", [None, 64])
+def test_an_empty_producer_outside_device_memory_is_an_argument_error(kernel, ptr):
+    # Its one checked byte (the buffer the runtime sees) is not device memory: refused by
+    # the packer naming the argument, like a non-empty one (was the runtime's ChipWorkerError).
+    w, cid, stream, x, dx, dy = kernel
+    sim.reset_counters()
+    with pytest.raises(ArgumentError, match="not inside a live sim device allocation") as err:
+        w.kernel_launch(cid, dx, Producer(ptr, [0]), 1.0, caller_stream=stream)
+    assert err.value.index == 1
+    assert sim.call_count("launch") == 0
 
 
 @pytest.mark.parametrize("shape, match", [

@@ -584,3 +584,55 @@ def test_a_bad_runtime_or_platform_leaves_every_level_new(level, option, match):
     assert w.state == "NEW"
     w.close()
     assert w.state == "CLOSED"
+
+
+def test_a_bad_prewarm_config_leaves_a_level4_worker_new():
+    # Level 3 refused it before anything was taken; level 4 took it for a chip failing to
+    # come up: ChipGroupError on every rank, FAILED.
+    w = Worker(level=4, device_ids=[3])
+    with pytest.raises(SimplerTypeError, match="prewarm_config must be a CallConfig"):
+        w.init(prewarm_config=3)
+    assert w.state == "NEW"
+    w.close()
+
+
+def test_close_on_another_thread_is_refused_and_the_worker_stays_usable():
+    # docs/api.md: close() only on the thread that called init(). At level 3 every chip's
+    # close failed (a ChipGroupError) after close() had begun: no run was admitted after.
+    w = Worker(level=3, device_ids=[2, 3])          # the module's w2 holds chips 0 and 1
+    w.init()
+    try:
+        box = {}
+
+        def other():
+            try:
+                w.close()
+            except BaseException as error:  # noqa: BLE001 - checked below
+                box["error"] = error
+
+        closer = threading.Thread(target=other)
+        closer.start()
+        closer.join(60)
+        assert isinstance(box.get("error"), SimplerRuntimeError), box
+        assert "thread that called init()" in str(box["error"]) and w.state == "READY"
+        xs = [np.ones(4, np.float32), np.ones(4, np.float32)]
+        w.run(lambda o, a: o.all_reduce(xs))        # still usable
+        np.testing.assert_array_equal(xs[1], np.full(4, 2, np.float32))
+    finally:
+        w.close()
+    assert w.state == "CLOSED"
+
+
+@pytest.mark.parametrize("array_dtype, dtype", [(np.float16, "BFLOAT16"), (np.float32, "INT32"),
+                                                (np.float16, "INT16")])
+def test_a_collective_dtype_does_not_reinterpret_float_arrays(w2, array_dtype, dtype):
+    # dtype= is for raw bits (uint16 arrays with BFLOAT16); float16 arrays with
+    # dtype=BFLOAT16 were summed as bfloat16 bits: garbage, no error.
+    from simpler.task_interface import DataType
+    xs = [np.ones(4, array_dtype), np.ones(4, array_dtype)]
+    _refused(w2, lambda o, a: o.all_reduce(xs, dtype=getattr(DataType, dtype)), SimplerValueError,
+             f"the array is {np.dtype(array_dtype).name} but dtype={dtype}")
+    assert (xs[0] == 1).all()
+    bits = [np.full(4, 0x3c00, np.uint16), np.full(4, 0x3c00, np.uint16)]   # float16 1.0
+    w2.run(lambda o, a: o.all_reduce(bits, dtype=DataType.FLOAT16))      # raw bits: fine
+    np.testing.assert_array_equal(bits[0].view(np.float16), np.full(4, 2, np.float16))

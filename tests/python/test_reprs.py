@@ -33,3 +33,16 @@ def test_public_objects_have_readable_reprs(add_scalar_callable):
         _readable(ChipTensor.from_array(x))
         _readable(ChipStorageTaskArgs())
     assert "state=CLOSED" in _readable(worker)
+
+
+def test_a_level3_run_handle_says_whether_it_is_done():
+    # It said "<simpler.RunHandle unknown>" (level 2's repr reads a native handle).
+    import threading
+    gate = threading.Event()
+    with Worker(level=3, device_ids=[1]) as worker:
+        worker.init()
+        run = worker.submit(lambda o, a: gate.wait(30))
+        assert _readable(run) == "<simpler.RunHandle running>"
+        gate.set()
+        run.wait(30)
+        assert _readable(run) == "<simpler.RunHandle done>"

@@ -144,6 +144,7 @@ class HostWorker(Worker):
         self._reduce_ready = False
         self._totals: Dict[int, int] = {}
         self._orchestrating: Optional[int] = None   # the thread running an orchestration
+        self._init_thread: Optional[int] = None     # close() must come from it (level 2's rule)
         self._local_chips = transport               # this process's chips (level 4: its rank's)
         self._close_grace = Worker(level=2).close_grace   # the level-2 default
 
@@ -225,7 +226,16 @@ class HostWorker(Worker):
                 self._state = "FAILED"
                 raise
             self._state = "READY"
+            self._init_thread = threading.get_ident()
             self._cache_totals()
+
+    def _require_init_thread(self) -> None:
+        # The chips' level-2 contexts are bound to the thread that called init(): refused
+        # here, before close() begins, so the worker stays READY and usable (as at level 2).
+        if self._state == "READY" and threading.get_ident() != self._init_thread:
+            raise SimplerRuntimeError(f"Worker(level={self._level}).close: must be called on the thread "
+                                      "that called init() (the chips' contexts are bound to it); the "
+                                      "worker stays READY")
 
     def _cache_totals(self) -> None:
         # Device capacities, for refusing a tensor that cannot fit before anything moves.
@@ -240,6 +250,7 @@ class HostWorker(Worker):
             if self._state in ("NEW", "FAILED", "CLOSED"):
                 self._state = "CLOSED"   # a failed init released everything (as level 2)
                 return
+            self._require_init_thread()
             self._begin_close()
             with self._runs_finished():   # a run() on another thread finishes first
                 failures = self._transport.close()
@@ -525,6 +536,9 @@ class HostRunHandle(RunHandle):
 
     def result(self, timeout: Optional[float] = None) -> None:
         self.wait(timeout)
+
+    def __repr__(self) -> str:   # level 2's reads a native handle this one does not have
+        return f"<simpler.RunHandle {'done' if self.done else 'running'}>"
 
 
 def check_mode(level: int, execution_mode: Any, platform: Any = "a2a3sim",

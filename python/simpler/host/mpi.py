@@ -807,6 +807,7 @@ class MpiWorker(HostWorker):
                                 for (r, d), desc in failures.items())
                     + " — every rank rolled its chips back", named)
             self._state = "READY"
+            self._init_thread = threading.get_ident()
             if self._rank == 0:
                 for key, callable_ in self._callables.items():
                     self._transport.register(key, callable_.bytes())
@@ -838,6 +839,7 @@ class MpiWorker(HostWorker):
             if self._state in ("NEW", "FAILED", "CLOSED"):
                 self._state = "CLOSED"   # a failed init released everything (as level 2)
                 return
+            self._require_init_thread()
             self._begin_close()
             if self._rank == 0:
                 self._close_orchestrator()

@@ -404,10 +404,15 @@ class HostOrchestrator:
                 raise SimplerValueError(f"{what}: a {array.ndim}-d array; chip tensors have "
                                         f"1..{CHIP_TENSOR_MAX_DIMS} dimensions (e.g. x.reshape(-1))")
             try:
-                dtypes.append(int(DataType.from_numpy(array.dtype)))
+                dtype = DataType.from_numpy(array.dtype)
             except (ValueError, TypeError) as error:
                 raise SimplerValueError(f"{what}: unsupported dtype {array.dtype}: {error}") from None
-            _check_spec(specs[index], array, DataType(dtypes[-1]), what, index)
+            if dtype == DataType.UINT16 and specs[index].typed and specs[index].dtype == DataType.BFLOAT16:
+                # numpy has no bfloat16 and host arrays are the only tensors here: a uint16
+                # array of its bits is one (as the collectives' dtype=BFLOAT16 takes it).
+                dtype = DataType.BFLOAT16
+            _check_spec(specs[index], array, dtype, what, index)
+            dtypes.append(int(dtype))
             tensors.append((array, lo, hi, reads, writes))
         run = self._run
         if slot is None:
