@@ -12,7 +12,11 @@ else
   script="$here/examples/$name/main.py"
 fi
 # Before setup and the build: a mistyped name should not cost minutes of building first.
-[ -f "$script" ] || { echo "example.sh: no example '$name' (looked for $script)" >&2; exit 2; }
+if [ ! -f "$script" ]; then
+  known=$(cd "$here/examples" && for d in */main.py; do if [ -e "$d" ]; then printf '%s ' "${d%/main.py}"; fi; done)
+  echo "example.sh: no example '$name' (looked for $script); the examples: ${known}driver_demo" >&2
+  exit 2
+fi
 step "1/3 setup: Debian packages (installs only what is missing)"
 "$here/scripts/setup.sh" >&2
 # Only what an example needs: the Python module (with the sim driver and the worker) and

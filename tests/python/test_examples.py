@@ -85,6 +85,7 @@ def test_example_sh_refuses_an_unknown_example_before_setup_and_build(tmp_path):
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert "no example 'vector_ad'" in result.stderr
+    assert "the examples: " in result.stderr and "driver_demo" in result.stderr
     assert not ran.exists(), ran.read_text()
 
 
