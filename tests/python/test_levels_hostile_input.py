@@ -58,6 +58,14 @@ def test_collective_group_and_dtype_arguments_are_typed(w2):
     np.testing.assert_array_equal(ys[0], np.arange(4, dtype=np.float32))
 
 
+@pytest.mark.parametrize("chips", [{0, 1}, frozenset({0, 1}), {0: "x", 1: "y"}], ids=type)
+def test_an_unordered_collective_group_is_refused(w2, chips):
+    # arrays[i] belongs to chips[i]: a set was taken in its hash order.
+    xs = [np.ones(4, np.float32), np.full(4, 2, np.float32)]
+    _refused(w2, lambda o, a: o.all_reduce(xs, chips=chips), SimplerTypeError,
+             "chips must be an ordered list")
+
+
 def test_a_bool_is_not_a_chip(w2, add_scalar_callable):
     add = w2.register(add_scalar_callable)
     try:

@@ -28,6 +28,7 @@ also sends the amount it receives.
 """
 from __future__ import annotations
 
+import collections.abc
 import numbers
 import pathlib
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -127,6 +128,10 @@ class Collective:
             if isinstance(chips, (str, bytes)) or not hasattr(chips, "__iter__"):
                 raise SimplerTypeError(f"{self.api}: chips must be a list of the worker's chips (or "
                                        f"None for all of them), got {chips!r}")
+            if isinstance(chips, (collections.abc.Set, collections.abc.Mapping)):
+                # Order is meaning: arrays[i] and chunk i belong to chips[i].
+                raise SimplerTypeError(f"{self.api}: chips must be an ordered list (arrays[i] "
+                                       f"belongs to chips[i]), got a {type(chips).__name__}")
             chips = list(chips)
             if not chips:
                 raise SimplerValueError(f"{self.api}: the group of chips is empty")
