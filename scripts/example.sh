@@ -30,4 +30,5 @@ step "2/3 build: the Python module and the runtime builds (ninja's [done/total] 
 "$here/scripts/build.sh" --target="$module" --target=simpler_rt_tensormap_and_ringbuffer \
   --target=simpler_rt_host_build_graph >&2
 step "3/3 run: $name"
-PYTHONPATH="$here/python" exec /usr/bin/python3 "$script"
+# The build just made, whatever SIMPLER_BUILD_DIR the shell has (e.g. left from an ASan run).
+SIMPLER_BUILD_DIR="$here/build" PYTHONPATH="$here/python" exec /usr/bin/python3 "$script"
