@@ -12,7 +12,11 @@ else
   script="$here/examples/$name/main.py"
 fi
 # Before setup and the build: a mistyped name should not cost minutes of building first.
-[ -f "$script" ] || { echo "example.sh: no example '$name' (looked for $script)" >&2; exit 2; }
+if [ ! -f "$script" ]; then
+  known=$(cd "$here/examples" && for d in */main.py; do if [ -e "$d" ]; then printf '%s ' "${d%/main.py}"; fi; done)
+  echo "example.sh: no example '$name' (looked for $script); the examples: ${known}driver_demo" >&2
+  exit 2
+fi
 step "1/3 setup: Debian packages (installs only what is missing)"
 "$here/scripts/setup.sh" >&2
 # Only what an example needs: the Python module (with the sim driver and the worker) and
@@ -26,4 +30,5 @@ step "2/3 build: the Python module and the runtime builds (ninja's [done/total] 
 "$here/scripts/build.sh" --target="$module" --target=simpler_rt_tensormap_and_ringbuffer \
   --target=simpler_rt_host_build_graph >&2
 step "3/3 run: $name"
-PYTHONPATH="$here/python" exec /usr/bin/python3 "$script"
+# The build just made, whatever SIMPLER_BUILD_DIR the shell has (e.g. left from an ASan run).
+SIMPLER_BUILD_DIR="$here/build" PYTHONPATH="$here/python" exec /usr/bin/python3 "$script"

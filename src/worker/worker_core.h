@@ -71,6 +71,9 @@ struct WorkerCore {
   // By run id, i.e. in submit order: close() completes them in that order, so HOST outputs
   // that several runs write hold the last run's values.
   std::map<uint64_t, std::shared_ptr<RunRecord>> in_flight;
+  // submit looks for finished runs whose RunHandle was dropped once in_flight holds this
+  // many (then twice what is left): amortized O(1) per submit.
+  size_t complete_dropped_at = 32;
 
   // ---- kernel mode: one lock linearizes prepare/launch against the native finalize -----
   mutable std::mutex kernel_mu;

@@ -60,6 +60,25 @@ std::vector<std::pair<uint64_t, uint64_t>> host_ranges_of(const ChipStorageTaskA
   return ranges;
 }
 
+// Completes the finished runs whose RunHandle was dropped (the in-flight table holds
+// their only reference): nothing else would release their staged copies before close(), so
+// a submit loop that drops its handles ran the device out of memory. A poll that fails (a
+// failed context) stops here: the submit reports it.
+void complete_dropped_runs(WorkerCore& c) {
+  if (c.in_flight.size() < c.complete_dropped_at) return;
+  for (auto it = c.in_flight.begin(); it != c.in_flight.end();) {
+    const std::shared_ptr<RunRecord> record = (it++)->second;  // complete_run erases it
+    if (record.use_count() > 2) continue;  // the table, this copy: a live RunHandle adds one
+    try {
+      if (!c.chip->poll(record->run_id)) continue;
+    } catch (...) {
+      return;
+    }
+    c.complete_run(*record);
+  }
+  c.complete_dropped_at = std::max<size_t>(32, 2 * c.in_flight.size());
+}
+
 // The runs in flight of one registered callable (a copy: completing one erases it).
 std::vector<std::shared_ptr<RunRecord>> runs_of_callable(const WorkerCore& c, uint64_t token) {
   std::vector<std::shared_ptr<RunRecord>> runs;
@@ -257,6 +276,7 @@ RunHandle Worker::submit(CallableHandle handle, const ChipStorageTaskArgs& args,
   require_ready(c, api);
   auto& reg = find_registered(c, handle, api);
   detail::check_signature_types(args, reg.specs, api);
+  complete_dropped_runs(c);
   auto record = std::make_shared<RunRecord>();
   record->callable_token = handle.token;
   record->host_ranges = host_ranges_of(args);

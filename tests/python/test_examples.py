@@ -85,6 +85,7 @@ def test_example_sh_refuses_an_unknown_example_before_setup_and_build(tmp_path):
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert "no example 'vector_ad'" in result.stderr
+    assert "the examples: " in result.stderr and "driver_demo" in result.stderr
     assert not ran.exists(), ran.read_text()
 
 
@@ -114,3 +115,21 @@ def test_test_sh_refuses_bad_arguments_before_setup(tmp_path, argv):
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and "test.sh: " in result.stderr, result.stderr
     assert not ran.exists(), ran.read_text()
+
+
+def test_example_sh_runs_against_the_build_it_made(tmp_path):
+    # It built build/ but ran with whatever SIMPLER_BUILD_DIR the shell had exported.
+    repo = tmp_path / "repo"
+    (repo / "scripts").mkdir(parents=True)
+    (repo / "examples" / "vector_add").mkdir(parents=True)
+    shutil.copy(ROOT / "scripts" / "example.sh", repo / "scripts" / "example.sh")
+    for script in ("setup.sh", "build.sh"):
+        (repo / "scripts" / script).write_text("#!/bin/sh\nexit 0\n")
+        (repo / "scripts" / script).chmod(0o755)
+    (repo / "examples" / "vector_add" / "main.py").write_text(
+        "import os\nprint(os.environ.get('SIMPLER_BUILD_DIR'))\n")
+    env = dict(os.environ, SIMPLER_BUILD_DIR=str(tmp_path / "some-other-build"))
+    result = subprocess.run(["bash", str(repo / "scripts" / "example.sh"), "vector_add"],
+                            env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == str(repo / "build")

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from simpler import Worker, sim
+from simpler.errors import SimplerRuntimeError
 from simpler.task_interface import ChipStorageTaskArgs, ChipTensor, DataType
 
 
@@ -137,6 +138,8 @@ def test_ctrl_c_interrupts_a_level3_run_which_completes_in_the_background(wait_f
             w.run(lambda o, a: o.submit(handle, flag, out))
         assert since_kill() < PROMPT_SECONDS
         interrupted = w._last_run
+        with pytest.raises(SimplerRuntimeError, match="a host run is in flight"):
+            w.unregister(handle)       # its task still runs the callable
         _release_level3_flag(w, 3)
         if then == "run":
             w.run(lambda o, a: None)   # runs are serial: the interrupted one completes first

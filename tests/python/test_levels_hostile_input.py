@@ -58,6 +58,14 @@ def test_collective_group_and_dtype_arguments_are_typed(w2):
     np.testing.assert_array_equal(ys[0], np.arange(4, dtype=np.float32))
 
 
+@pytest.mark.parametrize("chips", [{0, 1}, frozenset({0, 1}), {0: "x", 1: "y"}], ids=type)
+def test_an_unordered_collective_group_is_refused(w2, chips):
+    # arrays[i] belongs to chips[i]: a set was taken in its hash order.
+    xs = [np.ones(4, np.float32), np.full(4, 2, np.float32)]
+    _refused(w2, lambda o, a: o.all_reduce(xs, chips=chips), SimplerTypeError,
+             "chips must be an ordered list")
+
+
 def test_a_bool_is_not_a_chip(w2, add_scalar_callable):
     add = w2.register(add_scalar_callable)
     try:
@@ -621,3 +629,18 @@ def test_close_on_another_thread_is_refused_and_the_worker_stays_usable():
     finally:
         w.close()
     assert w.state == "CLOSED"
+
+
+@pytest.mark.parametrize("array_dtype, dtype", [(np.float16, "BFLOAT16"), (np.float32, "INT32"),
+                                                (np.float16, "INT16")])
+def test_a_collective_dtype_does_not_reinterpret_float_arrays(w2, array_dtype, dtype):
+    # dtype= is for raw bits (uint16 arrays with BFLOAT16); float16 arrays with
+    # dtype=BFLOAT16 were summed as bfloat16 bits: garbage, no error.
+    from simpler.task_interface import DataType
+    xs = [np.ones(4, array_dtype), np.ones(4, array_dtype)]
+    _refused(w2, lambda o, a: o.all_reduce(xs, dtype=getattr(DataType, dtype)), SimplerValueError,
+             f"the array is {np.dtype(array_dtype).name} but dtype={dtype}")
+    assert (xs[0] == 1).all()
+    bits = [np.full(4, 0x3c00, np.uint16), np.full(4, 0x3c00, np.uint16)]   # float16 1.0
+    w2.run(lambda o, a: o.all_reduce(bits, dtype=DataType.FLOAT16))      # raw bits: fine
+    np.testing.assert_array_equal(bits[0].view(np.float16), np.full(4, 2, np.float16))

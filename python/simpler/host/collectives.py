@@ -28,6 +28,7 @@ also sends the amount it receives.
 """
 from __future__ import annotations
 
+import collections.abc
 import numbers
 import pathlib
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -72,6 +73,15 @@ def chunks(n: int, g: int) -> List[Tuple[int, int]]:
 _DTYPES: Dict[Any, Any] = {}
 
 
+def _own_dtype(np_dtype: Any) -> Any:
+    """The DataType of a numpy float dtype (cached in _DTYPES)."""
+    from simpler.task_interface import DataType
+    own = _DTYPES.get(np_dtype)
+    if own is None:
+        own = _DTYPES[np_dtype] = DataType.from_numpy(np_dtype)
+    return own
+
+
 class _Array:
     """One array argument: its host range, element count and dtype."""
 
@@ -96,6 +106,11 @@ class _Array:
         if self.dtype.element_size != self.array.itemsize:
             raise SimplerValueError(f"{what}: dtype {self.dtype.name} has {self.dtype.element_size}-byte "
                                     f"elements but the array's are {self.array.itemsize} bytes")
+        if self.array.dtype.kind == "f" and self.dtype != _own_dtype(self.array.dtype):
+            # dtype= names the type of raw bits; a float array's values would be reinterpreted.
+            raise SimplerValueError(f"{what}: the array is {self.array.dtype} but dtype={self.dtype.name}; "
+                                    "dtype= names the element type of an integer array of raw bits "
+                                    "(numpy has no bfloat16: uint16 arrays with DataType.BFLOAT16)")
         self.n = self.array.size
 
 
@@ -113,6 +128,10 @@ class Collective:
             if isinstance(chips, (str, bytes)) or not hasattr(chips, "__iter__"):
                 raise SimplerTypeError(f"{self.api}: chips must be a list of the worker's chips (or "
                                        f"None for all of them), got {chips!r}")
+            if isinstance(chips, (collections.abc.Set, collections.abc.Mapping)):
+                # Order is meaning: arrays[i] and chunk i belong to chips[i].
+                raise SimplerTypeError(f"{self.api}: chips must be an ordered list (arrays[i] "
+                                       f"belongs to chips[i]), got a {type(chips).__name__}")
             chips = list(chips)
             if not chips:
                 raise SimplerValueError(f"{self.api}: the group of chips is empty")

@@ -320,7 +320,9 @@ class HostWorker(Worker):
         """Removes a callable from every chip; refused while a host run is in flight (its
         tasks may still run it: some chips would drop it and others refuse, as level 2 does)."""
         key, _ = self._resolve(handle, "unregister")
-        if self._in_flight or not self._run_lock.acquire(blocking=False):
+        last = self._last_run
+        completing = last is not None and last.completion is not None and last.completion.is_alive()
+        if self._in_flight or completing or not self._run_lock.acquire(blocking=False):
             raise SimplerRuntimeError(f"Worker(level={self._level}).unregister: a host run is in flight "
                                       "(or this is its orchestration); unregister after it finished "
                                       "(run() returned, RunHandle.wait())")

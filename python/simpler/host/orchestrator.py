@@ -322,16 +322,15 @@ class HostRun:
         error (by task number), or None."""
         self.finished = True
         try:
-            for task in self.tasks:
-                task.done.wait()
+            return self._complete(orchestration_failed)
         except BaseException:
-            # Ctrl-C while waiting: the run is not cancelled (as at level 2); it completes on
-            # a thread of its own, which the next run and close() wait for.
+            # Ctrl-C (it raises nothing else): the run is not cancelled (as at level 2); it
+            # completes on a thread of its own, which the next run and close() wait for.
+            # Every step of _complete may run again (a freed buffer's ptr is None).
             self.completion = threading.Thread(target=self._complete, args=(orchestration_failed,),
                                                daemon=True, name="simpler-host-run-completion")
             self.completion.start()
             raise
-        return self._complete(orchestration_failed)
 
     def _complete(self, orchestration_failed: bool) -> Optional[BaseException]:
         for task in self.tasks:

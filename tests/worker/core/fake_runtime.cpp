@@ -182,6 +182,7 @@ int finalize_run(SimplerFinalizeRunArgs* a) {
   std::unique_lock l(g_mu);
   g_cv.wait(l, [] { return g_control.runs_blocked == 0; });
   if (!a->ctx->runs.erase(a->run_id)) return fail(PTO_RUNTIME_ERR_INVALID_ARGUMENT, "fake: run");
+  ++g_control.runs_finalized;
   return g_control.run_status != 0 ? fail(g_control.run_status, "fake runtime detail: run failed")
                                    : 0;
 }

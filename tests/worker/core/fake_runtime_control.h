@@ -30,6 +30,7 @@ struct FakeRuntimeControl {
   int launch_calls;
   int launches_in_progress;
   int runs_started;
+  int runs_finalized;  // finalize_run calls that released a run
   uint64_t last_generation;
   void* last_launch_stream;
 };
