@@ -119,3 +119,20 @@ def test_kernel_mode_refuses_a_depth():
         assert worker.state == "READY"
     finally:
         worker.close()
+
+
+def test_a_depth_given_as_a_keyword_says_where_it_goes(add_scalar_callable):
+    # The issue names "a depth in CallConfig or Worker.init": init(pipeline_depth=2) is
+    # refused before anything native, saying the field goes in a CallConfig.
+    from simpler.errors import SimplerTypeError
+    with Worker(level=2, device_id=2) as worker:
+        with pytest.raises(SimplerTypeError,
+                           match=r"pipeline_depth is a CallConfig field: pass "
+                                 r"prewarm_config=CallConfig\(pipeline_depth=\.\.\.\)"):
+            worker.init(pipeline_depth=2)
+        assert worker.state == "NEW"
+        worker.init(CallConfig(pipeline_depth=2))
+        handle = worker.register(add_scalar_callable)
+        x = np.zeros(N, np.float32)
+        with pytest.raises(SimplerTypeError, match=r"pass config=CallConfig\(pipeline_depth"):
+            worker.submit(handle, x, np.zeros_like(x), 1.0, pipeline_depth=2)
