@@ -36,7 +36,7 @@ def mismatch(signature: inspect.Signature, args: "tuple[Any, ...]", kwargs: "dic
         if p is None or p.kind is _P.POSITIONAL_ONLY:
             if _P.VAR_KEYWORD in takes_any:
                 continue
-            return (f"unknown keyword '{key}'" if p is None
+            return (f"unknown keyword '{key}'{_config_field_hint(key, named)}" if p is None
                     else f"'{key}' is given by position only")
         if key in given:
             return f"'{key}' given twice (by position and by keyword)"
@@ -52,6 +52,23 @@ def mismatch(signature: inspect.Signature, args: "tuple[Any, ...]", kwargs: "dic
     except TypeError as bad:
         return str(bad)
     return None
+
+
+def _config_field_hint(key: str, named: "dict[str, Any]") -> str:
+    """For a function taking a CallConfig, given one of its fields as a keyword (as in
+    ``w.init(pipeline_depth=2)``): where that field goes."""
+    takes = [name for name in ("config", "prewarm_config") if name in named]
+    if not takes:
+        return ""
+    try:
+        from simpler.task_interface import CallConfig
+        fields = CallConfig().to_dict()
+    except Exception:  # noqa: BLE001 - only a hint: the refusal stands without it
+        return ""
+    if key not in fields:
+        return ""
+    where = " or ".join(f"{name}=CallConfig({key}=...)" for name in reversed(takes))
+    return f" ({key} is a CallConfig field: pass {where})"
 
 
 def refusal(api: str, shown: str, why: str) -> Exception:

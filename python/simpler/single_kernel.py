@@ -72,6 +72,9 @@ def from_kernel(core_callable, block_num: int = 1, *, core_type: Optional[str] =
     if not 1 <= block_num <= MAX_BLOCK_NUM:
         raise SimplerValueError(f"ChipCallable.from_kernel: block_num {block_num} is out of range "
                                 f"(1..{MAX_BLOCK_NUM})")
+    if core_type is not None and not isinstance(core_type, str):
+        raise SimplerTypeError(f"ChipCallable.from_kernel: core_type must be 'aic', 'aiv', 'mix' "
+                               f"or None (the kernel's own), got {type(core_type).__name__}")
     recorded = core_callable.core_type
     core = (core_type or recorded or "").lower()
     if core not in ("aic", "aiv", "mix"):

@@ -170,7 +170,11 @@ def _summarize(trace: Dict[str, Any], gaps: int) -> TraceSummary:
             names[key] = str((e.get("args") or {}).get("name", key))
         elif e.get("ph") == "X":
             task = (e.get("args") or {}).get("task", e.get("name"))
-            blocks.setdefault(key, []).append((_ns(e, "ts"), _ns(e, "end"), task))
+            start, end = _ns(e, "ts"), _ns(e, "end")
+            if "ts" not in e or end < start:  # a negative busy time otherwise
+                raise SimplerValueError(f"not a swimlane trace: kernel block {task!r} has "
+                                        + ("no 'ts'" if "ts" not in e else "a negative 'dur'"))
+            blocks.setdefault(key, []).append((start, end, task))
     all_blocks = [b for bs in blocks.values() for b in bs]
     if not all_blocks:
         return TraceSummary(0, 0, 0, len(flows(trace)))

@@ -279,7 +279,7 @@ void bind_task_interface_callables(py::module_& m) {
           },
           py::arg("signature"), py::arg("binary"), py::arg("core_type") = py::none(),
           "Build the image. Signature entries: ArgDirection, (ArgDirection, DataType[, rank]) "
-          "or ArgSpec. core_type 'aic'/'aiv' (default: binary.core_type when the binary came "
+          "or ArgSpec. core_type 'aic'/'aiv'/'mix' (default: binary.core_type when the binary came "
           "from KernelCompiler.compile_kernel, else not recorded). ValueError/TypeError naming "
           "the field on bad input.")
       .def_property_readonly(

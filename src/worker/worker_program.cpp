@@ -1,7 +1,9 @@
 // simpler::Worker, program mode: the runtime owns the device.
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <sstream>
+#include <vector>
 
 #include "process_guards.h"
 #include "simpler/log/log.h"
@@ -100,6 +102,20 @@ void detail::check_signature_types(const ChipStorageTaskArgs& args,
 
 void WorkerCore::complete_run(RunRecord& record) {
   if (record.finished.load()) return;
+  // HOST outputs are copied back in submission order: a run waited before an earlier one
+  // that wrote the same array must not have its result overwritten by the older one.
+  std::vector<std::shared_ptr<RunRecord>> earlier;
+  for (auto it = in_flight.begin(); it != in_flight.end() && it->first < record.run_id; ++it) {
+    earlier.push_back(it->second);
+  }
+  for (const auto& run : earlier) {
+    bool finished = false;
+    try {
+      finished = chip->poll(run->run_id);
+    } catch (...) {  // its own handle reports it
+    }
+    if (finished) complete_run(*run);
+  }
   in_flight.erase(record.run_id);
   try {
     chip->finalize_run(record.run_id);

@@ -122,3 +122,6 @@ def test_refusals_name_what_is_missing(add_scalar_kernel):
     assert bytes(numpy_width) == bytes(ChipCallable.from_kernel(add_scalar_kernel, block_num=4))
     with pytest.raises(TypeError, match="CoreCallable"):
         ChipCallable.from_kernel(b"not a kernel")
+    for bad in (3, b"aiv", SimplerTypeError):  # was AttributeError: 'int' has no 'lower'
+        with pytest.raises(SimplerTypeError, match="core_type must be 'aic', 'aiv', 'mix' or None"):
+            ChipCallable.from_kernel(untagged, core_type=bad)

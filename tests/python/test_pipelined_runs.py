@@ -119,3 +119,58 @@ def test_kernel_mode_refuses_a_depth():
         assert worker.state == "READY"
     finally:
         worker.close()
+
+
+def test_a_depth_given_as_a_keyword_says_where_it_goes(add_scalar_callable):
+    # The issue names "a depth in CallConfig or Worker.init": init(pipeline_depth=2) is
+    # refused before anything native, saying the field goes in a CallConfig.
+    from simpler.errors import SimplerTypeError
+    with Worker(level=2, device_id=2) as worker:
+        with pytest.raises(SimplerTypeError,
+                           match=r"pipeline_depth is a CallConfig field: pass "
+                                 r"prewarm_config=CallConfig\(pipeline_depth=\.\.\.\)"):
+            worker.init(pipeline_depth=2)
+        assert worker.state == "NEW"
+        worker.init(CallConfig(pipeline_depth=2))
+        handle = worker.register(add_scalar_callable)
+        x = np.zeros(N, np.float32)
+        with pytest.raises(SimplerTypeError, match=r"pass config=CallConfig\(pipeline_depth"):
+            worker.submit(handle, x, np.zeros_like(x), 1.0, pipeline_depth=2)
+
+
+@pytest.mark.parametrize("switch", ["none", "watchdog", "profiling"])
+def test_a_watched_or_diagnosed_run_is_not_pipelined(switch, tmp_path, add_scalar_callable,
+                                                     wait_flag_callable):
+    # docs/api.md: a run with a diagnostics switch or a watchdog starts after every earlier
+    # run finished, as with depth 1. A held run first; a second run independent of it
+    # finishes while it is held only when pipelined.
+    from simpler.errors import WorkerTimeoutError
+    extra = {"none": {}, "watchdog": {"watchdog_timeout_ms": 60_000},
+             "profiling": {"enable_profiling": True, "output_prefix": str(tmp_path)}}[switch]
+    with Worker(level=2, device_id=2) as worker:
+        worker.init()
+        hold, add = worker.register(wait_flag_callable), worker.register(add_scalar_callable)
+        flag = worker.malloc(4)
+        worker.copy_to(flag, np.zeros(1, np.int32))
+        held = ChipStorageTaskArgs()
+        held.add_tensor(ChipTensor.make(flag, (1,), DataType.INT32))
+        held.add_tensor(ChipTensor.make(worker.malloc(4), (1,), DataType.INT32))
+        first = worker.submit(hold, held, config=CallConfig(pipeline_depth=2))
+        x, y = worker.malloc(4 * N), worker.malloc(4 * N)
+        worker.copy_to(x, np.ones(N, np.float32))
+        second = worker.submit(add, device_args(x, y, 1.0),
+                               config=CallConfig(pipeline_depth=2, **extra))
+        try:
+            if switch == "none":
+                second.wait(timeout=60)  # pipelined: done while the first is held
+                assert not first.done
+            else:
+                with pytest.raises(WorkerTimeoutError):
+                    second.wait(timeout=0.5)
+        finally:
+            worker.copy_to(flag, np.ones(1, np.int32))
+        first.wait(timeout=60)
+        second.wait(timeout=60)
+        got = np.empty(N, np.float32)
+        worker.copy_from(got, y)
+        np.testing.assert_array_equal(got, np.full(N, 2.0, np.float32))

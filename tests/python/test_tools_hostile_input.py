@@ -38,6 +38,9 @@ def test_set_log_level_above_off_is_off_not_an_overflow():
     {"ph": "X", "ts": 1, "dur": 1, "pid": 1, "tid": [1]},      # unhashable core id
     {"ph": "X", "ts": "soon", "dur": 1, "pid": 1, "tid": 1},   # not a number
     {"ph": "X", "ts": 1e400, "dur": 1, "pid": 1, "tid": 1},    # infinite
+    # These two summarized as a core busy -5 us (100 %) / a block at time 0.
+    {"ph": "X", "ts": 1, "dur": -5, "pid": 1, "tid": 1},       # a negative duration
+    {"ph": "X", "dur": 1, "pid": 1, "tid": 1},                 # no start time
 ])
 def test_a_malformed_trace_event_is_bad_input_not_a_crash(tmp_path, capsys, event):
     path = tmp_path / "swimlane.json"

@@ -28,6 +28,11 @@ def main() -> int:
         unknown = sorted(set(given or ()) - known)
         if unknown:
             parser.error(f"unknown {unknown}; choose from {sorted(known)}")
+    chosen = [(scene, dtype) for scene in SCENES if not options.scene or scene.name in options.scene
+              for dtype in scene.dtypes if not options.dtype or dtype in options.dtype]
+    if not chosen:
+        parser.error(f"no chosen scene has a chosen dtype ({', '.join(options.scene)} in "
+                     f"{', '.join(options.dtype)}): nothing would run")
     failed = 0
     print(f"{'scene':24} {'runtime':7} {'mode':8} {'dtype':9} {'tasks':>6} "
           f"{'median ms/round':>16} {'min ms':>8}  result")

@@ -92,6 +92,8 @@ def test_rounds_option_runs_each_scene_that_often_and_lists_the_times() -> None:
     (["--rounds", "0"], "--rounds must be at least 1"),
     (["--scene", "no_such_scene"], "unknown ['no_such_scene']; choose from"),
     (["--dtype", "float64"], "unknown ['float64']; choose from"),
+    # Each known, but that scene has no float16 variant: it ran nothing and exited 0.
+    (["--scene", "decoder_prefill_cached", "--dtype", "float16"], "nothing would run"),
 ])
 def test_run_scenes_refuses_what_would_run_nothing(argv, message) -> None:
     # docs/model-layers.md: run_scenes.py --rounds N. --rounds 0 ended in a traceback (the
