@@ -45,7 +45,6 @@ def test_numbers_and_an_enum_of_its_own_type_still_work():
         w.free(w.malloc(np.uint32(64)))
 
 
-
 def test_an_enum_member_is_not_a_number_of_seconds(compiler):
     """float(DataType.INT32) is 5.0: RunHandle.wait(DataType.INT32) waited up to 5 s."""
     import pathlib
