@@ -330,6 +330,11 @@ def test_typed_signature_checks_dtype_and_rank_and_converts_numbers(compiler):
         launch.launch(caller_stream=stream)
         stream.synchronize()
         np.testing.assert_array_equal(dy.numpy(), x + np.float32(0.5))
+        # A numpy float of another width converts like a Python float (it was refused).
+        for value in (np.float16(0.25), np.float64(0.1)):
+            w.kernel_launch(cid, dx, dy, value, caller_stream=stream)
+            stream.synchronize()
+            np.testing.assert_array_equal(dy.numpy(), x + np.float32(float(value)))
     del dx, dy, as_int, square
     gc.collect()
     stream.destroy()

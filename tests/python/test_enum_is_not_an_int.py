@@ -43,3 +43,22 @@ def test_numbers_and_an_enum_of_its_own_type_still_work():
     with Worker(level=2, device_id=0) as w:
         w.init()
         w.free(w.malloc(np.uint32(64)))
+
+
+def test_an_enum_member_is_not_a_number_of_seconds(compiler):
+    """float(DataType.INT32) is 5.0: RunHandle.wait(DataType.INT32) waited up to 5 s."""
+    import pathlib
+    from simpler.task_interface import ChipCallable, CoreCallable
+    source = pathlib.Path(__file__).resolve().parent / "programs" / "add_scalar_kernel.cpp"
+    kernel = CoreCallable.build([(D.IN, DataType.FLOAT32, 1), (D.OUT, DataType.FLOAT32, 1),
+                                 D.SCALAR], compiler.compile_kernel(source.read_text(), "aiv"))
+    x = np.ones(4, np.float32)
+    y = np.zeros_like(x)
+    with Worker(level=2, device_id=0) as w:
+        w.init()
+        run = w.submit(w.register(ChipCallable.from_kernel(kernel)), x, y, 1.0)
+        with pytest.raises(SimplerTypeError, match=r"RunHandle\.wait: timeout must be a number "
+                                                   r"of seconds or None, got DataType"):
+            run.wait(DataType.INT32)
+        run.wait()
+    np.testing.assert_array_equal(y, x + 1)
