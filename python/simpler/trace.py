@@ -91,6 +91,8 @@ def load(path: PathLike) -> Dict[str, Any]:
         raise SimplerFileNotFoundError(f"simpler.trace.load: no such file {os.fsdecode(path)!r} "
                                        f"(a run writes <output_prefix>/swimlane.json)",
                                        os.fsdecode(path)) from None
+    except ValueError as e:  # "embedded null byte"
+        raise SimplerValueError(f"simpler.trace.load: path {path!r}: {e}") from None
     with f:
         try:
             data = json.load(f)

@@ -9,7 +9,7 @@ import pathlib
 import pytest
 
 from simpler import trace
-from simpler.errors import (PTO_RUNTIME_ERR_INVALID_ARGUMENT, SimplerError,
+from simpler.errors import (PTO_RUNTIME_ERR_INVALID_ARGUMENT, SimplerError, SimplerValueError,
                             SimplerFileNotFoundError)
 
 
@@ -31,3 +31,10 @@ def test_both_except_forms_catch_it(tmp_path):
             trace.load(tmp_path / "missing.json")
         except base:
             pass
+
+
+@pytest.mark.parametrize("path", ["a\0b", b"a\0b"], ids=["str", "bytes"])
+def test_a_path_with_a_nul_byte_is_a_simpler_value_error(path):
+    """open() raised Python's own ValueError ("embedded null byte")."""
+    with pytest.raises(SimplerValueError, match=r"simpler\.trace\.load: path .*embedded null byte"):
+        trace.load(path)
