@@ -1,6 +1,7 @@
 """``as_int``: the one rule for an int argument of the Python layer. Python ints and numpy
 integers are ints; ``bool`` and ``numpy.bool_`` are not (a flag passed as a count or a size
-is a mistake), although both implement ``__index__``."""
+is a mistake), although both implement ``__index__``; nor are enum members (``DataType.INT32``
+passed as a size), pybind11's or Python's."""
 from __future__ import annotations
 
 import operator
@@ -21,11 +22,16 @@ def require_bool(value: Any, what: str) -> bool:
     raise SimplerTypeError(f"{what} must be True or False, got {value!r}")
 
 
+def is_enum(value: Any) -> bool:
+    """A member of an enum: pybind11's and Python's enum classes have ``__members__``."""
+    return hasattr(type(value), "__members__")
+
+
 def as_int(value: Any) -> Optional[int]:
     """``value`` as an int, or None when it is not one."""
     if type(value) is int:  # the common case first: callers sit on enqueue paths
         return value
-    if is_bool(value):
+    if is_bool(value) or is_enum(value):
         return None
     try:
         return operator.index(value)

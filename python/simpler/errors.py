@@ -1,6 +1,8 @@
 """Typed errors shared by every simpler layer. Native statuses arrive as `.code`."""
 from __future__ import annotations
 
+import errno
+
 from simpler import _log  # noqa: F401 - native log lines -> logging "simpler"
 from simpler import _native
 
@@ -150,6 +152,23 @@ class NotImplementedYetError(SimplerError, NotImplementedError):
     ``.code``: PTO_RUNTIME_ERR_UNSUPPORTED."""
 
     default_code = STATUS_CODES["PTO_RUNTIME_ERR_UNSUPPORTED"]
+
+
+class SimplerFileNotFoundError(SimplerError, FileNotFoundError):
+    """A file a simpler function was given does not exist (``simpler.trace.load``); the
+    message names the path, ``.filename`` is it. Also a FileNotFoundError.
+    ``.code``: PTO_RUNTIME_ERR_INVALID_ARGUMENT."""
+
+    default_code = _INVALID_ARGUMENT
+
+    def __init__(self, message: str, filename: "str | None" = None) -> None:
+        super().__init__(message)
+        self.errno = errno.ENOENT
+        self.strerror = message
+        self.filename = filename
+
+    def __str__(self) -> str:  # OSError's would read "[Errno 2] <message>: <filename>"
+        return str(self.args[0])
 
 
 class RuntimeBuildNotFoundError(SimplerError, FileNotFoundError):

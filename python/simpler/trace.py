@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Tuple, Union
 
 from simpler._ints import as_int
-from simpler.errors import SimplerTypeError, SimplerValueError
+from simpler.errors import SimplerFileNotFoundError, SimplerTypeError, SimplerValueError
 from simpler._typed_call import typed_functions as _typed_functions
 
 __all__ = ["CoreSummary", "Gap", "TraceSummary", "load", "flows", "summarize"]
@@ -85,7 +85,15 @@ def load(path: PathLike) -> Dict[str, Any]:
     if not isinstance(path, (str, bytes, os.PathLike)):
         raise SimplerTypeError(f"simpler.trace.load: path must be a str or os.PathLike, "
                                f"got {type(path).__name__}")
-    with open(path, encoding="utf-8") as f:
+    try:
+        f = open(path, encoding="utf-8")
+    except FileNotFoundError:
+        raise SimplerFileNotFoundError(f"simpler.trace.load: no such file {os.fsdecode(path)!r} "
+                                       f"(a run writes <output_prefix>/swimlane.json)",
+                                       os.fsdecode(path)) from None
+    except ValueError as e:  # "embedded null byte"
+        raise SimplerValueError(f"simpler.trace.load: path {path!r}: {e}") from None
+    with f:
         try:
             data = json.load(f)
         except (json.JSONDecodeError, UnicodeDecodeError) as e:  # a binary file: not UTF-8

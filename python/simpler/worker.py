@@ -33,7 +33,7 @@ import weakref
 from typing import Any, List, Optional
 
 from simpler import _native
-from simpler._ints import as_int, is_bool, require_bool, require_int
+from simpler._ints import as_int, is_bool, is_enum, require_bool, require_int
 from simpler._process_local import ProcessLocal
 from simpler._typed_call import (ClassSignature, call_form, mismatch, refusal, typed_call,
                                  typed_methods)
@@ -565,8 +565,8 @@ def _require_timeout(timeout: Any, api: str) -> Optional[float]:
 
 def _seconds(value: Any) -> Optional[float]:
     """A Python or numpy number as a float (an int too large for one is +-inf), or None
-    for anything else (a bool, a str)."""
-    if isinstance(value, (str, bytes)) or is_bool(value):
+    for anything else (a bool, a str, an enum member: float(DataType.INT32) is 5.0)."""
+    if isinstance(value, (str, bytes)) or is_bool(value) or is_enum(value):
         return None
     try:
         return float(value)

@@ -86,6 +86,7 @@ void check_constructor(const py::module_& m, const std::string& name) {
   py::delattr(cls, "__init__");  // else the new one would be pybind11's second overload
   const std::string article = std::string("AEIOU").find(name[0]) == std::string::npos ? "a" : "an";
   cls.def(py::init([name, article, members, accepted](py::handle value) {
+            if (py::isinstance<E>(value)) return value.cast<E>();  // DataType(DataType.INT32)
             if (PyUnicode_Check(value.ptr())) {
               throw py::type_error(name + "(): value must be an int (" + accepted + "), got str " +
                                    py::repr(value).cast<std::string>() + "; name a member as " +

@@ -82,8 +82,14 @@ bool is_bool(py::handle value) {
   return name == "numpy.bool_" || name == "numpy.bool";
 }
 
+bool is_enum(py::handle value) {  // pybind11's and Python's enum classes list __members__
+  if (PyLong_CheckExact(value.ptr())) return false;
+  auto* type = reinterpret_cast<PyObject*>(Py_TYPE(value.ptr()));
+  return PyObject_HasAttrString(type, "__members__") == 1;
+}
+
 py::object index_or_null(py::handle value) {
-  if (is_bool(value) || !PyIndex_Check(value.ptr())) return py::object();
+  if (is_bool(value) || is_enum(value) || !PyIndex_Check(value.ptr())) return py::object();
   py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr()));
   if (!index) PyErr_Clear();
   return index;

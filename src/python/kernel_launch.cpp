@@ -105,7 +105,7 @@ PyMethodDef g_launch_def = {
 // set_arg's index as any Python int: a negative or huge one is the same ArgumentError as
 // one past the signature, never pybind11's "incompatible function arguments".
 void set_arg_at(KernelLaunch& k, py::handle index, py::handle value) {
-  if (PyBool_Check(index.ptr()) || !PyIndex_Check(index.ptr())) {
+  if (PyBool_Check(index.ptr()) || detail::is_enum(index) || !PyIndex_Check(index.ptr())) {
     throw CallArgError(-1, true,
                        std::string("KernelLaunch.set_arg: index must be an int, got ") +
                            Py_TYPE(index.ptr())->tp_name);

@@ -2,6 +2,8 @@
 // ChipStorageTaskArgs carries, converted to the signature's scalar type when it has one.
 #include <cmath>
 #include <cstring>
+#include <iterator>
+#include <limits>
 #include <string>
 
 #include "call_args.h"
@@ -168,24 +170,89 @@ PyTypeObject* numpy_generic() {
   return reinterpret_cast<PyTypeObject*>(generic);
 }
 
-uint64_t numpy_scalar_bits(const PackTarget& t, uint32_t i, const ArgSpec& spec, py::handle value) {
+// numpy scalar types seen before, by type object: numpy_scalar_type asks numpy for the
+// dtype's attributes (~2 us); a type's dtype never changes. Guarded by the GIL; each entry
+// holds a reference to its type, so a pointer is never reused by another type.
+std::optional<DataType> cached_numpy_type(py::handle value) {
+  struct Entry {
+    PyTypeObject* type;
+    DataType dtype;
+  };
+  static Entry cache[16];
+  static size_t used = 0;
+  PyTypeObject* type = Py_TYPE(value.ptr());
+  for (size_t k = 0; k < used; ++k) {
+    if (cache[k].type == type) return cache[k].dtype;
+  }
   const auto given = numpy_scalar_type(value);
+  if (given && used < std::size(cache)) {
+    Py_INCREF(reinterpret_cast<PyObject*>(type));
+    cache[used++] = {type, *given};
+  }
+  return given;
+}
+
+// The scalar's bytes as stored (little-endian, its own width) in the low bits.
+uint64_t numpy_raw_bits(py::handle value) {
+  uint64_t bits = 0;
+  Py_buffer view;
+  if (PyObject_GetBuffer(value.ptr(), &view, PyBUF_SIMPLE) == 0) {  // numpy's: no copy
+    std::memcpy(&bits, view.buf, std::min(static_cast<size_t>(view.len), sizeof bits));
+    PyBuffer_Release(&view);
+    return bits;
+  }
+  PyErr_Clear();  // a scalar type without the buffer protocol
+  const std::string raw = value.attr("tobytes")().cast<std::string>();
+  std::memcpy(&bits, raw.data(), std::min(raw.size(), sizeof bits));
+  return bits;
+}
+
+float half_value(uint64_t bits) {
+  const auto h = static_cast<uint32_t>(bits & 0xffffu);
+  const float sign = (h & 0x8000u) ? -1.0f : 1.0f;
+  const uint32_t exp = (h >> 10) & 0x1fu;
+  const uint32_t mant = h & 0x3ffu;
+  if (exp == 0x1f) return mant ? std::numeric_limits<float>::quiet_NaN() : sign * INFINITY;
+  if (exp == 0) return sign * std::ldexp(static_cast<float>(mant), -24);  // subnormal
+  return sign * std::ldexp(static_cast<float>(mant | 0x400u), static_cast<int>(exp) - 25);
+}
+
+// The value of a float scalar's bits of type d, as a double (exact for every width).
+double float_value(uint64_t bits, DataType d) {
+  switch (d) {
+    case DataType::FLOAT16:
+      return half_value(bits);
+    case DataType::BFLOAT16:
+      return scalar_bits_to_f32((bits & 0xffffu) << 16);
+    case DataType::FLOAT64:
+      return scalar_bits_to_f64(bits);
+    default:
+      return scalar_bits_to_f32(bits);
+  }
+}
+
+uint64_t numpy_scalar_bits(const PackTarget& t, uint32_t i, const ArgSpec& spec, py::handle value) {
+  const auto given = cached_numpy_type(value);
   if (!given) {
     bad_type(t, i, spec,
              std::string("numpy scalar of dtype ") +
                  py::str(value.attr("dtype")).cast<std::string>() + " has no DataType");
   }
-  if (spec.dtype && *spec.dtype != *given) {
+  // A numpy float for a float of another width: converted like a Python float of its value
+  // (rounded; refused when it would become infinity).
+  const bool float_to_float =
+      spec.dtype && *spec.dtype != *given && is_float_type(*spec.dtype) && is_float_type(*given);
+  if (spec.dtype && *spec.dtype != *given && !float_to_float) {
     bad_type(t, i, spec,
              std::string("expected a ") + data_type_name(*spec.dtype) + " scalar, got numpy " +
                  data_type_name(*given) + " (convert it, or pass a Python number)");
   }
-  const std::string raw = value.attr("tobytes")().cast<std::string>();
-  uint64_t bits = 0;
-  std::memcpy(&bits, raw.data(), std::min(raw.size(), sizeof bits));
-  const auto size = raw.size();
+  uint64_t bits = numpy_raw_bits(value);
+  if (float_to_float) return checked_float_bits(t, i, spec, float_value(bits, *given), value);
+  const auto size = element_size(*given);
   const bool is_signed = *given == DataType::INT8 || *given == DataType::INT16 ||
                          *given == DataType::INT32 || *given == DataType::INT64;
+  if (size < 8) bits &= (uint64_t{1} << (size * 8)) - 1;
   if (is_signed && size < 8 && (bits >> (size * 8 - 1)) & 1u) {
     bits |= ~uint64_t{0} << (size * 8);  // sign-extend like add_scalar_i64
   }

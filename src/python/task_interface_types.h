@@ -64,6 +64,8 @@ std::optional<DataType> dtype_of_format(const char* format, size_t itemsize);
 
 // bool or numpy.bool_: both implement __index__, neither is an int argument.
 bool is_bool(pybind11::handle value);
+// A member of an enum (DataType.INT32): not an int where a size, count or id is expected.
+bool is_enum(pybind11::handle value);
 // value as a Python int object (numpy integers too; bool and numpy.bool_ refused): null
 // when it is none, or a TypeError naming `what`.
 pybind11::object index_or_null(pybind11::handle value);

@@ -90,3 +90,43 @@ def test_a_bool_for_a_typed_float_is_refused_at_level_3(levels):
     with pytest.raises(ArgumentTypeError, match="got bool True"):
         w3.run(lambda o, a: o.submit(handles[DataType.FLOAT32][1], x, np.zeros_like(x), True))
     assert w3.last_run_stats["tasks"] == 0
+
+
+@pytest.mark.parametrize("dtype", [DataType.FLOAT32, DataType.FLOAT16, DataType.BFLOAT16,
+                                   DataType.FLOAT64], ids=lambda d: d.name)
+@pytest.mark.parametrize("value", [np.float16(1.5), np.float16(-6e-8), np.float32(0.1),
+                                   np.float64(0.1), np.float64(70000.0), np.float64(1e300),
+                                   np.float32(np.inf), np.float64(np.nan)],
+                         ids=lambda v: f"{type(v).__name__}:{v!r}")
+def test_a_numpy_float_of_another_width_passes_like_a_python_float(levels, dtype, value):
+    """README: scalars as Python or numpy numbers. numpy.float16(1.5) for a FLOAT32 slot
+    was refused ("convert it") while 1.5 passed; now any numpy float for a float slot is
+    converted like the Python float of its value (rounded; refused when it would become
+    infinity), the same at levels 2 and 3."""
+    w2, w3, handles = levels
+    h2, h3 = handles[dtype]
+    as_python = _outcome(lambda x, y: w2.run(h2, x, y, float(value)))
+    assert _outcome(lambda x, y: w2.run(h2, x, y, value)) == as_python
+    assert _outcome(lambda x, y: w3.run(lambda o, a: o.submit(h3, x, y, value))) == as_python
+
+
+def test_a_numpy_scalar_packs_the_same_bits_cold_and_cached():
+    """numpy scalar types are remembered by type after the first (a fast path): the bits
+    and the refusals stay those of the first call, for every numpy type."""
+    from simpler import _native
+    from simpler.task_interface import ArgSpec
+    pack = _native.worker.pack_scalar
+    values = [np.float16(-2.5), np.float32(3.25), np.float64(-0.1), np.int8(-3), np.int16(-300),
+              np.int32(-7), np.int64(-2 ** 62), np.uint8(200), np.uint16(60000),
+              np.uint32(2 ** 32 - 1), np.uint64(2 ** 64 - 1), np.bool_(True), np.bool_(False)]
+    for value in values:
+        raw = value.tobytes().ljust(8, b"\0")
+        expected = int.from_bytes(raw, "little")
+        if np.issubdtype(value.dtype, np.signedinteger):
+            expected = int(value) & (2 ** 64 - 1)
+        for _ in range(3):
+            assert pack(ArgSpec(D.SCALAR), value, "t", 0) == expected
+        for _ in range(3):
+            with pytest.raises(ArgumentTypeError, match="convert it"):
+                pack(ArgSpec(D.SCALAR, DataType.INT64 if value.dtype.kind != "i" or
+                             value.dtype.itemsize != 8 else DataType.INT32), value, "t", 0)
