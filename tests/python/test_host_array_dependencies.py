@@ -143,8 +143,9 @@ def test_runs_sharing_no_host_memory_stay_asynchronous(runtime, wait_flag_callab
     with Worker(level=2, device_id=1, runtime=runtime) as worker:
         worker.init()
         add = worker.register(add_scalar_callable)
-        # At depth 1 the runtime starts a run after the one before it: depth 2 here.
-        config = CallConfig(pipeline_depth=2)
+        # At depth 1 the runtime starts a run after the one before it; a deeper pipeline
+        # lets both runs start while the held one is still in flight.
+        config = CallConfig(pipeline_depth=4)
         held = Held(worker, wait_flag_callable, out, config)
         try:
             # Neither waits for the held run (it would not finish: nobody releases it).
