@@ -361,8 +361,13 @@ void bind_worker_classes(py::module_& m) {
             const CallableHandle handle = callable_handle(h, where.c_str());
             const auto& a = task_args(args, where.c_str());
             refuse_read_only_outputs(w.callable_signature(handle, api.c_str()), a, where.c_str());
-            py::gil_scoped_release nogil;
-            return w.submit(handle, a.args, config, api.c_str());
+            // Waits (Ctrl-C honoured) for earlier runs writing host memory this one uses.
+            std::optional<RunHandle> run;
+            wait_interruptibly([&](std::chrono::microseconds slice) {
+              run = w.submit_within(handle, a.args, config, slice, api.c_str());
+              return run.has_value();
+            });
+            return std::move(*run);
           },
           py::arg("handle"), py::arg("args"), py::arg("config"), py::arg("api") = "submit")
       .def("malloc", &Worker::malloc, py::call_guard<py::gil_scoped_release>())

@@ -42,9 +42,7 @@ bool RunHandle::done() const {
 }
 
 void RunHandle::fail(std::exception_ptr error) const {
-  core_->in_flight.erase(record_->run_id);
-  record_->error = std::move(error);
-  record_->finished.store(true, std::memory_order_release);
+  core_->fail_run(*record_, std::move(error));
 }
 
 void RunHandle::wait(std::optional<std::chrono::microseconds> timeout) const {

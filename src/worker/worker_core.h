@@ -21,15 +21,25 @@
 
 namespace simpler::detail {
 
+using HostRanges = std::vector<std::pair<uint64_t, uint64_t>>;  // host bytes [lo, hi)
+
 // One submitted program-mode run. Written under WorkerCore::program_mu; `finished` is
 // published last (release), after which the record never changes again.
 struct RunRecord {
   uint64_t run_id = 0;
   uint64_t callable_token = 0;  // the registered callable it runs (unregister checks it)
   std::vector<std::pair<uint64_t, uint64_t>> host_ranges;  // HOST tensors it stages: (addr, bytes)
+  // The host bytes [lo, hi) its copy-back writes (HOST OUT/INOUT tensors): a later run that
+  // reads or writes them follows this one (host_hazards.cpp).
+  HostRanges host_writes;
   std::exception_ptr error;
   std::atomic<bool> finished{false};
 };
+
+// Appends the host byte ranges of the HOST tensors of `args` to `touched`, and those a run
+// of a callable with `directions` writes back to `written` (empty views: neither).
+void host_extents(const ChipStorageTaskArgs& args, const std::vector<ArgDirection>& directions,
+                  HostRanges& touched, HostRanges& written);
 
 // Throws SignatureMismatch ("Worker.<api>: argument i ...") unless `args` fit the typed
 // entries of `specs`; called before anything is enqueued.
@@ -62,6 +72,7 @@ struct WorkerCore {
     std::shared_ptr<const ChipCallable> callable;
     std::optional<CallableHandle> chip_handle;  // installed once READY
     std::vector<ArgSpec> specs;                 // its (possibly typed) signature
+    std::vector<ArgDirection> directions;       // which HOST arguments its runs write back
   };
   uint64_t next_callable_token = 1;
   const uint64_t handle_owner = mint_callable_owner();  // stamps this Worker's handles
@@ -135,6 +146,14 @@ struct WorkerCore {
   void complete_run(RunRecord& record);
   // Program mode, program_mu held: waits for and completes every in-flight run.
   void drain_runs();
+  // Program mode, program_mu held: completes, in submission order, every in-flight run
+  // whose HOST outputs overlap `touched` (host byte ranges a new run reads or writes), so
+  // the new run sees their results and its own copy-back lands after theirs. False when
+  // `slice` expired first (the caller releases the lock and calls again). A run that failed
+  // keeps its error on its own handle: the new run sees the memory as it left it.
+  bool settle_host_hazards(const HostRanges& touched, std::chrono::microseconds slice);
+  // program_mu held: ends an in-flight run with `error` (it will not be completed).
+  void fail_run(RunRecord& record, std::exception_ptr error);
 };
 
 }  // namespace simpler::detail

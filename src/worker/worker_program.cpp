@@ -16,6 +16,9 @@ using detail::WorkerCore;
 
 namespace {
 
+// How long one hold of the worker lock may wait for the earlier runs a run must follow.
+constexpr std::chrono::microseconds kHazardSlice{20'000};
+
 void require_program_mode(const WorkerCore& c, const char* api) {
   if (c.mode != ExecutionMode::PROGRAM) {
     throw std::runtime_error(std::string("Worker.") + api + ": requires execution_mode='program'");
@@ -188,7 +191,7 @@ CallableHandle Worker::register_callable(const ChipCallable& callable) {
                              "; register before or after init(), not after close()");
   }
   WorkerCore::Registered reg{std::make_shared<const ChipCallable>(callable), std::nullopt,
-                             callable.arg_specs()};
+                             callable.arg_specs(), callable.signature()};
   if (state == WorkerState::READY) {
     reg.chip_handle = c.chip->register_callable(*reg.callable, "register");
   }
@@ -260,15 +263,33 @@ void Worker::run(CallableHandle handle, const ChipStorageTaskArgs& args,
   WorkerCore& c = *core_;
   require_program_mode(c, "run");
   if (config) config->validate();
-  std::lock_guard lock(c.program_mu);
-  require_ready(c, "run");
-  auto& reg = find_registered(c, handle, "run");
-  detail::check_signature_types(args, reg.specs, "run");
-  c.chip->run(*reg.chip_handle, args, config);
+  std::unique_lock lock(c.program_mu);
+  for (;;) {  // checked again after each slice: another thread may have closed the worker
+    require_ready(c, "run");
+    auto& reg = find_registered(c, handle, "run");
+    detail::check_signature_types(args, reg.specs, "run");
+    detail::HostRanges touched, written;
+    detail::host_extents(args, reg.directions, touched, written);
+    if (c.settle_host_hazards(touched, kHazardSlice)) {
+      c.chip->run(*reg.chip_handle, args, config);
+      return;
+    }
+    lock.unlock();  // between slices, so other threads keep going
+    lock.lock();
+  }
 }
 
 RunHandle Worker::submit(CallableHandle handle, const ChipStorageTaskArgs& args,
                          const std::optional<CallConfig>& config, const char* api) {
+  for (;;) {  // the lock is released between slices, so other threads keep going
+    if (auto run = submit_within(handle, args, config, kHazardSlice, api)) return std::move(*run);
+  }
+}
+
+std::optional<RunHandle> Worker::submit_within(CallableHandle handle,
+                                               const ChipStorageTaskArgs& args,
+                                               const std::optional<CallConfig>& config,
+                                               std::chrono::microseconds slice, const char* api) {
   WorkerCore& c = *core_;
   require_program_mode(c, api);
   if (config) config->validate();
@@ -276,10 +297,14 @@ RunHandle Worker::submit(CallableHandle handle, const ChipStorageTaskArgs& args,
   require_ready(c, api);
   auto& reg = find_registered(c, handle, api);
   detail::check_signature_types(args, reg.specs, api);
+  detail::HostRanges touched, written;
+  detail::host_extents(args, reg.directions, touched, written);
+  if (!c.settle_host_hazards(touched, slice)) return std::nullopt;
   complete_dropped_runs(c);
   auto record = std::make_shared<RunRecord>();
   record->callable_token = handle.token;
   record->host_ranges = host_ranges_of(args);
+  record->host_writes = std::move(written);
   record->run_id = c.chip->submit(*reg.chip_handle, args, config, api);
   c.in_flight.emplace(record->run_id, record);
   return RunHandle(core_, record);

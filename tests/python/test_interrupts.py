@@ -93,6 +93,26 @@ def test_ctrl_c_interrupts_worker_run_and_close_completes_it(wait_flag_callable,
     assert held.out[0] == 7
 
 
+def test_ctrl_c_interrupts_a_submit_waiting_for_an_earlier_writer(
+        wait_flag_callable, add_scalar_callable, sigint_soon):
+    # docs/api.md "Host arrays between runs": a submit reading a host array that a running
+    # run writes waits for it, interruptibly; nothing is submitted then.
+    held = HeldRun(wait_flag_callable)
+    run = held.worker.submit(held.handle, held.args)
+    add = held.worker.register(add_scalar_callable)
+    y = np.zeros(1, np.float32)
+    since_kill = sigint_soon(0.3)
+    with pytest.raises(KeyboardInterrupt):
+        held.worker.submit(add, held.out.view(np.float32), y, 1.0)
+    assert since_kill() < PROMPT_SECONDS
+    assert not run.done
+    held.release()
+    held.worker.run(add, held.out.view(np.float32), y, 1.0)
+    assert run.done and held.out[0] == 7
+    assert y[0] == np.array([7], np.int32).view(np.float32)[0] + np.float32(1)
+    held.worker.close()
+
+
 def test_ctrl_c_interrupts_stream_synchronize(sigint_soon):
     sim.set_device(0)
     stream = sim.Stream()

@@ -86,6 +86,14 @@ class Worker {
   RunHandle submit(CallableHandle handle, const ChipStorageTaskArgs& args,
                    const std::optional<CallConfig>& config = std::nullopt,
                    const char* api = "submit");
+  // A run follows the earlier runs still in flight that write host memory it reads or
+  // writes (their copy-back first). submit waits for them; submit_within waits at most
+  // `slice` and returns nullopt, having submitted nothing, when that was not enough (call
+  // again: an interruptible wait, as the Python binding's).
+  std::optional<RunHandle> submit_within(CallableHandle handle, const ChipStorageTaskArgs& args,
+                                         const std::optional<CallConfig>& config,
+                                         std::chrono::microseconds slice,
+                                         const char* api = "submit");
   uint64_t malloc(size_t size);
   void free(uint64_t device_ptr);  // only pointers this Worker's malloc returned
   void copy_to(uint64_t dst_device, const void* src_host, size_t size);

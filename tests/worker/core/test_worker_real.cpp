@@ -119,6 +119,39 @@ TEST(WorkerRealBuilds, ProgramModeVectorAddWithHostBuffers) {
   }
 }
 
+// A run reads what an earlier run still in flight writes into the same host memory (RAW),
+// through submit and the blocking run: the old code staged c2's input before c's copy-back.
+TEST(WorkerRealBuilds, ProgramModeRunsFollowEarlierWritersOfTheirHostMemory) {
+  for (const char* runtime : {"tensormap_and_ringbuffer", "host_build_graph"}) {
+    Worker w(real_options("program", runtime, 1));
+    const CallableHandle h = w.register_callable(test_programs::vector_add());
+    w.init();
+    constexpr int64_t kN = 1000;
+    const int64_t shape[] = {kN};
+    auto a = w.create_buffer(kN * 4), c = w.create_buffer(kN * 4);
+    auto c2 = w.create_buffer(kN * 4), d = w.create_buffer(kN * 4);
+    for (int64_t i = 0; i < kN; ++i) static_cast<float*>(a->data())[i] = static_cast<float>(i);
+    auto tensor = [&](const HostBuffer& buf) {
+      return w.make_tensor_arg(buf.address(), buf.nbytes(), shape, DataType::FLOAT32);
+    };
+    auto args_of = [&](const HostBuffer& x, const HostBuffer& y, const HostBuffer& z) {
+      ChipStorageTaskArgs args{};
+      for (const HostBuffer* buf : {&x, &y, &z}) args_add_tensor(args, tensor(*buf));
+      return args;
+    };
+    const RunHandle first = w.submit(h, args_of(*a, *a, *c));    // c = 2a
+    const RunHandle second = w.submit(h, args_of(*c, *a, *c2));  // c2 = c + a = 3a
+    w.run(h, args_of(*c2, *a, *d));                              // d = c2 + a = 4a
+    second.wait();
+    first.wait();
+    for (int64_t i = 0; i < kN; ++i) {
+      ASSERT_EQ(static_cast<float*>(c2->data())[i], 3.0f * i) << runtime;
+      ASSERT_EQ(static_cast<float*>(d->data())[i], 4.0f * i) << runtime;
+    }
+    w.close();
+  }
+}
+
 }  // namespace
 }  // namespace simpler
 #endif  // WORKER_TESTS_HAVE_REAL_BUILDS
