@@ -270,14 +270,23 @@ void Orchestrator::drain() {
 void Orchestrator::wait_runs_below(uint32_t limit) {
   for (;;) {
     collect_finished();
-    RunTrack* oldest = nullptr;
-    uint32_t busy = 0;
+    RunTrack* oldest = nullptr;  // the oldest run still executing
+    uint32_t busy = 0, executing = 0;
     for (RunTrack& t : chip_.runs) {
       if (&t == run_ || !t.busy.load(std::memory_order_acquire)) continue;
       ++busy;
+      // Every task done, only its completion callback left: its caller may already have
+      // seen it end and submitted this run. Not worth waiting for the oldest run (a long
+      // one) for: that would serialize what the depth allows.
+      if (t.remaining.load(std::memory_order_acquire) == 0) continue;
+      ++executing;
       if (oldest == nullptr || t.first_id < oldest->first_id) oldest = &t;
     }
     if (busy <= limit) return;
+    if (executing <= limit) {  // the callbacks are about to return (a track each)
+      std::this_thread::yield();
+      continue;
+    }
     // Every task of the oldest run, then its completion callback (on another thread).
     for (;;) {
       advance_done_cursor();

@@ -174,3 +174,31 @@ def test_a_watched_or_diagnosed_run_is_not_pipelined(switch, tmp_path, add_scala
         got = np.empty(N, np.float32)
         worker.copy_from(got, y)
         np.testing.assert_array_equal(got, np.full(N, 2.0, np.float32))
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_a_finished_run_does_not_count_against_the_depth(runtime, add_scalar_callable,
+                                                         wait_flag_callable):
+    # docs/api.md: at depth D a run starts once at most D - 1 earlier runs still execute.
+    # A held run, then a run waited to its end, then a third: only the held one still
+    # executes. The third used to wait for the held run when the second's completion
+    # callback had not returned yet (the waited-for run still counted as busy).
+    with Worker(level=2, device_id=2, runtime=runtime) as worker:
+        worker.init()
+        hold, add = worker.register(wait_flag_callable), worker.register(add_scalar_callable)
+        config = CallConfig(pipeline_depth=2)
+        flag = worker.malloc(4)
+        x, y = worker.malloc(4 * N), worker.malloc(4 * N)
+        held = ChipStorageTaskArgs()
+        held.add_tensor(ChipTensor.make(flag, (1,), DataType.INT32))
+        held.add_tensor(ChipTensor.make(worker.malloc(4), (1,), DataType.INT32))
+        for _ in range(100):  # a race: the old code lost it in 1 of 5 to 10 trials
+            worker.copy_to(flag, np.zeros(1, np.int32))
+            first = worker.submit(hold, held, config=config)
+            try:
+                worker.submit(add, device_args(x, y, 1.0), config=config).wait(timeout=10)
+                worker.submit(add, device_args(y, x, 1.0), config=config).wait(timeout=10)
+                assert not first.done
+            finally:
+                worker.copy_to(flag, np.ones(1, np.int32))
+            first.wait(timeout=60)
