@@ -89,7 +89,7 @@ def test_close_after_a_hung_run_is_bounded_and_reported():
             again.run(h2, crash_args(again.make_tensor_arg(y), FINE))
             assert y[0] == 1.0, y
         # The abandoned run's handle ends with a typed error (never touches the gone context).
-        from simpler.errors import ChipWorkerError
+        from simpler.errors import PTO_RUNTIME_ERR_INVALID_STATE, ChipWorkerError
         assert run.done
         try:
             run.wait(timeout=1)
@@ -226,7 +226,7 @@ def test_chip_worker_fork_fence(runtime):
     # engine threads, and so did its destructor at the child's exit.
     r = run_script(f"""
         import simpler
-        from simpler.errors import ChipWorkerError
+        from simpler.errors import PTO_RUNTIME_ERR_INVALID_STATE, ChipWorkerError
         from simpler.task_interface import ChipWorker
         cw = ChipWorker()
         cw.init(3, simpler.find_build("a2a3sim", {runtime!r}))
@@ -241,7 +241,7 @@ def test_chip_worker_fork_fence(runtime):
                     call()
                     os._exit(3)
                 except ChipWorkerError as e:
-                    if "forked child" not in str(e) or e.code != "PTO_RUNTIME_ERR_INVALID_STATE":
+                    if "forked child" not in str(e) or e.code != PTO_RUNTIME_ERR_INVALID_STATE:
                         os._exit(4)
             sys.exit(0)  # the destructor leaves the inherited context alone
         assert wait_child(pid) == 0
