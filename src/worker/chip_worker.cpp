@@ -1,12 +1,15 @@
 // ChipWorker: lifecycle shared by both modes, and program mode.
 #include "simpler/worker/chip_worker.h"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <cctype>
-
 #include <cstdio>
+#include <string>
 
 #include "api_name.h"
+#include "process_guards.h"
 #include "runtime_library.h"
 #include "simpler/log/log.h"
 
@@ -42,6 +45,10 @@ ChipWorker::ChipWorker() = default;
 
 ChipWorker::~ChipWorker() {
   if (ctx_ == nullptr) return;
+  if (forked()) {  // the parent's context: its threads are not in this process
+    library_->keep_loaded();
+    return;
+  }
   if (std::this_thread::get_id() == init_thread_) {
     try {
       finalize();
@@ -89,7 +96,24 @@ std::string ChipWorker::with_runtime_detail(const std::string& what) const {
   throw ChipWorkerError(status, what_failed);  // unreachable: status != 0
 }
 
+bool ChipWorker::forked() const noexcept {
+  return ctx_ != nullptr && bound_fork_epoch_ != fork_epoch();
+}
+
+// A forked child has the context's memory but not its threads: a call could wait forever.
+void ChipWorker::refuse_if_forked(const char* api) const {
+  if (!forked()) return;
+  throw ChipWorkerError(PTO_RUNTIME_ERR_INVALID_STATE,
+                        std::string("ChipWorker.") + api +
+                            ": this process is a fork of the one (pid " +
+                            std::to_string(bound_pid_) +
+                            ") that bound the context; a forked child must not drive or tear "
+                            "it down (drop the inherited ChipWorker, which then makes no native "
+                            "call, and create a new one in the child)");
+}
+
 void ChipWorker::require_initialized(ChipWorkerMode mode, const char* api) const {
+  refuse_if_forked(api);
   if (state_ != ChipWorkerState::INITIALIZED) {
     throw ChipWorkerError(PTO_RUNTIME_ERR_INVALID_STATE,
                           std::string("ChipWorker.") + api +
@@ -132,6 +156,8 @@ void ChipWorker::bind_library_and_context(const RuntimeBins& bins, bool resolve_
   }
   library_ = std::move(library);
   ctx_ = a.ctx;
+  bound_fork_epoch_ = fork_epoch();
+  bound_pid_ = getpid();
 }
 
 int ChipWorker::finalize_device_call() const {
@@ -387,6 +413,7 @@ DeviceMemoryInfo ChipWorker::device_memory_info(const char* caller_api) {
 
 uint64_t ChipWorker::committed_device_memory() {
   if (ctx_ == nullptr) return 0;
+  refuse_if_forked("committed_device_memory");
   SimplerCommittedDeviceMemoryArgs a{.struct_size = sizeof a, .ctx = ctx_};
   int st = library_->api().committed_device_memory(&a);
   if (st != SIMPLER_OK) throw_status(st, "ChipWorker.committed_device_memory failed");
@@ -398,6 +425,7 @@ void ChipWorker::finalize() {
     if (state_ == ChipWorkerState::INITIALIZED) state_ = ChipWorkerState::CLOSED;
     return;
   }
+  refuse_if_forked("finalize");
   if (std::this_thread::get_id() != init_thread_) {
     throw ChipWorkerError(PTO_RUNTIME_ERR_INVALID_STATE,
                           "ChipWorker.finalize: must run on the thread that called init");

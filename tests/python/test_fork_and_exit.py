@@ -89,7 +89,7 @@ def test_close_after_a_hung_run_is_bounded_and_reported():
             again.run(h2, crash_args(again.make_tensor_arg(y), FINE))
             assert y[0] == 1.0, y
         # The abandoned run's handle ends with a typed error (never touches the gone context).
-        from simpler.errors import ChipWorkerError
+        from simpler.errors import PTO_RUNTIME_ERR_INVALID_STATE, ChipWorkerError
         assert run.done
         try:
             run.wait(timeout=1)
@@ -215,6 +215,39 @@ def test_program_mode_fork_fence():
         w.run(h, crash_args(w.make_tensor_arg(x), FINE))  # the parent is unaffected
         w.close()
         assert x[0] == 3.0, x
+        print("OK", flush=True)
+    """)
+    assert r.returncode == 0 and "OK" in r.stdout, r.stderr
+
+
+@pytest.mark.parametrize("runtime", ["tensormap_and_ringbuffer", "host_build_graph"])
+def test_chip_worker_fork_fence(runtime):
+    # A ChipWorker inherited by a forked child: its run waited forever for the parent's
+    # engine threads, and so did its destructor at the child's exit.
+    r = run_script(f"""
+        import simpler
+        from simpler.errors import PTO_RUNTIME_ERR_INVALID_STATE, ChipWorkerError
+        from simpler.task_interface import ChipWorker
+        cw = ChipWorker()
+        cw.init(3, simpler.find_build("a2a3sim", {runtime!r}))
+        h = cw.register(crash)
+        x = np.zeros(4, dtype=np.float32)
+        cw.run(h, crash_args(ChipTensor.from_array(x), FINE))
+        pid = os.fork()
+        if pid == 0:
+            for call in (lambda: cw.run(h, crash_args(ChipTensor.from_array(x), FINE)),
+                         lambda: cw.malloc(64), cw.committed_device_memory, cw.finalize):
+                try:
+                    call()
+                    os._exit(3)
+                except ChipWorkerError as e:
+                    if "forked child" not in str(e) or e.code != PTO_RUNTIME_ERR_INVALID_STATE:
+                        os._exit(4)
+            sys.exit(0)  # the destructor leaves the inherited context alone
+        assert wait_child(pid) == 0
+        cw.run(h, crash_args(ChipTensor.from_array(x), FINE))  # the parent is unaffected
+        cw.finalize()
+        assert x[0] == 2.0, x
         print("OK", flush=True)
     """)
     assert r.returncode == 0 and "OK" in r.stdout, r.stderr

@@ -150,6 +150,8 @@ class ChipWorker {
 
  private:
   void require_initialized(ChipWorkerMode mode, const char* api) const;
+  bool forked() const noexcept;  // bound in a process this one was forked from
+  void refuse_if_forked(const char* api) const;
   void bind_library_and_context(const RuntimeBins& bins, bool resolve_program_entries);
   void roll_back_failed_init(int init_status);
   void release_context_and_library();
@@ -168,6 +170,8 @@ class ChipWorker {
   std::thread::id init_thread_;
   std::shared_ptr<RuntimeLibrary> library_;
   SimplerDeviceContext* ctx_ = nullptr;
+  uint64_t bound_fork_epoch_ = 0;  // fork_epoch() and pid when ctx_ was bound
+  int64_t bound_pid_ = 0;
   // program mode: handle token -> runtime callable id
   uint64_t next_handle_token_ = 1;
   const uint64_t handle_owner_ = mint_callable_owner();
