@@ -255,7 +255,8 @@ uint64_t numpy_scalar_bits(const PackTarget& t, uint32_t i, const ArgSpec& spec,
   if (!given) {
     bad_type(t, i, spec,
              std::string("numpy scalar of dtype ") +
-                 py::str(value.attr("dtype")).cast<std::string>() + " has no DataType");
+                 py::str(value.attr("dtype")).cast<std::string>() +
+                 " has no DataType (pass a numpy int, float or bool, or a Python number)");
   }
   uint64_t bits = numpy_raw_bits(value);
   const bool given_float = is_float_type(*given);
@@ -333,8 +334,15 @@ uint64_t pack_scalar(const PackTarget& t, uint32_t i, const ArgSpec& spec, py::h
     }
     return checked_float_bits(t, i, spec, d, value);
   }
+  bool array0d = false;  // numpy's or torch's: it has .item()
+  if (PyObject* ndim = PyObject_GetAttrString(v, "ndim")) {
+    array0d = PyLong_CheckExact(ndim) && PyLong_AsLong(ndim) == 0;
+    Py_DECREF(ndim);
+  }
+  PyErr_Clear();
   bad_type(t, i, spec,
-           std::string("expected a Python or numpy number for a scalar, got ") + type_name(value));
+           std::string("expected a Python or numpy number for a scalar, got ") + type_name(value) +
+               (array0d ? " (a 0-d array: pass x.item() or x[()])" : ""));
 }
 
 }  // namespace simpler::python::detail

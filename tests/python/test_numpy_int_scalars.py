@@ -166,3 +166,13 @@ def test_levels_2_3_and_kernel_mode_pass_a_numpy_number_like_the_python_number(r
             assert run(value) == expected, (level, repr(value))
             if isinstance(expected, tuple) and level == "level 3":
                 assert w3.last_run_stats["tasks"] == 0   # refused before anything was enqueued
+
+
+@pytest.mark.parametrize("value, hint", [
+    (np.array(3), r"got numpy\.ndarray \(a 0-d array: pass x\.item\(\) or x\[\(\)\]\)"),
+    (np.longdouble(1.5), r"dtype float128 has no DataType \(pass a numpy int, float or bool"),
+    (np.complex64(1), r"dtype complex64 has no DataType \(pass a numpy int, float or bool")],
+    ids=lambda v: type(v).__name__)
+def test_a_value_that_is_no_scalar_says_what_to_pass(value, hint):
+    with pytest.raises(ArgumentTypeError, match=hint):
+        _native.worker.pack_scalar(ArgSpec(D.SCALAR, DataType.INT32), value, "t", 1)
