@@ -143,16 +143,15 @@ class RunHandle(ProcessLocal):
 
     __slots__ = ("_native", "_args", "_pending", "_key", "__weakref__")
 
-    def __init__(self, native: Any, args: Any, pending: "dict[int, Any]") -> None:
+    def __init__(self, native: Any, args: Any, pending: "dict[int, Any]", key: int) -> None:
         self._native = native
         self._args = args  # keeps HOST tensor memory alive until the run completed
         self._pending = pending
-        # The Worker keeps the args of a dropped handle until its run completed. Keyed by a
-        # number used once, not id(self): a dropped handle's id is reused by a later one,
-        # which would free the args of a run still queued (its outputs then written into
-        # freed memory).
-        self._key = next(_RUN_KEYS)
-        pending[self._key] = (native, args, weakref.ref(self))
+        # The Worker keeps the args of a dropped handle until its run completed, under a key
+        # used once (Worker._lease), not id(self): a dropped handle's id is reused by a later
+        # one, which would free the args of a run still queued.
+        self._key = key
+        pending[key] = (native, args, weakref.ref(self))
 
     @property
     def done(self) -> bool:
@@ -353,8 +352,7 @@ class Worker(ProcessLocal):
             self._native.run(handle, packed, config)  # raises the mode error
         _prepare_output_dir(config)
         # submit + an interruptible wait (RunHandle.wait), so Ctrl-C is honoured.
-        self._complete_dropped_runs()
-        run = RunHandle(self._native.submit(handle, packed, config, "run"), packed, self._pending)
+        run = self._submit_leased("run", handle, packed, config)
         run.wait()
 
     @typed_call("Worker.submit")
@@ -365,8 +363,22 @@ class Worker(ProcessLocal):
         packed, config = self._program_args("submit", handle, _given(arguments, args, "submit"),
                                             config)
         _prepare_output_dir(config)
+        return self._submit_leased("submit", handle, packed, config)
+
+    def _submit_leased(self, api: str, handle: Any, packed: Any, config: Any) -> RunHandle:
+        """Submits with the host arrays leased first: a Ctrl-C just after the native submit
+        returned (before the RunHandle holds them) would free them while the run writes its
+        outputs there. After such a Ctrl-C the lease is kept until close() (the run may or
+        may not have been submitted); a refusal (nothing submitted) ends it."""
         self._complete_dropped_runs()
-        return RunHandle(self._native.submit(handle, packed, config), packed, self._pending)
+        key = next(_RUN_KEYS)
+        self._pending[key] = (None, packed, None)
+        try:
+            native = self._native.submit(handle, packed, config, api)
+        except Exception:
+            self._pending.pop(key, None)
+            raise
+        return RunHandle(native, packed, self._pending, key)
 
     def _complete_dropped_runs(self) -> None:
         """Completes the finished runs whose RunHandle was dropped (fire and forget): their
@@ -376,7 +388,7 @@ class Worker(ProcessLocal):
         if len(self._pending) < self._complete_at:
             return
         for key, (native, _, handle) in list(self._pending.items()):
-            if handle() is None:
+            if handle is not None and handle() is None:   # None: leased, no handle yet
                 try:
                     finished = native.done()
                 except Exception:  # noqa: BLE001 - a forked child: the submit says so itself

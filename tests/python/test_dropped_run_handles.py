@@ -119,3 +119,46 @@ def test_unregister_completes_the_callables_finished_runs_and_refuses_a_running_
         w.copy_to(flag, np.ones(1, np.int32))
         run.wait(60)
         w.unregister(hold)
+
+
+CTRL_C_AFTER_SUBMIT = SCRIPT.split("    with Worker(")[0] + textwrap.dedent("""
+    class CtrlCAfterSubmit:
+        # The native worker, with a Ctrl-C arriving just after its submit returned.
+        def __init__(self, native): self._n = native
+        def __getattr__(self, name): return getattr(self._n, name)
+        def submit(self, *a, **k):
+            self._n.submit(*a, **k)
+            raise KeyboardInterrupt
+
+    with Worker(level=2, device_id=0) as w:
+        w.init()
+        h_add, h_hold = w.register(add), w.register(hold)
+        flag = w.malloc(4)
+        w.copy_to(flag, np.zeros(1, np.int32))
+        held = w.submit(h_hold, ChipTensor.make(flag, (1,), DataType.INT32), np.zeros(1, np.int32))
+        x = np.arange(256, dtype=np.float32)
+        y = np.zeros_like(x)
+        ref = weakref.ref(y)
+        real, w._native = w._native, CtrlCAfterSubmit(w._native)
+        try:
+            w.submit(h_add, x, y, 1.0)                 # queued behind the held run
+        except KeyboardInterrupt:
+            pass
+        w._native = real
+        del y
+        gc.collect()
+        print("freed while queued:", ref() is None, flush=True)
+        w.copy_to(flag, np.ones(1, np.int32))
+        held.wait(60)
+    print("closed", flush=True)
+""")
+
+
+def test_a_ctrl_c_just_after_submit_keeps_the_runs_host_arrays():
+    # The arrays were leased only once the RunHandle existed: a Ctrl-C between the native
+    # submit's return and that freed them while the run was queued to write its output there.
+    r = subprocess.run([sys.executable, "-c", CTRL_C_AFTER_SUBMIT], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "freed while queued: False" in r.stdout, r.stdout + r.stderr
+    assert "closed" in r.stdout
