@@ -57,7 +57,10 @@ def test_ctrl_c_inside_orch_submit_then_the_next_run_completes(w3, monkeypatch):
     # Interrupted between recording the task and handing it to its chip: the run waited
     # forever for a task no chip had.
     y = np.zeros_like(X)
-    monkeypatch.setattr(_ChipExecutor, "push", lambda self, task: (_ for _ in ()).throw(KeyboardInterrupt))
+
+    def interrupted(self, task):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(_ChipExecutor, "push", interrupted)
     assert _run(w3, y, 1.0) == "interrupted"
     monkeypatch.undo()
     assert _run(w3, y, 2.0) == "ok"
@@ -96,9 +99,10 @@ def test_ctrl_c_at_random_points_of_a_run_loop_never_wedges_the_worker():
         cc = KernelCompiler()
         src = lambda name: (PROGRAMS / name).read_text()
         sig = [D.IN, D.OUT, D.SCALAR]
+        kernel = CoreCallable.build(sig, cc.compile_kernel(src("add_scalar_kernel.cpp"), "aiv"))
         add = ChipCallable.build(sig, "add_scalar_entry",
                                  cc.compile_orchestration(src("add_scalar_orch.cpp"), entry="add_scalar_entry"),
-                                 children=[(0, CoreCallable.build(sig, cc.compile_kernel(src("add_scalar_kernel.cpp"), "aiv")))])
+                                 children=[(0, kernel)])
         armed = [False]
         def alarm(*_):
             if armed[0]:
