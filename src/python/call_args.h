@@ -70,8 +70,8 @@ namespace detail {
                            const std::string& why);
 // scalar_args.cpp: a Python int/float or numpy scalar as the 64-bit pattern of the
 // signature's scalar type (untyped: int as its 64-bit pattern, float as FLOAT32, a numpy
-// scalar as its own type; typed: converted, range-checked, a numpy scalar of another type
-// refused).
+// scalar as its own type; typed: converted and range-checked, a numpy number like the
+// Python number of its value).
 uint64_t pack_scalar(const PackTarget& t, uint32_t i, const ArgSpec& spec, pybind11::handle value);
 // The caller's type for a message: "str", "numpy.ndarray", "torch.Tensor", "DeviceArray".
 std::string type_name(pybind11::handle obj);

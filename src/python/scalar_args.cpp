@@ -108,6 +108,30 @@ uint64_t checked_float_bits(const PackTarget& t, uint32_t i, const ArgSpec& spec
   return bits;
 }
 
+std::string int_text(__int128 v) {
+  const bool negative = v < 0;
+  auto u = static_cast<unsigned __int128>(negative ? -v : v);
+  std::string digits;
+  do {
+    digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(u % 10)));
+    u /= 10;
+  } while (u != 0);
+  return negative ? "-" + digits : digits;
+}
+
+// An integer `v` (the value of `value`) for the typed integer (or BOOL) slot, range-checked.
+uint64_t checked_int_bits(const PackTarget& t, uint32_t i, const ArgSpec& spec, __int128 v,
+                          py::handle value) {
+  __int128 lo = 0, hi = 0;
+  int_range(*spec.dtype, lo, hi);
+  if (v < lo || v > hi) {
+    bad_value(t, i, spec,
+              py::str(value).cast<std::string>() + " is out of range for " +
+                  data_type_name(*spec.dtype) + " (" + int_text(lo) + ".." + int_text(hi) + ")");
+  }
+  return static_cast<uint64_t>(v);
+}
+
 uint64_t int_bits(const PackTarget& t, uint32_t i, const ArgSpec& spec, py::handle value) {
   if (spec.dtype && is_float_type(*spec.dtype)) {  // any int a double holds, e.g. 2**70
     const double d = PyLong_AsDouble(value.ptr());
@@ -135,12 +159,7 @@ uint64_t int_bits(const PackTarget& t, uint32_t i, const ArgSpec& spec, py::hand
   if (!spec.dtype) return static_cast<uint64_t>(v);  // untyped: the 64-bit pattern
   __int128 lo = 0, hi = 0;
   int_range(*spec.dtype, lo, hi);
-  if (v < lo || v > hi) {
-    bad_value(
-        t, i, spec,
-        py::str(value).cast<std::string>() + " is out of range for " + data_type_name(*spec.dtype));
-  }
-  return static_cast<uint64_t>(v);
+  return checked_int_bits(t, i, spec, v, value);
 }
 
 // The DataType of a numpy scalar, from its dtype's kind and size.
@@ -236,27 +255,47 @@ uint64_t numpy_scalar_bits(const PackTarget& t, uint32_t i, const ArgSpec& spec,
   if (!given) {
     bad_type(t, i, spec,
              std::string("numpy scalar of dtype ") +
-                 py::str(value.attr("dtype")).cast<std::string>() + " has no DataType");
-  }
-  // A numpy float for a float of another width: converted like a Python float of its value
-  // (rounded; refused when it would become infinity).
-  const bool float_to_float =
-      spec.dtype && *spec.dtype != *given && is_float_type(*spec.dtype) && is_float_type(*given);
-  if (spec.dtype && *spec.dtype != *given && !float_to_float) {
-    bad_type(t, i, spec,
-             std::string("expected a ") + data_type_name(*spec.dtype) + " scalar, got numpy " +
-                 data_type_name(*given) + " (convert it, or pass a Python number)");
+                 py::str(value.attr("dtype")).cast<std::string>() +
+                 " has no DataType (pass a numpy int, float or bool, or a Python number)");
   }
   uint64_t bits = numpy_raw_bits(value);
-  if (float_to_float) return checked_float_bits(t, i, spec, float_value(bits, *given), value);
-  const auto size = element_size(*given);
-  const bool is_signed = *given == DataType::INT8 || *given == DataType::INT16 ||
-                         *given == DataType::INT32 || *given == DataType::INT64;
-  if (size < 8) bits &= (uint64_t{1} << (size * 8)) - 1;
-  if (is_signed && size < 8 && (bits >> (size * 8 - 1)) & 1u) {
-    bits |= ~uint64_t{0} << (size * 8);  // sign-extend like add_scalar_i64
+  const bool given_float = is_float_type(*given);
+  if (!given_float && *given != DataType::BOOL) {
+    const auto size = element_size(*given);
+    const bool is_signed = *given == DataType::INT8 || *given == DataType::INT16 ||
+                           *given == DataType::INT32 || *given == DataType::INT64;
+    if (size < 8) bits &= (uint64_t{1} << (size * 8)) - 1;
+    if (is_signed && size < 8 && (bits >> (size * 8 - 1)) & 1u) {
+      bits |= ~uint64_t{0} << (size * 8);  // sign-extend like add_scalar_i64
+    }
   }
-  return bits;
+  if (!spec.dtype || *spec.dtype == *given) return bits;  // its own type: the fast path
+  // Another type: a numpy number converts like the Python number of its value (a float to
+  // any float type, rounded; an int to any number type, range-checked); a float is not an
+  // int, and numpy.bool_ is a number only for BOOL (like Python's bool).
+  if (given_float && is_float_type(*spec.dtype)) {
+    return checked_float_bits(t, i, spec, float_value(bits, *given), value);
+  }
+  if (!given_float && *given != DataType::BOOL) {
+    const bool is_signed = *given == DataType::INT8 || *given == DataType::INT16 ||
+                           *given == DataType::INT32 || *given == DataType::INT64;
+    const auto s = static_cast<int64_t>(bits);
+    if (is_float_type(*spec.dtype)) {  // rounded to nearest, like PyLong_AsDouble
+      const double d = is_signed ? static_cast<double>(s) : static_cast<double>(bits);
+      return checked_float_bits(t, i, spec, d, value);
+    }
+    return checked_int_bits(t, i, spec, is_signed ? __int128{s} : __int128{bits}, value);
+  }
+  if (given_float) {
+    bad_type(t, i, spec,
+             std::string("expected an int for a ") + data_type_name(*spec.dtype) +
+                 " scalar, got numpy " + data_type_name(*given) + " " +
+                 py::repr(value).cast<std::string>());
+  }
+  bad_type(t, i, spec,
+           std::string("expected a ") + data_type_name(*spec.dtype) + " scalar, got numpy " +
+               data_type_name(*given) + " " + py::repr(value).cast<std::string>() +
+               " (pass a number)");
 }
 
 }  // namespace
@@ -295,8 +334,15 @@ uint64_t pack_scalar(const PackTarget& t, uint32_t i, const ArgSpec& spec, py::h
     }
     return checked_float_bits(t, i, spec, d, value);
   }
+  bool array0d = false;  // numpy's or torch's: it has .item()
+  if (PyObject* ndim = PyObject_GetAttrString(v, "ndim")) {
+    array0d = PyLong_CheckExact(ndim) && PyLong_AsLong(ndim) == 0;
+    Py_DECREF(ndim);
+  }
+  PyErr_Clear();
   bad_type(t, i, spec,
-           std::string("expected a Python or numpy number for a scalar, got ") + type_name(value));
+           std::string("expected a Python or numpy number for a scalar, got ") + type_name(value) +
+               (array0d ? " (a 0-d array: pass x.item() or x[()])" : ""));
 }
 
 }  // namespace simpler::python::detail

@@ -315,8 +315,8 @@ def test_typed_signature_checks_dtype_and_rank_and_converts_numbers(compiler):
         sim.reset_counters()
         cases = [((as_int, dy, 1.0), 0, "expected a FLOAT32 tensor, got INT32"),
                  ((square, dy, 1.0), 0, "expected a tensor of rank 1, got rank 2"),
-                 ((dx, dy, np.int64(1)), 2, "expected a FLOAT32 scalar, got numpy INT64"),
-                 ((dx, dy, np.int32(1)), 2, "expected a FLOAT32 scalar")]
+                 ((dx, dy, True), 2, "expected a FLOAT32 scalar, got bool"),
+                 ((dx, dy, np.bool_(True)), 2, "expected a FLOAT32 scalar, got numpy BOOL")]
         for args, index, message in cases:
             with pytest.raises(ArgumentTypeError, match=message) as err:
                 w.kernel_launch(cid, *args, caller_stream=stream)
@@ -331,7 +331,8 @@ def test_typed_signature_checks_dtype_and_rank_and_converts_numbers(compiler):
         stream.synchronize()
         np.testing.assert_array_equal(dy.numpy(), x + np.float32(0.5))
         # A numpy float of another width converts like a Python float (it was refused).
-        for value in (np.float16(0.25), np.float64(0.1)):
+        # A numpy int converts like a Python int (it was refused).
+        for value in (np.float16(0.25), np.float64(0.1), np.int64(3), np.uint8(200)):
             w.kernel_launch(cid, dx, dy, value, caller_stream=stream)
             stream.synchronize()
             np.testing.assert_array_equal(dy.numpy(), x + np.float32(float(value)))
