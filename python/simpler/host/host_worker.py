@@ -395,9 +395,9 @@ class HostWorker(Worker):
         self._join_completion()   # a run interrupted by Ctrl-C completes first (runs are serial)
         run = HostRun(self._transport, self._callables, config)
         self._last_run = run
-        orch = self._orchestrator(run)
-        self._orchestrating = threading.get_ident()
-        try:
+        try:   # from here a Ctrl-C finishes the run (else its executor threads leak)
+            orch = self._orchestrator(run)
+            self._orchestrating = threading.get_ident()
             orchestration(orch, args)
         except BaseException as error:
             run.finish(orchestration_failed=True)

@@ -27,6 +27,7 @@ from simpler._ints import as_int
 from simpler._typed_call import typed_call
 from simpler.errors import (ArgumentTypeError, SimplerRuntimeError, SimplerTypeError,
                             SimplerValueError)
+from simpler.host._background import Background
 from simpler.host.errors import ChipTaskError
 from simpler.host.tensormap import HOST, DeviceBuffer, HostTensorMap, Residency
 from simpler.host.transport import ChipTransport
@@ -70,6 +71,7 @@ class _Task:
         self.keep: List[Any] = []
         self._arrived = 0
         self._arrive_lock = threading.Lock()
+        self.enqueued = False    # pushed to every runner's executor (HostRun.enqueue)
         self.body: Callable[["_Task"], None] = lambda task: None
         # Multi-chip tasks (collectives): every participant runs slot_body(task, slot), in
         # steps separated by barrier.wait(); shared holds what participants exchange.
@@ -92,10 +94,10 @@ class _ChipExecutor:
         self.slot = slot
         self._outstanding = 0
         self._count_lock = threading.Lock()
-        self._queue: "queue.Queue[Optional[_Task]]" = queue.Queue()
-        self._thread = threading.Thread(target=self._loop, daemon=True,
-                                        name=f"simpler-host-chip{slot}")
-        self._thread.start()
+        # SimpleQueue: put() is one C call. queue.Queue takes a Condition whose Python-level
+        # __exit__ a Ctrl-C can interrupt, leaving its lock held and the executor deaf.
+        self._queue: "queue.SimpleQueue[Optional[_Task]]" = queue.SimpleQueue()
+        self._thread = Background(self._loop)
 
     @property
     def outstanding(self) -> int:
@@ -221,7 +223,7 @@ class HostRun:
         self.images = images
         self.config = config
         self.finished = False    # finish() started: no task may join the run any more
-        self.completion: Optional[threading.Thread] = None   # finishing after a Ctrl-C
+        self.completion: Optional[Background] = None   # finishing after a Ctrl-C
         self.tensors = HostTensorMap()
         self.residency = Residency()
         self.tasks: List[_Task] = []
@@ -235,7 +237,14 @@ class HostRun:
         self._count_lock = threading.Lock()
         self._seq = itertools.count(1)
         self._views: List[Tuple[int, int, np.ndarray]] = []
-        self.executors = [_ChipExecutor(self, s) for s in range(transport.chip_count)]
+        self.executors: List[_ChipExecutor] = []
+        try:
+            for slot in range(transport.chip_count):
+                self.executors.append(_ChipExecutor(self, slot))
+        except BaseException:   # Ctrl-C: the threads already started would wait forever
+            for executor in self.executors:
+                executor.stop()
+            raise
 
     # ---- host memory ----------------------------------------------------------------------
     def remember(self, array: np.ndarray, lo: int, hi: int) -> None:
@@ -290,6 +299,7 @@ class HostRun:
         for slot in task.runners:
             self._assigned[slot] += 1
             self.executors[slot].push(task)
+        task.enqueued = True   # a Ctrl-C before this: _complete finishes the task itself
 
     def least_loaded(self, candidates: Sequence[int]) -> int:
         """Fewest unfinished tasks; ties go to the chip given fewest tasks in this run."""
@@ -327,17 +337,26 @@ class HostRun:
             # Ctrl-C (it raises nothing else): the run is not cancelled (as at level 2); it
             # completes on a thread of its own, which the next run and close() wait for.
             # Every step of _complete may run again (a freed buffer's ptr is None).
-            self.completion = threading.Thread(target=self._complete, args=(orchestration_failed,),
-                                               daemon=True, name="simpler-host-run-completion")
-            self.completion.start()
+            self.completion = Background(self._complete, orchestration_failed)
             raise
 
     def _complete(self, orchestration_failed: bool) -> Optional[BaseException]:
-        for task in self.tasks:
-            task.done.wait()
-        error = next((t.error for t in self.tasks if t.error is not None), None)
+        # A task Ctrl-C interrupted in enqueue() reached some of its executors or none: it
+        # fails, its participants are released, and the executors drain what they hold.
+        cut = [t for t in self.tasks if not t.enqueued]
+        for task in cut:
+            task.error = task.error or SimplerRuntimeError(
+                f"host task #{task.seq} ({task.name}): interrupted while it was submitted")
+            if task.barrier is not None:
+                task.barrier.abort()
         for executor in self.executors:
             executor.stop()
+        for task in cut:
+            task.done.set()
+        for task in self.tasks:
+            if not task.done.is_set():   # (set by now; is_set takes no Condition)
+                task.done.wait()
+        error = next((t.error for t in self.tasks if t.error is not None), None)
         # Exception, not BaseException: a Ctrl-C goes to finish(), which hands the rest of
         # the completion to a thread (a Ctrl-C taken as the run's error left outputs behind).
         if error is None and not orchestration_failed:
