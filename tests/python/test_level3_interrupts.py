@@ -133,3 +133,30 @@ def test_ctrl_c_at_random_points_of_a_run_loop_never_wedges_the_worker():
     except subprocess.TimeoutExpired:
         pytest.fail("the worker wedged: the interpreter did not exit within 60 s")
     assert r.returncode == 0 and "OK" in r.stdout, r.stderr[-3000:]
+
+
+def test_ctrl_c_during_a_level3_copy_back_hands_the_rest_to_the_background(add_scalar_callable):
+    # A Ctrl-C while the outputs were being copied back was taken as the run's error: the
+    # outputs after it were never copied back, though the run is said to complete.
+    w = Worker(level=3, device_ids=[3])
+    w.init()
+    try:
+        handle = w.register(add_scalar_callable)
+        x = np.arange(64, dtype=np.float32)
+        y1, y2 = np.zeros_like(x), np.zeros_like(x)
+        real_copy_from = w._transport.copy_from
+
+        def copy_then_ctrl_c(*args):
+            w._transport.copy_from = real_copy_from   # once
+            real_copy_from(*args)
+            raise KeyboardInterrupt                   # the signal arrived during the copy
+
+        w._transport.copy_from = copy_then_ctrl_c
+        with pytest.raises(KeyboardInterrupt):
+            w.run(lambda o, a: (o.submit(handle, x, y1, 1.0), o.submit(handle, x, y2, 2.0)))
+        interrupted = w._last_run
+    finally:
+        w.close()                      # completes the interrupted run
+    np.testing.assert_array_equal(y1, x + 1)
+    np.testing.assert_array_equal(y2, x + 2)
+    assert all(buf.ptr is None for buf in interrupted.residency.buffers())

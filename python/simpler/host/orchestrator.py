@@ -357,20 +357,22 @@ class HostRun:
             if not task.done.is_set():   # (set by now; is_set takes no Condition)
                 task.done.wait()
         error = next((t.error for t in self.tasks if t.error is not None), None)
+        # Exception, not BaseException: a Ctrl-C goes to finish(), which hands the rest of
+        # the completion to a thread (a Ctrl-C taken as the run's error left outputs behind).
         if error is None and not orchestration_failed:
             try:
                 for lo, hi, buf in self.residency.latest_on_device():
                     self.transport.copy_from(buf.slot, self.host_view(lo, hi), buf.addr(lo))
                     self.d2h_bytes += hi - lo
-            except BaseException as copy_error:  # noqa: BLE001 - reported, buffers still freed
+            except Exception as copy_error:  # noqa: BLE001 - reported, buffers still freed
                 error = copy_error
         for buf in self.residency.buffers():
-            if buf.ptr is not None:
+            ptr, buf.ptr = buf.ptr, None   # first: a Ctrl-C inside free() must not free it twice
+            if ptr is not None:
                 try:
-                    self.transport.free(buf.slot, buf.ptr)
-                except BaseException as free_error:  # noqa: BLE001
+                    self.transport.free(buf.slot, ptr)
+                except Exception as free_error:  # noqa: BLE001
                     error = error or free_error
-                buf.ptr = None
         return error
 
 
