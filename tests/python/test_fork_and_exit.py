@@ -251,3 +251,22 @@ def test_chip_worker_fork_fence(runtime):
         print("OK", flush=True)
     """)
     assert r.returncode == 0 and "OK" in r.stdout, r.stderr
+
+
+def test_exit_with_level3_runs_in_flight_completes_them_and_exits_cleanly():
+    # The interpreter killed the host-run threads inside a chip run: abort ("terminate
+    # called without an active exception", exit code 134).
+    r = run_script("""
+        w = Worker(level=3, device_ids=[0, 1])
+        h = w.register(crash)
+        w.init()
+        xs = [np.zeros(1 << 22, dtype=np.float32) for _ in range(8)]
+
+        def orch(o, _):
+            for i, x in enumerate(xs):
+                o.submit(h, x, FINE, 0, chip=i % 2)
+        handles = [w.submit(orch) for _ in range(3)]
+        print("exiting", flush=True)
+    """, timeout=60)
+    assert r.returncode == 0 and "exiting" in r.stdout, r.stderr[-3000:]
+    assert "terminate called" not in r.stderr

@@ -19,13 +19,16 @@ The chips are driven through a ChipTransport (simpler.host.transport); level 4
 """
 from __future__ import annotations
 
+import atexit
 import collections
 import collections.abc
 import contextlib
 import itertools
 import numbers
+import os
 import threading
 import time
+import weakref
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -138,6 +141,8 @@ class HostWorker(Worker):
         self._run_lock = threading.Lock()
         self._lifecycle = threading.Lock()
         self._in_flight: List["HostRunHandle"] = []
+        self._pid = os.getpid()
+        _LIVE.add(self)
         self._closing = False   # close() began: no new run may start (it would find no chips)
         self._admit = threading.Lock()   # a submit is in _in_flight before close() looks, or refused
         self._last_run: Optional[HostRun] = None
@@ -484,6 +489,23 @@ def _level2_only(name: str) -> Callable[..., Any]:
 
 for _name in _L2_ONLY:
     setattr(HostWorker, _name, _level2_only(_name))
+
+
+_LIVE: "weakref.WeakSet[HostWorker]" = weakref.WeakSet()
+
+
+@atexit.register
+def _finish_runs_at_exit() -> None:
+    """Runs in flight complete (at most close_grace each) before the interpreter finalizes:
+    a daemon thread returning from a chip run then was killed inside native code (abort:
+    "terminate called without an active exception")."""
+    for worker in list(_LIVE):
+        if worker._pid == os.getpid():   # a forked child has none of the threads
+            try:
+                with worker._runs_finished():
+                    pass
+            except BaseException:  # noqa: BLE001 - exiting anyway
+                pass
 
 
 @typed_methods("RunHandle")
