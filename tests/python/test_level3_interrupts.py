@@ -85,7 +85,8 @@ def test_ctrl_c_before_the_orchestration_starts_leaks_no_thread(w3, monkeypatch)
     np.testing.assert_array_equal(y, X + 3)
 
 
-def test_ctrl_c_at_random_points_of_a_run_loop_never_wedges_the_worker():
+@pytest.mark.parametrize("call", ["run", "submit"])
+def test_ctrl_c_at_random_points_of_a_run_loop_never_wedges_the_worker(call):
     # A signal handler that raises runs between any two bytecodes of the main thread:
     # inside threading.Thread.start() or queue.Queue's Condition it left a lock held (the
     # next run hung) or raised "release unlocked lock".
@@ -117,7 +118,8 @@ def test_ctrl_c_at_random_points_of_a_run_loop_never_wedges_the_worker():
                 armed[0] = True
                 signal.setitimer(signal.ITIMER_REAL, random.uniform(0.0001, 0.003))
                 for i in range(50):
-                    w.run(lambda o, _: o.submit(h, x, y, 1.0, chip=i % 2))
+                    orch = lambda o, _: o.submit(h, x, y, 1.0, chip=i % 2)  # noqa: E731
+                    w.run(orch) if {call!r} == "run" else w.submit(orch).wait()
             except KeyboardInterrupt:
                 interrupts += 1
             finally:

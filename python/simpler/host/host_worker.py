@@ -39,6 +39,7 @@ from simpler._process_local import ProcessLocal
 from simpler.errors import (SimplerAttributeError, SimplerRuntimeError, SimplerTypeError,
                             SimplerValueError, WorkerTimeoutError)
 from simpler._typed_call import typed_call, typed_methods
+from simpler.host._background import Background
 from simpler.host.errors import ChipGroupError
 from simpler.host.orchestrator import HostOrchestrator, HostRun
 from simpler.host.transport import ChipTransport, LocalTransport
@@ -521,10 +522,10 @@ class HostRunHandle(RunHandle):
         self._config = config
         self._error: Optional[BaseException] = None
         self._finished = threading.Event()
-        self._thread = threading.Thread(target=self._body, daemon=True, name="simpler-host-run")
+        self._thread: Optional[Background] = None   # Thread.start() is not Ctrl-C safe
 
     def _start(self) -> None:
-        self._thread.start()
+        self._thread = Background(self._body)
 
     def _body(self) -> None:
         try:
@@ -540,7 +541,8 @@ class HostRunHandle(RunHandle):
                 pass
 
     def _join(self, timeout: Optional[float] = None) -> None:
-        self._thread.join(timeout)
+        if self._thread is not None:
+            self._thread.join(timeout)
 
     @property
     def done(self) -> bool:
