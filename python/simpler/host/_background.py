@@ -30,3 +30,29 @@ class Background:
 
     def is_alive(self) -> bool:
         return not self._finished
+
+
+class Latch:
+    """A one-shot event whose ``wait`` a Ctrl-C cannot leave half done: ``threading.Event``
+    waits on a Condition whose Python-level lock handling a raising signal handler can
+    interrupt ("release unlocked lock"); this waits in one C call on a plain lock."""
+
+    def __init__(self) -> None:
+        self._set = False        # read first: a wait interrupted between acquire and release
+        self._unset = _thread.allocate_lock()
+        self._unset.acquire()
+
+    def set(self) -> None:
+        if not self._set:
+            self._set = True
+            self._unset.release()
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        if self._set:
+            return True
+        if self._unset.acquire(timeout=-1 if timeout is None else max(0.0, timeout)):
+            self._unset.release()
+        return self._set

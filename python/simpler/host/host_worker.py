@@ -39,7 +39,7 @@ from simpler._process_local import ProcessLocal
 from simpler.errors import (SimplerAttributeError, SimplerRuntimeError, SimplerTypeError,
                             SimplerValueError, WorkerTimeoutError)
 from simpler._typed_call import typed_call, typed_methods
-from simpler.host._background import Background
+from simpler.host._background import Background, Latch
 from simpler.host.errors import ChipGroupError
 from simpler.host.orchestrator import HostOrchestrator, HostRun
 from simpler.host.transport import ChipTransport, LocalTransport
@@ -521,7 +521,7 @@ class HostRunHandle(RunHandle):
         self._fn_args = args
         self._config = config
         self._error: Optional[BaseException] = None
-        self._finished = threading.Event()
+        self._finished = Latch()                    # Event.wait is not Ctrl-C safe either
         self._thread: Optional[Background] = None   # Thread.start() is not Ctrl-C safe
 
     def _start(self) -> None:
@@ -553,7 +553,7 @@ class HostRunHandle(RunHandle):
         raises the run's error; repeatable."""
         timeout = _require_timeout(timeout, "HostRunHandle.wait")
         if timeout is not None and timeout >= threading.TIMEOUT_MAX:
-            timeout = None    # inf: forever (Event.wait raises OverflowError beyond TIMEOUT_MAX)
+            timeout = None    # inf: forever (a lock's acquire raises OverflowError beyond TIMEOUT_MAX)
         if not self._finished.wait(None if timeout is None else float(timeout)):
             raise WorkerTimeoutError(f"HostRunHandle.wait: the host run did not finish within {timeout} s; "
                                      "it keeps running (wait again, or wait(None) for no bound)")

@@ -27,7 +27,7 @@ from simpler._ints import as_int
 from simpler._typed_call import typed_call
 from simpler.errors import (ArgumentTypeError, SimplerRuntimeError, SimplerTypeError,
                             SimplerValueError)
-from simpler.host._background import Background
+from simpler.host._background import Background, Latch
 from simpler.host.errors import ChipTaskError
 from simpler.host.tensormap import HOST, DeviceBuffer, HostTensorMap, Residency
 from simpler.host.transport import ChipTransport
@@ -64,7 +64,7 @@ class _Task:
         self.runners = self.slots[:1] if solo else self.slots
         self.deps = deps
         self.name = name
-        self.done = threading.Event()
+        self.done = Latch()      # waited on the main thread too: Event.wait is not Ctrl-C safe
         self.error: Optional[BaseException] = None
         self.buffers: Dict[int, List[DeviceBuffer]] = {s: [] for s in slots}
         self.fills: Dict[int, List[Tuple[DeviceBuffer, int, int, Any]]] = {s: [] for s in slots}
