@@ -128,7 +128,9 @@ def _cycles(kind, add_scalar_callable):
             cycle()
         threads, fds, maps = _settled(before)
         assert threads <= before[0] and fds <= before[1], (before, (threads, fds, maps))
-        assert maps <= before[2] + 8, (before, maps)  # one leaked mapping a cycle is 200
+        # ASan's allocator maps more regions as its quarantine fills: no mapping count there.
+        if "libasan" not in os.environ.get("LD_PRELOAD", ""):
+            assert maps <= before[2] + 8, (before, maps)  # one leaked mapping a cycle is 200
         assert _free_memory() == memory
     finally:
         if stream is not None:
